@@ -1,0 +1,1 @@
+"""The HTTP front end: Elasticsearch's REST API mapped onto the coordinator."""

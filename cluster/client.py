@@ -1,0 +1,149 @@
+"""``Cluster``: the Python handle for notebooks and scripts.
+
+    >>> from shardsearch import Cluster
+    >>> c = Cluster.start()                       # private local Ray, coordinator actor
+    >>> c.create_index("books", shards=4)
+    >>> c.bulk("books", [{"title": "Dune"}, {"title": "Emma"}], refresh=True)
+    >>> c.search("books", query={"match": {"title": "dune"}}, size=5)["hits"]["total"]
+
+It speaks to the same coordinator actor as the HTTP API, with the same request parsing, so a
+search here and over HTTP give the same answer.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from .request import parse_search
+from .runtime import get_coordinator, start_ray, stop_ray
+
+
+class Cluster:
+    """A handle on a running shardsearch coordinator (embedded Ray or a Ray cluster)."""
+
+    def __init__(self, coordinator: Any, owns_ray: bool) -> None:
+        self._coord = coordinator
+        self._owns_ray = owns_ray
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, *, num_cpus: int | None = None, object_store_mb: int | None = 200) -> Cluster:
+        """Start a private local Ray in this process and a coordinator on it."""
+        info = start_ray(None, num_cpus=num_cpus, object_store_mb=object_store_mb)
+        return cls(get_coordinator(), owns_ray=info["started"])
+
+    @classmethod
+    def connect(cls, address: str = "auto") -> Cluster:
+        """Join a running Ray cluster and use (or create) its coordinator."""
+        start_ray(address)
+        return cls(get_coordinator(), owns_ray=False)
+
+    def shutdown(self) -> None:
+        """Stop Ray if this handle started it."""
+        if self._owns_ray:
+            stop_ray()
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.shutdown()
+
+    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        import ray
+
+        from .errors import SearchError
+        try:
+            return ray.get(self._coord.call.remote(method, *args, **kwargs))
+        except ray.exceptions.RayTaskError as e:
+            cause = getattr(e, "cause", None)
+            if isinstance(cause, SearchError):
+                raise cause from None
+            raise
+
+    # --- indices ------------------------------------------------------------------------------
+
+    def create_index(self, name: str, shards: int = 1, replicas: int = 0,
+                     mappings: dict[str, Any] | None = None,
+                     settings: dict[str, Any] | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {"settings": {"number_of_shards": shards,
+                                             "number_of_replicas": replicas, **(settings or {})}}
+        if mappings:
+            body["mappings"] = mappings
+        return self._call("create_index", name, body)
+
+    def delete_index(self, name: str) -> dict[str, Any]:
+        return self._call("delete_index", name)
+
+    def indices(self) -> list[str]:
+        return sorted(self._call("resolve", "_all"))
+
+    def refresh(self, index: str | None = None) -> dict[str, Any]:
+        return self._call("refresh", index)
+
+    def mapping(self, index: str) -> dict[str, Any]:
+        return self._call("get_mapping", index)
+
+    # --- documents ----------------------------------------------------------------------------
+
+    def index(self, index: str, doc: dict[str, Any], id: str | None = None,
+              refresh: bool = False, routing: str | None = None) -> dict[str, Any]:
+        resp = self._call("bulk", [{"action": "index", "index": index, "id": id, "source": doc,
+                                    "routing": routing}], refresh)
+        item = resp["items"][0]["index"]
+        if "error" in item:
+            from .errors import SearchError
+            raise SearchError(item["error"]["reason"], es_type=item["error"]["type"],
+                              status=item["status"])
+        return item
+
+    def bulk(self, index: str, docs: list[dict[str, Any]], ids: list[str] | None = None,
+             refresh: bool = False, id_field: str | None = None) -> dict[str, Any]:
+        """Index many documents in one call; ``id_field`` takes each ``_id`` from the document."""
+        items = []
+        for i, d in enumerate(docs):
+            doc_id = ids[i] if ids is not None else (str(d[id_field]) if id_field else None)
+            items.append({"action": "index", "index": index, "id": doc_id, "source": d})
+        return self._call("bulk", items, refresh)
+
+    def get(self, index: str, id: str) -> dict[str, Any]:
+        out = self._call("get_doc", index, id)
+        if out.get("found"):
+            out["_source"] = orjson.loads(out["_source"])
+        return out
+
+    def delete(self, index: str, id: str, refresh: bool = False) -> dict[str, Any]:
+        resp = self._call("bulk", [{"action": "delete", "index": index, "id": id}], refresh)
+        return resp["items"][0]["delete"]
+
+    # --- search -------------------------------------------------------------------------------
+
+    def search(self, index: str | None = None, query: dict[str, Any] | None = None,
+               from_: int = 0, size: int = 10, sort: Any = None,
+               **body: Any) -> dict[str, Any]:
+        """Elasticsearch's search, as a dict (``hits.hits[*]._source`` decoded)."""
+        req_body: dict[str, Any] = dict(body)
+        if query is not None:
+            req_body["query"] = query
+        req_body["from"] = from_
+        req_body["size"] = size
+        if sort is not None:
+            req_body["sort"] = sort
+        params = {k: str(v) for k, v in req_body.pop("params", {}).items()}
+        req = parse_search(tuple((index or "_all").split(",")), params, req_body)
+        resp = self._call("search", req)
+        resp.pop("_snapshot", None)
+        for h in resp["hits"]["hits"]:
+            if isinstance(h.get("_source"), bytes):
+                h["_source"] = orjson.loads(h["_source"])
+        return resp
+
+    def count(self, index: str | None = None, query: dict[str, Any] | None = None) -> int:
+        from .query import MatchAll, parse_query
+        q = parse_query(query) if query else MatchAll()
+        return self._call("count", tuple((index or "_all").split(",")), q)["count"]
+
+    def health(self) -> dict[str, Any]:
+        return self._call("health")

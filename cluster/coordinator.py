@@ -1,0 +1,789 @@
+"""The coordinator: index metadata, write routing, and the two phases of every search.
+
+``Coordinator`` is plain async Python over a :class:`~cluster.backend.ShardBackend`; the Ray
+actor (``coordinator_actor_class``) is a thin async shell around it, so one slow search never
+blocks the others. The path of a search (``search``):
+
+1. resolve the index expression to shards; check the result window;
+2. gather global term statistics when the query scores (one fan-out, the snapshot is fixed here);
+3. query phase: every shard returns its top ``from + size`` in the global order, as arrays;
+4. merge: order the union, cut ``[from, from + size)``;
+5. fetch phase: only the shards on the page return ``_source`` for the page's documents;
+6. build Elasticsearch's response.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import fnmatch
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from .backend import ShardBackend
+from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
+                     ResourceAlreadyExists, SearchError, SearchPhaseExecution)
+from .mapping import Mapping, parse_document
+from .matcher import scoring_terms
+from .merge import merge, total_hits
+from .models import ShardHits, ShardQuery
+from .query import MatchAll, Query
+from .request import SearchRequest
+from .routing import shard_for
+from .scoring import Stats
+from .shard import WriteOp
+from .sorting import SCORE_SORT, SortField, sort_value_out
+from .source_filter import filter_source
+
+VERSION = "8.15.0"
+DEFAULT_MAX_RESULT_WINDOW = 10_000
+_INVALID_CHARS = set('\\/*?"<>| ,#:')
+
+
+@dataclass
+class IndexMeta:
+    """What the coordinator knows of one index."""
+
+    name: str
+    uuid: str
+    created_ms: int
+    number_of_shards: int
+    number_of_replicas: int
+    settings: dict[str, Any]
+    mapping: Mapping
+    shards: list[Any] = field(default_factory=list)
+    next_seq: int = 0
+
+    @property
+    def max_result_window(self) -> int:
+        return int(self.settings.get("max_result_window", DEFAULT_MAX_RESULT_WINDOW))
+
+
+def validate_index_name(name: str) -> None:
+    """Elasticsearch's index-name rules, with its messages."""
+    if not name:
+        raise InvalidIndexName(f"Invalid index name [{name}], must not be empty", index=name)
+    if name != name.lower():
+        raise InvalidIndexName(f"Invalid index name [{name}], must be lowercase", index=name)
+    bad = [c for c in name if c in _INVALID_CHARS]
+    if bad:
+        raise InvalidIndexName(f"Invalid index name [{name}], must not contain the following "
+                               'characters [ , ", *, \\, <, |, ,, >, /, ?]', index=name)
+    if name[0] in "-_+":
+        raise InvalidIndexName(f"Invalid index name [{name}], must not start with '_', '-', "
+                               "or '+'", index=name)
+    if name in (".", ".."):
+        raise InvalidIndexName(f"Invalid index name [{name}], must not be '.' or '..'",
+                               index=name)
+    if len(name.encode()) > 255:
+        raise InvalidIndexName(f"Invalid index name [{name}], index name is too long, "
+                               f"({len(name.encode())} > 255)", index=name)
+
+
+def _flat_settings(body: dict[str, Any]) -> dict[str, Any]:
+    """``{"index": {"number_of_shards": 2}}`` / ``{"index.number_of_shards": 2}`` -> flat."""
+    out: dict[str, Any] = {}
+
+    def walk(d: dict[str, Any], prefix: str) -> None:
+        for k, v in d.items():
+            key = prefix + k
+            if isinstance(v, dict):
+                walk(v, key + ".")
+            else:
+                out[key] = v
+    walk(body or {}, "")
+    return {(k[len("index."):] if k.startswith("index.") else k): v for k, v in out.items()}
+
+
+def _int_setting(settings: dict[str, Any], key: str, default: int, minimum: int = 0) -> int:
+    raw = settings.get(key, default)
+    try:
+        val = int(str(raw))
+    except ValueError:
+        raise IllegalArgument(f"Failed to parse value [{raw}] for setting [index.{key}]") \
+            from None
+    if val < minimum:
+        raise IllegalArgument(f"Failed to parse value [{val}] for setting [index.{key}] must be "
+                              f">= {minimum}")
+    return val
+
+
+def generate_id() -> str:
+    """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
+    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+class Coordinator:
+    """Index metadata, write routing and search orchestration (no Ray in here)."""
+
+    def __init__(self, backend: ShardBackend, cluster_name: str = "shardsearch") -> None:
+        self.backend = backend
+        self.cluster_name = cluster_name
+        self.cluster_uuid = uuid.uuid4().hex[:22]
+        self.indices: dict[str, IndexMeta] = {}
+        self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
+
+    # --- indices ------------------------------------------------------------------------------
+
+    def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        validate_index_name(name)
+        if name in self.indices:
+            raise ResourceAlreadyExists(f"index [{name}/{self.indices[name].uuid}] already "
+                                        "exists", index=name, index_uuid=self.indices[name].uuid)
+        body = body or {}
+        if not isinstance(body, dict):
+            raise MapperParsing("request body must be an object", es_type="parse_exception")
+        for key in body:
+            if key not in ("settings", "mappings", "aliases"):
+                raise IllegalArgument(f"unknown key [{key}] for create index",
+                                      es_type="parse_exception")
+        settings = _flat_settings(body.get("settings") or {})
+        shards = _int_setting(settings, "number_of_shards", 1, minimum=1)
+        if shards > 1024:
+            raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
+                                  "[index.number_of_shards] must be <= 1024")
+        replicas = _int_setting(settings, "number_of_replicas", 1, minimum=0)
+        if "max_result_window" in settings:
+            _int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
+        mapping = Mapping.from_body(body.get("mappings"))
+        settings["number_of_shards"] = shards
+        settings["number_of_replicas"] = replicas
+        meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),
+                         number_of_shards=shards, number_of_replicas=replicas,
+                         settings=settings, mapping=mapping)
+        meta.shards = [self.backend.create(name, i, mapping) for i in range(shards)]
+        self.indices[name] = meta
+        return {"acknowledged": True, "shards_acknowledged": True, "index": name}
+
+    def _auto_create(self, name: str) -> IndexMeta:
+        meta = self.indices.get(name)
+        if meta is None:
+            self.create_index(name, {})
+            meta = self.indices[name]
+        return meta
+
+    def delete_index(self, expr: str) -> dict[str, Any]:
+        names = self.resolve(expr, allow_no_indices=False, wildcard_ok=True)
+        for n in names:
+            meta = self.indices.pop(n)
+            for ref in meta.shards:
+                self.backend.destroy(ref)
+        return {"acknowledged": True}
+
+    def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
+                ignore_unavailable: bool = False, allow_no_indices: bool = True,
+                wildcard_ok: bool = True) -> list[str]:
+        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``)."""
+        if expr is None or expr == "" or expr == ():
+            parts = ["_all"]
+        elif isinstance(expr, str):
+            parts = [p.strip() for p in expr.split(",") if p.strip()]
+        else:
+            parts = [p for e in expr for p in str(e).split(",") if p]
+        out: list[str] = []
+        for i, p in enumerate(parts):
+            if p in ("_all", "*"):
+                out.extend(n for n in sorted(self.indices) if n not in out)
+            elif p.startswith("-") and i > 0:
+                pat = p[1:]
+                out = [n for n in out if not fnmatch.fnmatchcase(n, pat)]
+            elif "*" in p or "?" in p:
+                out.extend(n for n in sorted(self.indices)
+                           if fnmatch.fnmatchcase(n, p) and n not in out)
+            elif p in self.indices:
+                if p not in out:
+                    out.append(p)
+            elif not ignore_unavailable:
+                raise IndexNotFound(p)
+        if not out and not allow_no_indices:
+            raise IndexNotFound(parts[0] if parts else "_all")
+        return out
+
+    def get_index(self, expr: str) -> dict[str, Any]:
+        return {n: {"aliases": {}, "mappings": self.indices[n].mapping.to_body(),
+                    "settings": {"index": self._settings_out(self.indices[n])}}
+                for n in self.resolve(expr, allow_no_indices=False)}
+
+    def _settings_out(self, meta: IndexMeta) -> dict[str, Any]:
+        out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
+        out.update({"number_of_shards": str(meta.number_of_shards),
+                    "number_of_replicas": str(meta.number_of_replicas),
+                    "uuid": meta.uuid, "provided_name": meta.name,
+                    "creation_date": str(meta.created_ms),
+                    "version": {"created": "8150099"}})
+        return out
+
+    def index_exists(self, expr: str) -> bool:
+        try:
+            return bool(self.resolve(expr, allow_no_indices=False))
+        except IndexNotFound:
+            return False
+
+    def get_mapping(self, expr: str | None) -> dict[str, Any]:
+        return {n: {"mappings": self.indices[n].mapping.to_body()}
+                for n in self.resolve(expr or "_all")}
+
+    async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
+        names = self.resolve(expr, allow_no_indices=False)
+        for n in names:
+            trial = Mapping.from_body(self.indices[n].mapping.to_body())
+            trial.merge(body)
+        for n in names:
+            meta = self.indices[n]
+            meta.mapping.merge(body)
+            await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
+                                   for s in meta.shards))
+        return {"acknowledged": True}
+
+    def get_settings(self, expr: str | None) -> dict[str, Any]:
+        return {n: {"settings": {"index": self._settings_out(self.indices[n])}}
+                for n in self.resolve(expr or "_all")}
+
+    def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
+        names = self.resolve(expr or "_all", allow_no_indices=False)
+        flat = _flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
+        static = {"number_of_shards"}
+        for key in flat:
+            if key in static:
+                raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "
+                                      f"open indices {names}")
+        if "max_result_window" in flat and flat["max_result_window"] is not None:
+            _int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
+        for n in names:
+            meta = self.indices[n]
+            for k, v in flat.items():
+                if v is None:
+                    meta.settings.pop(k, None)
+                else:
+                    meta.settings[k] = v
+            if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
+                meta.number_of_replicas = _int_setting(flat, "number_of_replicas", 1)
+        return {"acknowledged": True}
+
+    # --- writes -------------------------------------------------------------------------------
+
+    async def bulk(self, items: list[dict[str, Any]], refresh: bool = False) -> dict[str, Any]:
+        """Apply a batch of writes. Each item: ``action`` (index/create/delete/update),
+        ``index``, ``id``, ``source`` (dict), ``routing``, optional ``if_seq_no``.
+
+        A failing item (bad mapping, conflict, missing document) fails alone. Sequence numbers
+        are assigned here, synchronously, so the write order is the order of arrival.
+        """
+        t0 = time.perf_counter()
+        results: list[dict[str, Any] | None] = [None] * len(items)
+        per_shard: dict[tuple[str, int], list[tuple[int, WriteOp]]] = {}
+        changed: set[str] = set()
+        for pos, item in enumerate(items):
+            action = item["action"]
+            name = item.get("index")
+            try:
+                if not name:
+                    raise ActionRequestValidationError("index is missing")
+                validate_index_name(name)
+                meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
+                if meta is None:
+                    raise IndexNotFound(name)
+                doc_id = item.get("id")
+                if doc_id is None:
+                    if action in ("delete", "update"):
+                        raise ActionRequestValidationError("id is missing")
+                    doc_id = generate_id()
+                doc_id = str(doc_id)
+                if len(doc_id.encode()) > 512:
+                    raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
+                                          f"512 bytes but was: {len(doc_id.encode())}")
+                routing = item.get("routing")
+                source_bytes = None
+                fields = None
+                src = item.get("source")
+                if action in ("index", "create"):
+                    if not isinstance(src, dict):
+                        raise MapperParsing("failed to parse, document is empty"
+                                            if src is None else "failed to parse")
+                    fields, did_change = parse_document(src, meta.mapping, doc_id)
+                    if did_change:
+                        changed.add(name)
+                    source_bytes = item.get("raw") or orjson.dumps(src)
+                elif action == "update":
+                    doc = src.get("doc") if isinstance(src, dict) else None
+                    if not isinstance(doc, dict):
+                        raise ActionRequestValidationError("script or doc is missing")
+                    _, did_change = parse_document(doc, meta.mapping, doc_id)
+                    if did_change:
+                        changed.add(name)
+                    source_bytes = orjson.dumps(doc)
+                    upsert = src.get("upsert")
+                    if isinstance(upsert, dict):
+                        parse_document(upsert, meta.mapping, doc_id)
+                    item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
+                    item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
+                seq = meta.next_seq
+                meta.next_seq += 1
+                sid = shard_for(str(routing) if routing is not None else doc_id,
+                                meta.number_of_shards)
+                op = WriteOp(op=action, id=doc_id, seq=seq, source=source_bytes, fields=fields,
+                             routing=None if routing is None else str(routing),
+                             doc_as_upsert=item.get("_doc_as_upsert", False),
+                             upsert=item.get("_upsert"), if_seq_no=item.get("if_seq_no"),
+                             if_primary_term=item.get("if_primary_term"))
+                per_shard.setdefault((name, sid), []).append((pos, op))
+            except SearchError as e:
+                results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
+                                "error": e.to_cause()}
+        calls = []
+        keys = list(per_shard)
+        for (name, sid) in keys:
+            meta = self.indices[name]
+            ops = [op for _, op in per_shard[(name, sid)]]
+            mapping = meta.mapping if name in changed else None
+            calls.append(self.backend.call(meta.shards[sid], "apply", ops, mapping, refresh))
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        for (name, sid), outcome in zip(keys, outcomes):
+            entries = per_shard[(name, sid)]
+            if isinstance(outcome, BaseException):
+                err = _shard_unavailable(name, sid, outcome)
+                for pos, _ in entries:
+                    results[pos] = {"_index": name, "_id": entries[0][1].id, "status": 503,
+                                    "error": err}
+                continue
+            shard_results, _gen = outcome
+            for (pos, op), r in zip(entries, shard_results):
+                r = dict(r)
+                r["_index"] = name
+                if "error" not in r:
+                    r["_shards"] = {"total": 1, "successful": 1, "failed": 0}
+                    r["_primary_term"] = 1
+                    if refresh:
+                        r["forced_refresh"] = True
+                results[pos] = r
+        # shards that received a new mapping only through a failed item still need it
+        for name in changed:
+            meta = self.indices[name]
+            touched = {sid for (n, sid) in keys if n == name}
+            rest = [s for i, s in enumerate(meta.shards) if i not in touched]
+            if rest:
+                await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
+                                       for s in rest), return_exceptions=True)
+        out_items = []
+        errors = False
+        for item, r in zip(items, results):
+            assert r is not None
+            if "error" in r:
+                errors = True
+            out_items.append({item["action"]: r})
+        return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
+                "items": out_items}
+
+    async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
+                      realtime: bool = True) -> dict[str, Any]:
+        meta = self.indices.get(index)
+        if meta is None:
+            raise IndexNotFound(index)
+        sid = shard_for(routing if routing is not None else doc_id, meta.number_of_shards)
+        doc = await self.backend.call(meta.shards[sid], "get", doc_id)
+        if doc is None:
+            return {"_index": index, "_id": doc_id, "found": False}
+        out: dict[str, Any] = {"_index": index, "_id": doc_id, "_version": doc.version,
+                               "_seq_no": doc.seq, "_primary_term": 1, "found": True,
+                               "_source": doc.source}
+        if doc.routing is not None:
+            out["_routing"] = doc.routing
+        return out
+
+    async def refresh(self, expr: str | None) -> dict[str, Any]:
+        names = self.resolve(expr or "_all")
+        refs = [s for n in names for s in self.indices[n].shards]
+        outcomes = await asyncio.gather(*(self.backend.call(s, "refresh") for s in refs),
+                                        return_exceptions=True)
+        failed = sum(1 for o in outcomes if isinstance(o, BaseException))
+        return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
+                            "failed": failed}}
+
+    # --- search -------------------------------------------------------------------------------
+
+    def _targets(self, req: SearchRequest) -> list[IndexMeta]:
+        names = self.resolve(req.indices, ignore_unavailable=req.ignore_unavailable,
+                             allow_no_indices=req.allow_no_indices)
+        return [self.indices[n] for n in sorted(names)]
+
+    async def search(self, req: SearchRequest,
+                     snapshot: dict[tuple[str, int], int] | None = None) -> dict[str, Any]:
+        """Run one search; see the module docstring for the phases."""
+        t0 = time.perf_counter()
+        metas = self._targets(req)
+        if not req.scroll:
+            for m in metas:
+                window = req.from_ + req.size
+                if window > m.max_result_window:
+                    raise IllegalArgument(
+                        "Result window is too large, from + size must be less than or equal to: "
+                        f"[{m.max_result_window}] but was [{window}]. See the scroll api for a "
+                        "more efficient way to request large data sets. This limit can be set by "
+                        "changing the [index.max_result_window] index level setting.")
+        elif metas:
+            limit = min(m.max_result_window for m in metas)
+            if req.size > limit:
+                raise IllegalArgument(
+                    "Batch size is too large, size must be less than or equal to: "
+                    f"[{limit}] but was [{req.size}]. Scroll batch sizes cost as much memory as "
+                    "result windows so they are controlled by the [index.max_result_window] "
+                    "index level setting.")
+        sort = req.sort or SCORE_SORT
+        if req.search_after is not None and len(req.search_after) != len(sort):
+            raise IllegalArgument(f"search_after has {len(req.search_after)} value(s) but sort "
+                                  f"has {len(sort)}.")
+        shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)
+                      for sid, ref in enumerate(m.shards)]
+        scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
+            or req.min_score is not None
+        stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
+                                        snapshot)
+        k = req.from_ + req.size if req.search_after is None else req.size
+        queries = [ShardQuery(query=req.query, sort=sort, k=k, index_rank=rank,
+                              generation=gens.get((m.name, sid)), stats=stats,
+                              after=req.search_after,
+                              track_scores=scoring or not req.sort,
+                              min_score=req.min_score, terminate_after=req.terminate_after)
+                   for rank, m, sid, _ in shard_list]
+        if req.search_type == "query_then_fetch" and scoring:
+            local = await asyncio.gather(*(self._local_stats(ref, req.query, m, gens.get((m.name, sid)))
+                                           for _, m, sid, ref in shard_list))
+            for q, st in zip(queries, local):
+                q.stats = st
+        hits_list, failures, timed_out = await self._query_phase(shard_list, queries,
+                                                                 req.timeout_ms)
+        if failures and not hits_list:
+            raise _all_failed(failures)
+        if failures and not req.allow_partial_search_results:
+            raise SearchPhaseExecution("Partial shards failure", phase="query", grouped=True,
+                                       failed_shards=failures,
+                                       root_cause=[f["reason"] for f in failures])
+        from_ = req.from_ if req.search_after is None else 0
+        reduced = merge([h for _, h in hits_list], sort, from_, req.size)
+        page_docs = await self._fetch_phase(hits_list, reduced.page)
+        hits = []
+        metas_by_name = {m.name: m for m in metas}
+        for entry, doc in zip(reduced.page, page_docs):
+            (rank, m, sid, _), h = hits_list[entry.shard_pos]
+            hits.append(self._hit(req, sort, h, entry.row, doc, metas_by_name[h.index]))
+        track_max = req.track_scores or not req.sort or any(s.field == "_score" for s in req.sort)
+        total = total_hits(reduced.total, req.track_total_hits)
+        hits_obj: dict[str, Any] = {}
+        if total is not None:
+            hits_obj["total"] = total["value"] if req.rest_total_hits_as_int else total
+        hits_obj["max_score"] = reduced.max_score if track_max and reduced.max_score is not None \
+            else None
+        hits_obj["hits"] = hits
+        resp: dict[str, Any] = {
+            "took": int((time.perf_counter() - t0) * 1000),
+            "timed_out": timed_out,
+            "_shards": {"total": len(shard_list), "successful": len(hits_list), "skipped": 0,
+                        "failed": len(failures)},
+            "hits": hits_obj,
+        }
+        if failures:
+            resp["_shards"]["failures"] = failures
+        if req.terminate_after is not None:
+            resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
+        resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
+        return resp
+
+    async def _stats(self, shard_list, query: Query, scoring: bool, search_type: str,
+                     snapshot: dict[tuple[str, int], int] | None
+                     ) -> tuple[Stats | None, dict[tuple[str, int], int]]:
+        """Global statistics (summed over every shard searched) and the snapshot they saw."""
+        gens: dict[tuple[str, int], int] = dict(snapshot or {})
+        if not scoring or isinstance(query, MatchAll):
+            return None, gens
+        per_index_terms = {}
+        for _, m, _, _ in shard_list:
+            if m.name not in per_index_terms:
+                terms = scoring_terms(query, m.mapping)
+                per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
+        if not any(t for _, t in per_index_terms.values()):
+            return None, gens
+        calls = [self.backend.call(ref, "term_stats", *per_index_terms[m.name],
+                                   gens.get((m.name, sid)))
+                 for _, m, sid, ref in shard_list]
+        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        total = Stats()
+        for (_, m, sid, _), o in zip(shard_list, outcomes):
+            if isinstance(o, BaseException):
+                continue
+            st, gen = o
+            total.add(st)
+            gens[(m.name, sid)] = gen
+        if search_type == "query_then_fetch":
+            return total, gens
+        return total, gens
+
+    async def _local_stats(self, ref, query: Query, meta: IndexMeta, gen: int | None) -> Stats:
+        terms = scoring_terms(query, meta.mapping)
+        st, _ = await self.backend.call(ref, "term_stats", sorted({f for f, _ in terms}),
+                                        sorted(terms), gen)
+        return st
+
+    async def _query_phase(self, shard_list, queries: list[ShardQuery], timeout_ms: float | None
+                           ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]], bool]:
+        tasks = [asyncio.ensure_future(self.backend.call(ref, "query", q))
+                 for (_, _, _, ref), q in zip(shard_list, queries)]
+        timed_out = False
+        if timeout_ms is not None:
+            done, pending = await asyncio.wait(tasks, timeout=timeout_ms / 1000.0)
+            if pending:
+                timed_out = True
+                for t in pending:
+                    t.cancel()
+        else:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        hits_list: list[tuple[Any, ShardHits]] = []
+        failures: list[dict[str, Any]] = []
+        for entry, task in zip(shard_list, tasks):
+            _, m, sid, _ = entry
+            if task.cancelled():
+                continue
+            exc = task.exception()
+            if exc is not None:
+                failures.append(_failure(m.name, sid, exc))
+            else:
+                hits_list.append((entry, task.result()))
+        return hits_list, failures, timed_out
+
+    async def _fetch_phase(self, hits_list, page) -> list[Any]:
+        by_shard: dict[int, list[int]] = {}
+        for i, e in enumerate(page):
+            by_shard.setdefault(e.shard_pos, []).append(i)
+        out: list[Any] = [None] * len(page)
+        keys = list(by_shard)
+        calls = []
+        for pos in keys:
+            (_, _, _, ref), h = hits_list[pos]
+            addrs = [int(h.addr[page[i].row]) for i in by_shard[pos]]
+            calls.append(self.backend.call(ref, "fetch", addrs))
+        docs_lists = await asyncio.gather(*calls)
+        for pos, docs in zip(keys, docs_lists):
+            for i, d in zip(by_shard[pos], docs):
+                out[i] = d
+        return out
+
+    def _hit(self, req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, row: int,
+             doc: Any, meta: IndexMeta) -> dict[str, Any]:
+        score: float | None = float(h.scores[row])
+        if req.sort and not req.track_scores and not any(s.field == "_score" for s in req.sort):
+            score = None
+        hit: dict[str, Any] = {"_index": h.index, "_id": doc.id}
+        if req.version:
+            hit["_version"] = doc.version
+        if req.seq_no_primary_term:
+            hit["_seq_no"] = doc.seq
+            hit["_primary_term"] = 1
+        hit["_score"] = score
+        if doc.routing is not None:
+            hit["_routing"] = doc.routing
+        if req.stored_fields is not None and "_source" not in req.stored_fields \
+                and req.source.is_identity:
+            pass
+        elif req.source.enabled:
+            if req.source.is_identity:
+                hit["_source"] = doc.source
+            else:
+                hit["_source"] = orjson.dumps(filter_source(orjson.loads(doc.source),
+                                                            req.source.includes,
+                                                            req.source.excludes))
+        if req.fields or req.docvalue_fields:
+            fields_out = _fields_section(orjson.loads(doc.source),
+                                         list(req.fields) + list(req.docvalue_fields), meta)
+            if fields_out:
+                hit["fields"] = fields_out
+        if req.sort or req.search_after is not None:
+            vals = []
+            for j, sf in enumerate(sort):
+                ft = meta.mapping.get(sf.field)
+                kind = h.kinds[j]
+                miss = h.missing[j]
+                v = None if miss is not None and miss[row] else h.columns[j][row]
+                if kind == "tiebreak":
+                    v = int(h.ties[row])
+                vals.append(sort_value_out(sf, kind, v, ft))
+            hit["sort"] = vals
+        return hit
+
+    async def count(self, indices: tuple[str, ...], query: Query,
+                    terminate_after: int | None = None) -> dict[str, Any]:
+        req = SearchRequest(indices=indices, query=query, size=0, track_total_hits=True,
+                            terminate_after=terminate_after)
+        resp = await self.search(req)
+        out = {"count": resp["hits"]["total"]["value"], "_shards": resp["_shards"]}
+        if terminate_after is not None:
+            out["terminated_early"] = resp.get("terminated_early", False)
+        return out
+
+    # --- cluster ------------------------------------------------------------------------------
+
+    async def shard_infos(self) -> list[dict[str, Any]]:
+        refs = [(m, sid, ref) for m in self.indices.values() for sid, ref in enumerate(m.shards)]
+        outcomes = await asyncio.gather(*(self.backend.call(ref, "info") for _, _, ref in refs),
+                                        return_exceptions=True)
+        out = []
+        for (m, sid, _), o in zip(refs, outcomes):
+            if isinstance(o, BaseException):
+                out.append({"index": m.name, "shard": sid, "state": "UNASSIGNED", "docs": None,
+                            "node_id": None})
+            else:
+                o = dict(o)
+                o["state"] = "STARTED"
+                out.append(o)
+        return out
+
+    async def health(self) -> dict[str, Any]:
+        infos = await self.shard_infos()
+        active = sum(1 for i in infos if i["state"] == "STARTED")
+        unassigned = len(infos) - active
+        status = "green" if unassigned == 0 else "red"
+        return {"cluster_name": self.cluster_name, "status": status, "timed_out": False,
+                "number_of_nodes": 1, "number_of_data_nodes": 1,
+                "active_primary_shards": active, "active_shards": active,
+                "relocating_shards": 0, "initializing_shards": 0,
+                "unassigned_shards": unassigned, "delayed_unassigned_shards": 0,
+                "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
+                "task_max_waiting_in_queue_millis": 0,
+                "active_shards_percent_as_number": 100.0 if not infos else
+                100.0 * active / len(infos)}
+
+    async def cat_indices(self, expr: str | None) -> list[dict[str, Any]]:
+        names = self.resolve(expr or "_all")
+        infos = await self.shard_infos()
+        out = []
+        for n in sorted(names):
+            m = self.indices[n]
+            docs = sum(i["docs"] or 0 for i in infos if i["index"] == n)
+            health = "green" if all(i["state"] == "STARTED" for i in infos if i["index"] == n) \
+                else "red"
+            out.append({"health": health, "status": "open", "index": n, "uuid": m.uuid,
+                        "pri": str(m.number_of_shards), "rep": str(m.number_of_replicas),
+                        "docs.count": str(docs), "docs.deleted": "0", "store.size": None,
+                        "pri.store.size": None})
+        return out
+
+    def info(self) -> dict[str, Any]:
+        return {"name": self.node_name, "cluster_name": self.cluster_name,
+                "cluster_uuid": self.cluster_uuid,
+                "version": {"number": VERSION, "build_flavor": "default", "build_type": "tar",
+                            "build_hash": "shardsearch", "build_date": "2026-11-01T00:00:00Z",
+                            "build_snapshot": False, "lucene_version": "9.11.1",
+                            "minimum_wire_compatibility_version": "7.17.0",
+                            "minimum_index_compatibility_version": "7.0.0",
+                            "distribution": "shardsearch"},
+                "tagline": "You Know, for Search"}
+
+
+class ActionRequestValidationError(SearchError):
+    es_type = "action_request_validation_exception"
+    status = 400
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Validation Failed: 1: {what};")
+
+
+def _fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -> dict[str, Any]:
+    """The ``fields`` / ``docvalue_fields`` section: values of the requested paths as lists."""
+    out: dict[str, Any] = {}
+    flat: dict[str, list[Any]] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, prefix + k + ".")
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, prefix)
+        elif node is not None:
+            flat.setdefault(prefix[:-1], []).append(node)
+    walk(source, "")
+    for spec in specs:
+        pat = spec.get("field") if isinstance(spec, dict) else spec
+        if not isinstance(pat, str):
+            continue
+        for path, vals in flat.items():
+            if path == pat or fnmatch.fnmatchcase(path, pat):
+                out[path] = vals
+        for path in list(meta.mapping.multi):
+            for sub in meta.mapping.multi[path]:
+                if (sub == pat or fnmatch.fnmatchcase(sub, pat)) and path in flat:
+                    out[sub] = flat[path]
+    return out
+
+
+def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, SearchError):
+        reason = exc.to_cause()
+    else:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, SearchError):
+            reason = cause.to_cause()
+        else:
+            reason = {"type": "node_not_connected_exception" if "Actor" in type(exc).__name__
+                      else "exception", "reason": f"shard [{index}][{shard}] unavailable: "
+                      f"{type(exc).__name__}"}
+    return {"shard": shard, "index": index, "node": None, "reason": reason}
+
+
+def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
+    causes = [f["reason"] for f in failures]
+    status = 503
+    statuses = []
+    for c in causes:
+        if c.get("type") in ("illegal_argument_exception", "query_shard_exception",
+                             "parsing_exception", "search_context_missing_exception"):
+            statuses.append(404 if c["type"] == "search_context_missing_exception" else 400)
+    if statuses and len(statuses) == len(causes):
+        status = max(statuses)
+    uniq = []
+    for c in causes:
+        if c not in uniq:
+            uniq.append(c)
+    return SearchPhaseExecution("all shards failed", status=status, phase="query",
+                                grouped=True, failed_shards=failures, root_cause=uniq,
+                                caused_by=uniq[0] if uniq else None)
+
+
+def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
+    return {"type": "unavailable_shards_exception",
+            "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
+
+
+
+COORDINATOR_NAME = "coordinator"
+NAMESPACE = "shardsearch"
+
+
+class CoordinatorService:
+    """The coordinator's remote interface: one generic, awaited forwarder to :class:`Coordinator`.
+
+    Run as a Ray async actor (many searches in flight at once on one event loop).
+    """
+
+    def __init__(self) -> None:
+        from .backend import RayBackend
+        self.core = Coordinator(RayBackend())
+
+    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        result = getattr(self.core, method)(*args, **kwargs)
+        if asyncio.iscoroutine(result):
+            result = await result
+        return result
+
+    async def ping(self) -> str:
+        return "pong"
+
+
+def coordinator_actor_class():
+    """The Ray actor class of the coordinator (lazy: importing this module needs no Ray)."""
+    import ray
+
+    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(CoordinatorService)

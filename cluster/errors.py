@@ -1,0 +1,126 @@
+"""Domain errors that know their Elasticsearch type and HTTP status.
+
+The engine raises these; only ``api/errors.py`` turns them into Elasticsearch's JSON envelope::
+
+    SearchError                      (status 500, never raised on purpose)
+    ├── IllegalArgument              illegal_argument_exception, 400
+    ├── ParsingError                 parsing_exception, 400
+    ├── XContentParseError           x_content_parse_exception, 400
+    ├── ActionRequestValidation      action_request_validation_exception, 400
+    ├── MapperParsing                mapper_parsing_exception, 400
+    ├── TooManyClauses               too_many_clauses / too_many_nested_clauses, 400
+    ├── IndexNotFound                index_not_found_exception, 404
+    ├── ResourceAlreadyExists        resource_already_exists_exception, 400
+    ├── SearchContextMissing         search_context_missing_exception, 404
+    ├── VersionConflict              version_conflict_engine_exception, 409
+    ├── SearchPhaseExecution         search_phase_execution_exception, 503
+    └── ContentTooLong               content_too_long_exception, 413
+
+They pickle with their extra fields so they survive a trip through Ray.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+class SearchError(Exception):
+    """Base of every error the service reports; carries the Elasticsearch type and status."""
+
+    es_type = "exception"
+    status = 500
+
+    def __init__(self, reason: str, *, es_type: str | None = None, status: int | None = None,
+                 **extra: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        if es_type is not None:
+            self.es_type = es_type
+        if status is not None:
+            self.status = status
+        self.extra = extra
+
+    def __reduce__(self):  # keep type/status/extra across pickling (Ray)
+        return (_rebuild, (type(self), self.reason, self.es_type, self.status, self.extra))
+
+    def to_cause(self) -> dict[str, Any]:
+        """The `root_cause` entry / `error` object Elasticsearch would print for this error."""
+        out: dict[str, Any] = {"type": self.es_type, "reason": self.reason}
+        out.update(self.extra)
+        return out
+
+
+def _rebuild(cls, reason, es_type, status, extra):
+    err = cls.__new__(cls)
+    Exception.__init__(err, reason)
+    err.reason, err.es_type, err.status, err.extra = reason, es_type, status, extra
+    return err
+
+
+class IllegalArgument(SearchError):
+    es_type = "illegal_argument_exception"
+    status = 400
+
+
+class ParsingError(SearchError):
+    es_type = "parsing_exception"
+    status = 400
+
+
+class XContentParseError(SearchError):
+    es_type = "x_content_parse_exception"
+    status = 400
+
+
+class ActionRequestValidation(SearchError):
+    es_type = "action_request_validation_exception"
+    status = 400
+
+
+class MapperParsing(SearchError):
+    es_type = "mapper_parsing_exception"
+    status = 400
+
+
+class TooManyClauses(SearchError):
+    es_type = "too_many_clauses"
+    status = 400
+
+
+class IndexNotFound(SearchError):
+    es_type = "index_not_found_exception"
+    status = 404
+
+    def __init__(self, index: str, **kw: Any) -> None:
+        super().__init__(f"no such index [{index}]", index=index,
+                         **{"resource.type": "index_or_alias", "resource.id": index,
+                            "index_uuid": "_na_"}, **kw)
+
+
+class ResourceAlreadyExists(SearchError):
+    es_type = "resource_already_exists_exception"
+    status = 400
+
+
+class InvalidIndexName(SearchError):
+    es_type = "invalid_index_name_exception"
+    status = 400
+
+
+class SearchContextMissing(SearchError):
+    es_type = "search_context_missing_exception"
+    status = 404
+
+
+class VersionConflict(SearchError):
+    es_type = "version_conflict_engine_exception"
+    status = 409
+
+
+class SearchPhaseExecution(SearchError):
+    es_type = "search_phase_execution_exception"
+    status = 503
+
+
+class ContentTooLong(SearchError):
+    es_type = "content_too_long_exception"
+    status = 413

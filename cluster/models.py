@@ -1,0 +1,85 @@
+"""Records that cross actor boundaries: the shard's query plan and its partial hits.
+
+Partial hits are columnar (NumPy arrays) because moving 10k candidates as arrays costs a
+fraction of moving them as dicts; ``_source`` never appears here — only the fetch phase moves it,
+and only for the page.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .query import Query
+from .scoring import Stats
+from .sorting import SortField
+
+
+@dataclass
+class ShardQuery:
+    """What the coordinator asks one shard in the query phase."""
+
+    query: Query
+    sort: tuple[SortField, ...]          # never empty: () is normalised to ``_score`` desc
+    k: int                               # candidates wanted (from + size, or size after a cursor)
+    index_rank: int                      # this shard's index among those searched (tie-break)
+    generation: int | None = None        # snapshot to read; None = the shard's latest refresh
+    stats: Stats | None = None           # global statistics (None: no scoring needed)
+    after: list[Any] | None = None       # search_after values (already checked for length)
+    track_scores: bool = True
+    min_score: float | None = None
+    terminate_after: int | None = None
+    pin: str | None = None               # a cursor id that pins ``generation`` on this shard
+
+
+@dataclass
+class ShardHits:
+    """A shard's answer to the query phase: its top ``k`` in the global order, as columns."""
+
+    index: str
+    shard: int
+    total: int                           # matching documents on this shard (exact)
+    columns: list[np.ndarray]            # one per sort key, already in the key's value space
+    missing: list[np.ndarray | None]     # keyword columns: which rows have no value
+    kinds: list[str]                     # per key: score / int / float / keyword / tiebreak
+    scores: np.ndarray                   # float32, _score of each candidate (NaN if untracked)
+    ties: np.ndarray                     # int64 tie-break (index rank << 40 | seq)
+    addr: np.ndarray                     # int64 address for the fetch phase
+    max_score: float | None
+    generation: int
+    terminated_early: bool = False
+    took_ns: int = 0
+
+    def __len__(self) -> int:
+        return len(self.addr)
+
+
+@dataclass
+class FetchedDoc:
+    """One document of the page, as the fetch phase returns it."""
+
+    id: str
+    source: bytes
+    version: int
+    seq: int
+    routing: str | None = None
+
+
+@dataclass
+class ShardFailure:
+    index: str
+    shard: int
+    reason: dict[str, Any]
+    node: str | None = None
+
+
+@dataclass
+class ShardInfo:
+    """Counts for a response's ``_shards`` section."""
+
+    total: int = 0
+    successful: int = 0
+    skipped: int = 0
+    failed: int = 0
+    failures: list[ShardFailure] = field(default_factory=list)

@@ -1,0 +1,365 @@
+"""A search request, parsed and validated from Elasticsearch's URL parameters and JSON body.
+
+Pure functions: the HTTP layer and the Python API both build a :class:`SearchRequest` here, so
+both reject the same input with the same Elasticsearch error.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from .query import MatchAll, Query, parse_query
+from .sorting import SortField, parse_sort, parse_sort_param
+
+DEFAULT_SIZE = 10
+
+BODY_KEYS = {
+    "query", "from", "size", "sort", "_source", "track_total_hits", "track_scores",
+    "search_after", "min_score", "terminate_after", "timeout", "explain", "version",
+    "seq_no_primary_term", "stored_fields", "docvalue_fields", "fields", "pit", "profile",
+    "aggs", "aggregations", "highlight", "post_filter", "script_fields", "rescore",
+    "indices_boost", "collapse", "slice", "suggest", "ext", "runtime_mappings", "stats",
+}
+
+SEARCH_PARAMS = {
+    "q", "df", "default_operator", "analyzer", "analyze_wildcard", "lenient", "from", "size",
+    "sort", "_source", "_source_includes", "_source_excludes", "_source_include",
+    "_source_exclude", "track_total_hits", "track_scores", "timeout", "terminate_after",
+    "explain", "version", "seq_no_primary_term", "stored_fields", "docvalue_fields",
+    "rest_total_hits_as_int", "scroll", "search_type", "allow_partial_search_results",
+    "ignore_unavailable", "allow_no_indices", "expand_wildcards", "ignore_throttled",
+    "preference", "routing", "request_cache", "batched_reduce_size", "max_concurrent_shard_requests",
+    "pre_filter_shard_size", "typed_keys", "ccs_minimize_roundtrips", "pretty", "human",
+    "error_trace", "filter_path", "format", "min_score", "profile", "consistent_page",
+    "include_named_queries_score", "stats", "suggest_field", "force_synthetic_source",
+    "allow_no_indices", "keep_alive",
+}
+
+
+@dataclass(frozen=True)
+class SourceFilter:
+    """``_source`` selection: whether to return it and which paths to keep or drop."""
+
+    enabled: bool = True
+    includes: tuple[str, ...] = ()
+    excludes: tuple[str, ...] = ()
+
+    @property
+    def is_identity(self) -> bool:
+        return self.enabled and not self.includes and not self.excludes
+
+
+@dataclass
+class SearchRequest:
+    """Everything the coordinator needs to run one search."""
+
+    indices: tuple[str, ...] = ("_all",)
+    query: Query = field(default_factory=MatchAll)
+    from_: int = 0
+    size: int = DEFAULT_SIZE
+    sort: tuple[SortField, ...] = ()
+    track_total_hits: bool | int = 10_000
+    track_scores: bool = False
+    source: SourceFilter = field(default_factory=SourceFilter)
+    search_after: list[Any] | None = None
+    min_score: float | None = None
+    terminate_after: int | None = None
+    timeout_ms: float | None = None
+    explain: bool = False
+    version: bool = False
+    seq_no_primary_term: bool = False
+    rest_total_hits_as_int: bool = False
+    scroll: str | None = None
+    pit: dict[str, Any] | None = None
+    search_type: str = "dfs_query_then_fetch"
+    allow_partial_search_results: bool = True
+    ignore_unavailable: bool = False
+    allow_no_indices: bool = True
+    profile: bool = False
+    stored_fields: tuple[str, ...] | None = None
+    docvalue_fields: tuple[Any, ...] = ()
+    fields: tuple[Any, ...] = ()
+    from_given: bool = False
+    consistent_page: str | None = None
+
+
+def _int(value: Any, name: str, *, url: bool) -> int:
+    if isinstance(value, bool):
+        raise _bad_number(value, name, url)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value.is_integer():
+            return int(value)
+        raise _bad_number(value, name, url)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            raise _bad_number(value, name, url) from None
+    raise _bad_number(value, name, url)
+
+
+def _bad_number(value: Any, name: str, url: bool) -> Exception:
+    if url:
+        return IllegalArgument(f"Failed to parse int parameter [{name}] with value [{value}]",
+                               caused_by={"type": "number_format_exception",
+                                          "reason": f"For input string: \"{value}\""})
+    return XContentParseError(f"[1:1] [search] failed to parse field [{name}]",
+                              caused_by={"type": "illegal_argument_exception",
+                                         "reason": f"For input string: \"{value}\""})
+
+
+def _bool(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    s = str(value).lower()
+    if s in ("true", ""):
+        return True
+    if s == "false":
+        return False
+    raise IllegalArgument(f"Failed to parse value [{value}] as only [true] or [false] are "
+                          "allowed.")
+
+
+def parse_time_ms(value: Any, name: str = "timeout") -> float:
+    """Elasticsearch time units (``1m``, ``30s``, ``500ms``, ``-1``) in milliseconds."""
+    s = str(value).strip()
+    units = [("nanos", 1e-6), ("micros", 1e-3), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0),
+             ("h", 3_600_000.0), ("d", 86_400_000.0)]
+    if s in ("-1", "0"):
+        return float(s)
+    for unit, mult in units:
+        if s.endswith(unit):
+            num = s[: -len(unit)]
+            try:
+                return float(num) * mult
+            except ValueError:
+                break
+    raise IllegalArgument(f"failed to parse setting [{name}] with value [{value}] as a time "
+                          "value: unit is missing or unrecognized")
+
+
+def parse_source(value: Any) -> SourceFilter:
+    """The body's ``_source``: bool, a path, a list of paths, or includes/excludes."""
+    if value is None:
+        return SourceFilter()
+    if isinstance(value, bool):
+        return SourceFilter(enabled=value)
+    if isinstance(value, str):
+        return SourceFilter(includes=(value,))
+    if isinstance(value, list):
+        return SourceFilter(includes=tuple(str(v) for v in value))
+    if isinstance(value, dict):
+        inc = value.get("includes", value.get("include", ()))
+        exc = value.get("excludes", value.get("exclude", ()))
+        inc = (inc,) if isinstance(inc, str) else tuple(inc or ())
+        exc = (exc,) if isinstance(exc, str) else tuple(exc or ())
+        return SourceFilter(includes=inc, excludes=exc)
+    raise ParsingError("[_source] must be a boolean, a string, an array or an object")
+
+
+def _csv(value: str) -> tuple[str, ...]:
+    return tuple(v for v in (p.strip() for p in value.split(",")) if v)
+
+
+def source_from_params(params: dict[str, str], base: SourceFilter) -> SourceFilter:
+    """URL ``_source``/``_source_includes``/``_source_excludes`` override the body."""
+    out = base
+    if "_source" in params:
+        v = params["_source"]
+        if v.lower() in ("true", "false", ""):
+            out = SourceFilter(enabled=v.lower() != "false")
+        else:
+            out = SourceFilter(includes=_csv(v))
+    inc = params.get("_source_includes", params.get("_source_include"))
+    exc = params.get("_source_excludes", params.get("_source_exclude"))
+    if inc is not None or exc is not None:
+        out = SourceFilter(enabled=True,
+                           includes=_csv(inc) if inc is not None else out.includes,
+                           excludes=_csv(exc) if exc is not None else out.excludes)
+    return out
+
+
+def check_params(params: dict[str, str], allowed: set[str], path: str) -> None:
+    """Unknown URL parameters are an error in Elasticsearch; so they are here."""
+    unknown = sorted(k for k in params if k not in allowed)
+    if unknown:
+        if len(unknown) == 1:
+            raise IllegalArgument(f"request [{path}] contains unrecognized parameter: "
+                                  f"[{unknown[0]}]")
+        raise IllegalArgument(f"request [{path}] contains unrecognized parameters: "
+                              + ", ".join(f"[{u}]" for u in unknown))
+
+
+def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
+                 path: str = "/_search") -> SearchRequest:
+    """Build a :class:`SearchRequest`; URL parameters win over the body, as in Elasticsearch."""
+    check_params(params, SEARCH_PARAMS, path)
+    if body is None:
+        body = {}
+    if not isinstance(body, dict):
+        raise ParsingError("Expected [START_OBJECT] but found [" +
+                           ("START_ARRAY" if isinstance(body, list) else "VALUE_STRING") + "]")
+    for key in body:
+        if key not in BODY_KEYS:
+            raise ParsingError(f"Unknown key for a {_token_kind(body[key])} in [{key}].")
+    req = SearchRequest(indices=indices)
+    if "query" in body:
+        if body["query"] is None or body["query"] == {}:
+            req.query = MatchAll()
+        else:
+            req.query = parse_query(body["query"])
+    if "q" in params:
+        from .query import QueryString
+        df = params.get("df")
+        req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
+                                default_operator=str(params.get("default_operator", "or")).lower(),
+                                lenient=params.get("lenient", "false") == "true",
+                                analyzer=params.get("analyzer"))
+    # from / size: the URL wins over the body
+    if "from" in body:
+        req.from_ = _int(body["from"], "from", url=False)
+        req.from_given = True
+    if "size" in body:
+        req.size = _int(body["size"], "size", url=False)
+        if req.size < 0:
+            raise IllegalArgument(f"[size] parameter cannot be negative, found [{req.size}]")
+    if "from" in params:
+        req.from_ = _int(params["from"], "from", url=True)
+        req.from_given = True
+    if "size" in params:
+        size = _int(params["size"], "size", url=True)
+        if size == -1 and "from" not in params:
+            size = DEFAULT_SIZE  # deprecated spelling of "unset" (Elasticsearch 7.13+)
+        req.size = size
+    if req.from_ < 0:
+        raise IllegalArgument(f"[from] parameter cannot be negative, found [{req.from_}]")
+    if req.size < 0:
+        raise IllegalArgument(f"[size] parameter cannot be negative, found [{req.size}]")
+    if "sort" in body:
+        req.sort = parse_sort(body["sort"])
+    if "sort" in params:
+        req.sort = parse_sort_param(params["sort"])
+    tth: Any = body.get("track_total_hits", params.get("track_total_hits"))
+    if "track_total_hits" in params:
+        tth = params["track_total_hits"]
+    if tth is not None:
+        if isinstance(tth, bool):
+            req.track_total_hits = tth
+        elif str(tth).lower() in ("true", "false"):
+            req.track_total_hits = str(tth).lower() == "true"
+        else:
+            n = _int(tth, "track_total_hits", url="track_total_hits" in params)
+            if n < -1:
+                raise IllegalArgument("[track_total_hits] parameter must be positive or equals "
+                                      f"to -1, got {n}")
+            req.track_total_hits = True if n == -1 else n
+    req.rest_total_hits_as_int = _bool(params.get("rest_total_hits_as_int", "false"),
+                                       "rest_total_hits_as_int")
+    if req.rest_total_hits_as_int and "track_total_hits" not in body \
+            and "track_total_hits" not in params:
+        req.track_total_hits = True
+    if req.rest_total_hits_as_int and req.track_total_hits not in (True, False):
+        raise IllegalArgument("[rest_total_hits_as_int] cannot be used if the tracking of total "
+                              "hits is not accurate, got " + str(req.track_total_hits))
+    req.track_scores = _bool(body.get("track_scores", params.get("track_scores", False)),
+                             "track_scores")
+    req.source = source_from_params(params, parse_source(body.get("_source")))
+    if "search_after" in body:
+        sa = body["search_after"]
+        if not isinstance(sa, list):
+            raise ParsingError("[search_after] must be an array")
+        req.search_after = sa
+    if "min_score" in body or "min_score" in params:
+        try:
+            req.min_score = float(body.get("min_score", params.get("min_score")))
+        except (TypeError, ValueError):
+            raise ParsingError("[min_score] must be a number") from None
+    ta = params.get("terminate_after", body.get("terminate_after"))
+    if ta is not None:
+        t = _int(ta, "terminate_after", url="terminate_after" in params)
+        if t < 0:
+            raise IllegalArgument("terminateAfter must be > 0")
+        req.terminate_after = t or None
+    to = params.get("timeout", body.get("timeout"))
+    if to is not None:
+        ms = parse_time_ms(to)
+        req.timeout_ms = ms if ms > 0 else None
+    req.explain = _bool(params.get("explain", body.get("explain", False)), "explain")
+    req.version = _bool(params.get("version", body.get("version", False)), "version")
+    req.seq_no_primary_term = _bool(params.get("seq_no_primary_term",
+                                               body.get("seq_no_primary_term", False)),
+                                    "seq_no_primary_term")
+    req.profile = _bool(body.get("profile", False), "profile")
+    if "scroll" in params:
+        req.scroll = params["scroll"]
+        parse_time_ms(req.scroll, "scroll")
+    if "pit" in body:
+        pit = body["pit"]
+        if not isinstance(pit, dict) or "id" not in pit:
+            raise ParsingError("[pit] must be an object with an [id]")
+        req.pit = pit
+    st = params.get("search_type")
+    if st is not None:
+        if st not in ("query_then_fetch", "dfs_query_then_fetch"):
+            raise IllegalArgument(f"No search type for [{st}]")
+        req.search_type = st
+    req.allow_partial_search_results = _bool(
+        params.get("allow_partial_search_results", "true"), "allow_partial_search_results")
+    req.ignore_unavailable = _bool(params.get("ignore_unavailable", "false"),
+                                   "ignore_unavailable")
+    req.allow_no_indices = _bool(params.get("allow_no_indices", "true"), "allow_no_indices")
+    if "stored_fields" in body or "stored_fields" in params:
+        sf = body.get("stored_fields", params.get("stored_fields"))
+        req.stored_fields = (sf,) if isinstance(sf, str) else tuple(sf or ())
+        if isinstance(sf, str) and "," in sf:
+            req.stored_fields = _csv(sf)
+    if "docvalue_fields" in body:
+        req.docvalue_fields = tuple(body["docvalue_fields"] or ())
+    if "docvalue_fields" in params:
+        req.docvalue_fields = _csv(params["docvalue_fields"])
+    if "fields" in body:
+        req.fields = tuple(body["fields"] or ())
+    req.consistent_page = params.get("consistent_page")
+    validate(req)
+    return req
+
+
+def _token_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "START_OBJECT"
+    if isinstance(value, list):
+        return "START_ARRAY"
+    if isinstance(value, str):
+        return "VALUE_STRING"
+    if isinstance(value, bool):
+        return "VALUE_BOOLEAN"
+    if value is None:
+        return "VALUE_NULL"
+    return "VALUE_NUMBER"
+
+
+def validate(req: SearchRequest) -> None:
+    """Cross-field rules Elasticsearch checks before running a search."""
+    if req.search_after is not None:
+        if req.from_given and req.from_ not in (0, -1):
+            raise ActionRequestValidation(
+                "Validation Failed: 1: [from] parameter must be set to 0 when [search_after] is "
+                "used;", es_type="action_request_validation_exception")
+        if not req.sort and req.pit is None:
+            if len(req.search_after) != 1:
+                raise IllegalArgument("Sort must contain at least one field.")
+    if req.scroll is not None:
+        if req.from_given and req.from_ > 0:
+            raise ActionRequestValidation(
+                "Validation Failed: 1: using [from] is not allowed in a scroll context;")
+        if req.pit is not None:
+            raise ActionRequestValidation(
+                "Validation Failed: 1: using [point in time] is not allowed in a scroll "
+                "context;")
+    if req.pit is not None and req.indices not in ((), ("_all",)) and req.indices != ("",):
+        raise ActionRequestValidation(
+            "Validation Failed: 1: [indices] cannot be used with point in time. Do not specify "
+            "any index with point in time.;")

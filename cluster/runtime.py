@@ -1,0 +1,66 @@
+"""Starting or joining Ray the way this service needs it.
+
+Traps handled here (see RAY_NOTES.md): a bare ``ray.init()`` silently joins any cluster already
+running on the machine, so with no address we start a *private* local Ray
+(``address="local"``); and ``ray.init`` replaces the process's SIGINT/SIGTERM handlers, so we
+put the previous ones back (uvicorn's graceful shutdown depends on them).
+"""
+from __future__ import annotations
+
+import os
+import signal
+from typing import Any
+
+
+def start_ray(address: str | None = None, *, num_cpus: int | None = None,
+              object_store_mb: int | None = None, quiet: bool = True) -> dict[str, Any]:
+    """Start a private local Ray (``address`` None) or join the cluster at ``address``.
+
+    Returns a dict describing what happened. Safe to call when Ray is already initialised.
+    """
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    import ray
+
+    if ray.is_initialized():
+        return {"address": ray.get_runtime_context().gcs_address, "started": False}
+    address = address or os.environ.get("SHARDSEARCH_RAY_ADDRESS") or None
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    kwargs: dict[str, Any] = {"namespace": "shardsearch", "logging_level": "ERROR",
+                              "log_to_driver": not quiet}
+    try:
+        if address is None:
+            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+            kwargs.update(address="local", include_dashboard=False,
+                          num_cpus=num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2))
+            if object_store_mb:
+                kwargs["object_store_memory"] = object_store_mb * 1024 * 1024
+            started = True
+        else:
+            kwargs.update(address=address)
+            started = False
+        ctx = ray.init(**kwargs)
+    finally:
+        for sig, h in handlers.items():
+            if h is not None:
+                signal.signal(sig, h)
+    return {"address": getattr(ctx, "address_info", {}).get("gcs_address"), "started": started}
+
+
+def get_coordinator(create: bool = True):
+    """The named coordinator actor of this Ray namespace (created on first use)."""
+    import ray
+
+    from .coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
+
+    if not create:
+        return ray.get_actor(COORDINATOR_NAME, namespace=NAMESPACE)
+    cls = coordinator_actor_class()
+    return cls.options(name=COORDINATOR_NAME, namespace=NAMESPACE, get_if_exists=True,
+                       lifetime=None).remote()
+
+
+def stop_ray() -> None:
+    import ray
+
+    if ray.is_initialized():
+        ray.shutdown()

@@ -1,0 +1,466 @@
+"""A shard: a write buffer plus immutable columnar segments, and the thin Ray actor around it.
+
+``ShardCore`` is plain Python (tested without Ray). It answers the two phases of a search:
+
+* ``query`` — the top ``k`` matching documents in the global order, as arrays (sort values,
+  tie-break keys, addresses) plus the exact count of matches. It never returns documents.
+* ``fetch`` — ``_source`` and metadata for the addresses of one page.
+
+Writes arrive with a sequence number assigned by the coordinator; the latest sequence number
+wins per ``_id`` whatever order the calls arrive in. A refresh turns the buffer into a segment
+and advances the shard's generation; a search reads one generation (a snapshot).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import orjson
+
+from .errors import MapperParsing
+from .mapping import Mapping, parse_document
+from .matcher import Context, evaluate, expand
+from .models import FetchedDoc, ShardHits, ShardQuery
+from .scoring import Stats
+from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
+from .sorting import (ascending_keys, after_mask, check_sortable, column_kind,
+                      field_type_for_sort, missing_substitute, order, tiebreak)
+
+
+@dataclass
+class WriteOp:
+    """One write as the coordinator sends it to the shard that owns the ``_id``."""
+
+    op: str                      # index | create | delete | update
+    id: str
+    seq: int
+    source: bytes | None = None  # JSON bytes (index/create), partial doc (update)
+    fields: dict[str, list[Any]] | None = None
+    routing: str | None = None
+    doc_as_upsert: bool = False
+    upsert: bytes | None = None
+    if_seq_no: int | None = None
+    if_primary_term: int | None = None
+
+
+def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for k, v in patch.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = v
+    return out
+
+
+class ShardCore:
+    """One shard's data and logic. Not thread-safe: the actor serialises calls."""
+
+    def __init__(self, index: str, shard: int, mapping: Mapping | None = None) -> None:
+        self.index = index
+        self.shard = shard
+        self.mapping = mapping or Mapping()
+        self.buffer: dict[str, BufferedDoc] = {}
+        self.segments: list[Segment] = []
+        self.by_uid: dict[int, Segment] = {}
+        self.live: dict[str, tuple[Segment, int]] = {}
+        self.tombstones: dict[str, tuple[int, int]] = {}   # id -> (seq, version) of a delete
+        self.generation = 0
+        self.max_seq = -1
+        self._stats_cache: dict[tuple[int, int, str], tuple[int, int]] = {}
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def set_mapping(self, mapping: Mapping) -> None:
+        if mapping.version >= self.mapping.version:
+            self.mapping = mapping
+
+    def _current(self, doc_id: str) -> tuple[int, int, bytes] | None:
+        """(seq, version, source) of the live version of ``doc_id``, or None."""
+        b = self.buffer.get(doc_id)
+        if b is not None:
+            return b.seq, b.version, b.source
+        loc = self.live.get(doc_id)
+        if loc is not None:
+            seg, i = loc
+            return int(seg.seq[i]), int(seg.version[i]), seg.sources[i]
+        return None
+
+    def _retire(self, doc_id: str) -> None:
+        """The live version stops being visible from the next refresh on."""
+        self.buffer.pop(doc_id, None)
+        loc = self.live.pop(doc_id, None)
+        if loc is not None:
+            seg, i = loc
+            seg.deleted_gen[i] = self.generation + 1
+
+    def apply(self, ops: list[WriteOp], mapping: Mapping | None = None) -> list[dict[str, Any]]:
+        """Apply writes in order; one result per op (``status`` plus Elasticsearch fields)."""
+        if mapping is not None:
+            self.set_mapping(mapping)
+        return [self._apply_one(op) for op in ops]
+
+    def _apply_one(self, op: WriteOp) -> dict[str, Any]:
+        cur = self._current(op.id)
+        tomb = self.tombstones.get(op.id)
+        if cur is not None and cur[0] > op.seq or tomb is not None and tomb[0] > op.seq and cur is None:
+            # a later write to this id already arrived: this one is superseded
+            return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": op.seq,
+                    "_version": cur[1] if cur else tomb[1]}  # type: ignore[index]
+        self.max_seq = max(self.max_seq, op.seq)
+        prev_version = cur[1] if cur is not None else (tomb[1] if tomb is not None else 0)
+        if op.if_seq_no is not None:
+            cur_seq = cur[0] if cur is not None else -2
+            if cur_seq != op.if_seq_no:
+                return _conflict(op.id, f"[{op.id}]: version conflict, required seqNo "
+                                 f"[{op.if_seq_no}], primary term [{op.if_primary_term or 1}]. "
+                                 + (f"current document has seqNo [{cur_seq}] and primary term [1]"
+                                    if cur is not None else "but no document was found"),
+                                 self.index, self.shard)
+        if op.op == "delete":
+            if cur is None:
+                return {"_id": op.id, "result": "not_found", "status": 404, "_seq_no": op.seq,
+                        "_version": prev_version + 1}
+            self._retire(op.id)
+            self.tombstones[op.id] = (op.seq, prev_version + 1)
+            return {"_id": op.id, "result": "deleted", "status": 200, "_seq_no": op.seq,
+                    "_version": prev_version + 1}
+        if op.op == "create" and cur is not None:
+            return _conflict(op.id, f"[{op.id}]: version conflict, document already exists "
+                             f"(current version [{cur[1]}])", self.index, self.shard)
+        source, fields = op.source, op.fields
+        if op.op == "update":
+            if cur is None:
+                if op.doc_as_upsert or op.upsert is not None:
+                    source = op.upsert if op.upsert is not None else op.source
+                else:
+                    return {"_id": op.id, "status": 404, "error": {
+                        "type": "document_missing_exception",
+                        "reason": f"[{op.id}]: document missing", "index": self.index,
+                        "shard": str(self.shard), "index_uuid": "_na_"}}
+            else:
+                merged = _deep_merge(orjson.loads(cur[2]), orjson.loads(op.source or b"{}"))
+                new_source = orjson.dumps(merged)
+                if new_source == cur[2]:
+                    return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": cur[0],
+                            "_version": cur[1]}
+                source = new_source
+            try:
+                fields, _ = parse_document(orjson.loads(source or b"{}"), self.mapping,
+                                           op.id, dynamic=False)
+            except MapperParsing as e:
+                return {"_id": op.id, "status": 400, "error": e.to_cause()}
+        assert source is not None
+        self._retire(op.id)
+        self.tombstones.pop(op.id, None)
+        version = prev_version + 1
+        self.buffer[op.id] = BufferedDoc(op.id, op.seq, version, source, fields or {},
+                                         op.routing)
+        result = "created" if cur is None else "updated"
+        return {"_id": op.id, "result": result, "status": 201 if cur is None else 200,
+                "_seq_no": op.seq, "_version": version}
+
+    def refresh(self) -> int:
+        """Make buffered writes (and deletes) searchable; returns the new generation."""
+        gen = self.generation + 1
+        if self.buffer:
+            docs = list(self.buffer.values())
+            seg = Segment.build(docs, self.mapping.fields, gen)
+            self.segments.append(seg)
+            self.by_uid[seg.uid] = seg
+            for i, d in enumerate(docs):
+                self.live[d.id] = (seg, i)
+            self.buffer = {}
+        self.generation = gen
+        return gen
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def get(self, doc_id: str) -> FetchedDoc | None:
+        """Real-time get: the latest acknowledged version, refreshed or not."""
+        b = self.buffer.get(doc_id)
+        if b is not None:
+            return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing)
+        loc = self.live.get(doc_id)
+        if loc is None:
+            return None
+        seg, i = loc
+        return FetchedDoc(doc_id, seg.sources[i], int(seg.version[i]), int(seg.seq[i]),
+                          seg.routing[i])
+
+    def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
+        """The fetch phase: documents at the addresses of one page (from the query phase)."""
+        out = []
+        for a in addrs:
+            seg = self.by_uid[int(a) >> 32]
+            i = int(a) & 0xFFFFFFFF
+            out.append(FetchedDoc(str(seg.ids[i]), seg.sources[i], int(seg.version[i]),
+                                  int(seg.seq[i]), seg.routing[i]))
+        return out
+
+    def doc_count(self, generation: int | None = None) -> int:
+        gen = self.generation if generation is None else generation
+        return int(sum(int(seg.visible(gen).sum()) for seg in self.segments))
+
+    def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
+                   generation: int | None = None) -> tuple[Stats, int]:
+        """Local statistics over the snapshot's visible documents (summed by the coordinator).
+
+        Per-segment figures are cached forever: what a generation sees never changes.
+        """
+        gen = self.generation if generation is None else generation
+        st = Stats()
+        for seg in self.segments:
+            vis = seg.visible(gen)
+            for f in fields:
+                fd = seg.fields.get(f)
+                if fd is None:
+                    continue
+                key = (seg.uid, gen, f)
+                got = self._stats_cache.get(key)
+                if got is None:
+                    present = fd.present & vis
+                    dc = int(present.sum())
+                    if isinstance(fd, TextField):
+                        ttf = int(fd.lengths[vis].sum())
+                    elif isinstance(fd, KeywordField):
+                        ttf = int(fd.value_count[vis].sum())
+                    else:
+                        ttf = dc
+                    got = (dc, ttf)
+                    if len(self._stats_cache) > 100_000:
+                        self._stats_cache.clear()
+                    self._stats_cache[key] = got
+                st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
+                st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
+            for f, t in terms:
+                fd = seg.fields.get(f)
+                if not isinstance(fd, (TextField, KeywordField)):
+                    continue
+                post = fd.postings.get(t)
+                if post is None:
+                    continue
+                st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
+        return st, gen
+
+    def query(self, q: ShardQuery) -> ShardHits:
+        """The query phase: top ``q.k`` in the global order as columns, plus the match count.
+
+        Cost: O(n) vectorised work per segment to match and score, then O(m) to build the key
+        columns of the m matches and O(c log c) to order the c that can reach the top ``k``.
+        """
+        t0 = time.perf_counter_ns()
+        gen = self.generation if q.generation is None else q.generation
+        mapping = self.mapping
+        sort = q.sort
+        fts = [field_type_for_sort(sf, mapping) for sf in sort]
+        for sf, ft in zip(sort, fts):
+            check_sortable(sf, ft, self.index)
+        kinds = [column_kind(sf, ft) for sf, ft in zip(sort, fts)]
+        expanded = expand(q.query, mapping)
+        ctx = Context(mapping=mapping, stats=q.stats, index_name=self.index)
+        seg_parts: list[tuple[Segment, np.ndarray, np.ndarray]] = []
+        total = 0
+        remaining = q.terminate_after
+        terminated = False
+        for seg in self.segments:
+            vis = seg.visible(gen)
+            if not vis.any():
+                continue
+            mask, scores = evaluate(expanded, seg, ctx)
+            mask = mask & vis
+            if q.min_score is not None:
+                mask &= scores >= np.float32(q.min_score)
+            docs = np.flatnonzero(mask)
+            if remaining is not None:
+                if len(docs) >= remaining:
+                    terminated = True
+                    docs = docs[:remaining]
+                remaining -= len(docs)
+            if len(docs):
+                seg_parts.append((seg, docs, scores[docs]))
+            total += len(docs)
+            if remaining is not None and remaining <= 0:
+                terminated = True
+                break
+        ties_all = [tiebreak(q.index_rank, seg.seq[docs]) for seg, docs, _ in seg_parts]
+        scores_all = [s for _, _, s in seg_parts]
+        addr_all = [(np.int64(seg.uid) << np.int64(32)) | docs.astype(np.int64)
+                    for seg, docs, _ in seg_parts]
+        if seg_parts:
+            scores_c = np.concatenate(scores_all)
+            ties_c = np.concatenate(ties_all)
+            addr_c = np.concatenate(addr_all)
+        else:
+            scores_c = np.zeros(0, dtype=np.float32)
+            ties_c = np.zeros(0, dtype=np.int64)
+            addr_c = np.zeros(0, dtype=np.int64)
+        max_score = float(scores_c.max()) if len(scores_c) else None
+        columns: list[np.ndarray] = []
+        missing: list[np.ndarray | None] = []
+        for sf, ft, kind in zip(sort, fts, kinds):
+            col, miss = self._sort_column(sf, ft, kind, seg_parts, scores_c, ties_c)
+            columns.append(col)
+            missing.append(miss)
+        if q.after is not None and len(ties_c):
+            keep = after_mask(sort, kinds, columns, missing, q.after)
+            idx = np.flatnonzero(keep)
+            columns = [c[idx] for c in columns]
+            missing = [m[idx] if m is not None else None for m in missing]
+            scores_c, ties_c, addr_c = scores_c[idx], ties_c[idx], addr_c[idx]
+        top = self._top_k(sort, kinds, columns, missing, ties_c, q.k)
+        return ShardHits(
+            index=self.index, shard=self.shard, total=total,
+            columns=[c[top] for c in columns],
+            missing=[m[top] if m is not None else None for m in missing], kinds=kinds,
+            scores=scores_c[top], ties=ties_c[top], addr=addr_c[top],
+            max_score=max_score if q.track_scores else None, generation=gen,
+            terminated_early=terminated, took_ns=time.perf_counter_ns() - t0)
+
+    @staticmethod
+    def _top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
+               missing: list[np.ndarray | None], ties: np.ndarray, k: int) -> np.ndarray:
+        m = len(ties)
+        if k <= 0 or m == 0:
+            return np.zeros(0, dtype=np.int64)
+        cand = np.arange(m)
+        if m > 4 * k and kinds and kinds[0] in ("score", "int", "float"):
+            # pre-select with a partition on the primary key (keeping every tie at the cut)
+            prim = ascending_keys(sort[:1], kinds[:1], columns[:1], missing[:1], ties)[0]
+            kth = np.partition(prim, k - 1)[k - 1]
+            cand = np.flatnonzero(prim <= kth)
+        keys = ascending_keys(sort, kinds, [c[cand] for c in columns],
+                              [mm[cand] if mm is not None else None for mm in missing],
+                              ties[cand])
+        return cand[order(keys)[:k]]
+
+    def _sort_column(self, sf, ft, kind: str, parts, scores: np.ndarray,
+                     ties: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        if kind == "score":
+            return scores.astype(np.float32), None
+        if kind == "tiebreak":
+            return ties, None
+        subst = missing_substitute(sf, kind, ft)
+        if kind == "keyword":
+            vals_l, miss_l = [], []
+            for seg, docs, _ in parts:
+                fd = seg.fields.get(sf.field)
+                if not isinstance(fd, KeywordField):
+                    vals_l.append(np.full(len(docs), "", dtype=object))
+                    miss_l.append(np.ones(len(docs), dtype=bool))
+                    continue
+                use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
+                ords = (fd.max_ord if use_max else fd.min_ord)[docs]
+                miss = ords < 0
+                vals = fd.sorted_values[np.where(miss, 0, ords)] if len(fd.sorted_values) \
+                    else np.full(len(docs), "", dtype=object)
+                vals_l.append(vals)
+                miss_l.append(miss)
+            vals = np.concatenate(vals_l) if vals_l else np.zeros(0, dtype=object)
+            miss = np.concatenate(miss_l) if miss_l else np.zeros(0, dtype=bool)
+            if subst is not None:
+                vals = np.where(miss, subst, vals).astype(object)
+                miss = np.zeros(len(vals), dtype=bool)
+            return vals.astype(object), miss
+        dtype = np.int64 if kind == "int" else np.float64
+        out_l = []
+        for seg, docs, _ in parts:
+            fd = seg.fields.get(sf.field)
+            if not isinstance(fd, NumericField):
+                out_l.append(np.full(len(docs), subst, dtype=dtype))
+                continue
+            mode = sf.mode or ("max" if sf.desc else "min")
+            if mode == "max":
+                vals = fd.max[docs]
+            elif mode in ("avg", "sum", "median"):
+                vals = _reduce_values(fd, docs, mode)
+            else:
+                vals = fd.min[docs]
+            vals = np.where(fd.present[docs], vals, subst).astype(dtype)
+            out_l.append(vals)
+        col = np.concatenate(out_l) if out_l else np.zeros(0, dtype=dtype)
+        return col, None
+
+
+def _reduce_values(fd: NumericField, docs: np.ndarray, mode: str) -> np.ndarray:
+    n = len(fd.present)
+    sums = np.zeros(n, dtype=np.float64)
+    counts = np.zeros(n, dtype=np.int64)
+    np.add.at(sums, fd.value_docs, fd.values.astype(np.float64))
+    np.add.at(counts, fd.value_docs, 1)
+    if mode == "sum":
+        out = sums
+    else:
+        out = np.divide(sums, np.maximum(counts, 1))
+    vals = out[docs]
+    if fd.values.dtype == np.int64:
+        return np.round(vals).astype(np.int64)
+    return vals
+
+
+def _conflict(doc_id: str, reason: str, index: str, shard: int) -> dict[str, Any]:
+    return {"_id": doc_id, "status": 409, "error": {
+        "type": "version_conflict_engine_exception", "reason": reason, "index_uuid": "_na_",
+        "shard": str(shard), "index": index}}
+
+
+# --- the service the actor exposes ------------------------------------------------------------
+
+class ShardService:
+    """The shard's remote interface: a thin shell over :class:`ShardCore`.
+
+    Used as a Ray actor (``shard_actor_class``) in the service, and in-process in unit tests.
+    """
+
+    def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
+        self.core = ShardCore(index, shard, mapping)
+
+    def apply(self, ops: list[WriteOp], mapping: Mapping | None = None,
+              refresh: bool = False) -> tuple[list[dict[str, Any]], int]:
+        results = self.core.apply(ops, mapping)
+        gen = self.core.refresh() if refresh else self.core.generation
+        return results, gen
+
+    def refresh(self) -> int:
+        return self.core.refresh()
+
+    def set_mapping(self, mapping: Mapping) -> None:
+        self.core.set_mapping(mapping)
+
+    def query(self, q: ShardQuery) -> ShardHits:
+        return self.core.query(q)
+
+    def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
+                   generation: int | None) -> tuple[Stats, int]:
+        return self.core.term_stats(fields, terms, generation)
+
+    def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
+        return self.core.fetch(addrs)
+
+    def get(self, doc_id: str) -> FetchedDoc | None:
+        return self.core.get(doc_id)
+
+    def generation(self) -> int:
+        return self.core.generation
+
+    def info(self) -> dict[str, Any]:
+        node = None
+        try:
+            import ray
+            if ray.is_initialized():
+                node = ray.get_runtime_context().get_node_id()
+        except Exception:  # noqa: BLE001 - informational only
+            node = None
+        return {"index": self.core.index, "shard": self.core.shard,
+                "generation": self.core.generation, "docs": self.core.doc_count(),
+                "segments": len(self.core.segments), "max_seq": self.core.max_seq,
+                "node_id": node}
+
+
+def shard_actor_class():
+    """The Ray actor class for a shard (built lazily so this module imports without Ray)."""
+    import ray
+
+    return ray.remote(max_restarts=0, num_cpus=0)(ShardService)

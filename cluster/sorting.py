@@ -1,0 +1,290 @@
+"""The one module that decides how hits compare.
+
+The global order of a search is: the sort keys in turn (``_score`` descending when no sort is
+given), then the *tie-break*: index name, then the sequence number of the document's current
+version (the order in which documents were last written). The tie-break travels as one int64,
+``index_rank << 40 | seq``, where ``index_rank`` is the rank of the index's name among the
+indices searched; it is also the value of the ``_doc`` and ``_shard_doc`` sorts. None of this
+depends on the number of shards or on which shard answers.
+
+Missing values follow Elasticsearch: numeric fields substitute the largest (or smallest) value
+so that they sort last (or first) in either direction, and report that value in ``sort``;
+keyword fields sort missing values last by default and report ``null``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import IllegalArgument, ParsingError
+from .mapping import FieldType, Mapping, format_date, parse_date
+
+SEQ_BITS = 40
+SEQ_MASK = (1 << SEQ_BITS) - 1
+I64_MAX = np.iinfo(np.int64).max
+I64_MIN = np.iinfo(np.int64).min
+
+
+@dataclass(frozen=True)
+class SortField:
+    """One sort key as the request gave it."""
+
+    field: str
+    order: str = "asc"
+    missing: Any = "_last"
+    mode: str | None = None
+    unmapped_type: str | None = None
+    format: str | None = None
+    numeric_type: str | None = None
+
+    @property
+    def desc(self) -> bool:
+        return self.order == "desc"
+
+
+SCORE_SORT = (SortField("_score", "desc"),)
+
+
+def tiebreak(index_rank: int, seq: np.ndarray) -> np.ndarray:
+    """The tie-break key: index rank in the high bits, sequence number in the low 40 bits."""
+    return (np.int64(index_rank) << np.int64(SEQ_BITS)) | seq.astype(np.int64)
+
+
+def parse_sort(spec: Any) -> tuple[SortField, ...]:
+    """Parse the body's ``sort`` (string, object or list of them) into sort fields."""
+    if spec is None:
+        return ()
+    items = spec if isinstance(spec, list) else [spec]
+    out: list[SortField] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append(_field(item, {}))
+        elif isinstance(item, dict):
+            if len(item) != 1:
+                raise ParsingError("[sort] must be an object with a single field, found "
+                                   f"[{len(item)}] fields")
+            name, opts = next(iter(item.items()))
+            if isinstance(opts, str):
+                opts = {"order": opts}
+            if not isinstance(opts, dict):
+                raise ParsingError(f"[sort] malformed for field [{name}]")
+            out.append(_field(name, opts))
+        else:
+            raise ParsingError("[sort] must be a string, an object or an array of them")
+    return tuple(out)
+
+
+_SORT_OPTS = {"order", "missing", "mode", "unmapped_type", "format", "numeric_type", "nested"}
+
+
+def _field(name: str, opts: dict[str, Any]) -> SortField:
+    for k in opts:
+        if k not in _SORT_OPTS:
+            raise ParsingError(f"[field_sort] unknown field [{k}]")
+    default_order = "desc" if name == "_score" else "asc"
+    order = str(opts.get("order", default_order)).lower()
+    if order not in ("asc", "desc"):
+        raise ParsingError(f"[field_sort] failed to parse field [order]",
+                           caused_by={"type": "illegal_argument_exception",
+                                      "reason": f"Unknown SortOrder [{opts.get('order')}]"})
+    mode = opts.get("mode")
+    if mode is not None and mode not in ("min", "max", "avg", "sum", "median"):
+        raise IllegalArgument(f"Unknown SortMode [{mode}]")
+    return SortField(field=name, order=order, missing=opts.get("missing", "_last"), mode=mode,
+                     unmapped_type=opts.get("unmapped_type"), format=opts.get("format"),
+                     numeric_type=opts.get("numeric_type"))
+
+
+def parse_sort_param(value: str) -> tuple[SortField, ...]:
+    """The URL form ``?sort=field:asc,other:desc``."""
+    out = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        name, _, order = part.rpartition(":") if ":" in part else (part, "", "")
+        out.append(_field(name, {"order": order} if order else {}))
+    return tuple(out)
+
+
+def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
+    """Reject sorts Elasticsearch rejects (text fields; unmapped without ``unmapped_type``)."""
+    if sf.field in ("_score", "_doc", "_shard_doc"):
+        return
+    if ft is None:
+        if sf.unmapped_type is None:
+            raise IllegalArgument(f"No mapping found for [{sf.field}] in order to sort on",
+                                  es_type="query_shard_exception", index=index)
+        return
+    if ft.kind == "text":
+        raise IllegalArgument(
+            f"Fielddata is disabled on [{sf.field}] in [{index}]. Text fields are not optimised "
+            "for operations that require per-document field data like aggregations and sorting, "
+            "so these operations are disabled by default. Please use a keyword field instead. "
+            f"Alternatively, set fielddata=true on [{sf.field}] in order to load field data by "
+            "uninverting the inverted index. Note that this can use significant memory.")
+
+
+def column_kind(sf: SortField, ft: FieldType | None) -> str:
+    """``score``, ``tiebreak``, ``int``, ``float`` or ``keyword`` — how a key's values are held."""
+    if sf.field == "_score":
+        return "score"
+    if sf.field in ("_doc", "_shard_doc"):
+        return "tiebreak"
+    if ft is None:
+        ut = sf.unmapped_type or "keyword"
+        ft = FieldType(sf.field, ut)
+    if ft.kind == "keyword":
+        return "keyword"
+    if ft.kind in ("date", "boolean") or ft.is_integer:
+        return "int"
+    return "float"
+
+
+def missing_substitute(sf: SortField, kind: str, ft: FieldType | None) -> Any:
+    """The value a document without the field sorts (and reports) as."""
+    m = sf.missing
+    if kind == "keyword":
+        if m in ("_last", "_first", None):
+            return None
+        return str(m)
+    last = m in ("_last", None)
+    first = m == "_first"
+    if last or first:
+        big = (I64_MAX if kind == "int" else np.inf)
+        small = (I64_MIN if kind == "int" else -np.inf)
+        # "last" means after every value in the sort direction
+        if sf.desc:
+            return small if last else big
+        return big if last else small
+    return coerce_value(m, kind, ft)
+
+
+def coerce_value(value: Any, kind: str, ft: FieldType | None) -> Any:
+    """A user-given sort value (``missing``, ``search_after``) in the column's type."""
+    if value is None:
+        return None
+    try:
+        if kind in ("int", "tiebreak"):
+            if ft is not None and ft.kind == "date" and isinstance(value, str):
+                return parse_date(value, ft)
+            if isinstance(value, bool):
+                return int(value)
+            if isinstance(value, str) and ft is not None and ft.kind == "boolean":
+                return int(value == "true")
+            f = float(value) if isinstance(value, str) else value
+            return int(f)
+        if kind in ("float", "score"):
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError, OverflowError):
+        raise IllegalArgument(f"Failed to parse search_after value [{value}]") from None
+
+
+def ascending_keys(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.ndarray],
+                   missing: list[np.ndarray | None], ties: np.ndarray) -> list[np.ndarray]:
+    """The arrays whose lexicographic ascending order is the search's order (most significant
+    first), ending with the tie-break. Keyword columns become ranks among the given values."""
+    keys: list[np.ndarray] = []
+    for sf, kind, col, miss in zip(sort, kinds, columns, missing):
+        if kind == "keyword":
+            miss_arr = np.zeros(len(col), dtype=bool) if miss is None else miss
+            flag = (~miss_arr if sf.missing == "_first" else miss_arr).astype(np.int8)
+            vals = np.where(miss_arr, "", col).astype(object)
+            if len(vals):
+                _, rank = np.unique(vals, return_inverse=True)
+            else:
+                rank = np.zeros(0, dtype=np.int64)
+            rank = rank.astype(np.int64)
+            keys.append(flag)
+            keys.append(-rank if sf.desc else rank)
+        elif kind == "tiebreak":
+            keys.append(-col if sf.desc else col)
+        else:
+            arr = col.astype(np.float64) if kind in ("score", "float") else col.astype(np.int64)
+            if sf.desc:
+                keys.append(-arr if kind != "int" else _neg_int(arr))
+            else:
+                keys.append(arr)
+    keys.append(ties)
+    return keys
+
+
+def _neg_int(arr: np.ndarray) -> np.ndarray:
+    """Order-reversing map on int64 that does not overflow (``~x`` == ``-x - 1``)."""
+    return ~arr
+
+
+def order(keys: list[np.ndarray]) -> np.ndarray:
+    """Indices that put rows in the search's order. O(m log m)."""
+    if not keys or len(keys[-1]) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.lexsort(keys[::-1])
+
+
+def after_mask(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.ndarray],
+               missing: list[np.ndarray | None], after: list[Any]) -> np.ndarray:
+    """bool per row: the row sorts strictly after the ``search_after`` values."""
+    n = len(columns[0]) if columns else 0
+    gt = np.zeros(n, dtype=bool)
+    eq = np.ones(n, dtype=bool)
+    for sf, kind, col, miss, av in zip(sort, kinds, columns, missing, after):
+        if kind == "keyword":
+            miss_arr = np.zeros(n, dtype=bool) if miss is None else miss
+            a_missing = av is None
+            missing_last = sf.missing != "_first"
+            if a_missing:
+                # rows that are missing tie; present rows are after only if missing sorts first
+                row_gt = ~miss_arr if not missing_last else np.zeros(n, dtype=bool)
+                row_eq = miss_arr
+            else:
+                vals = np.where(miss_arr, "", col).astype(object)
+                cmp_gt = (vals < av) if sf.desc else (vals > av)
+                cmp_eq = vals == av
+                row_gt = np.where(miss_arr, missing_last, cmp_gt).astype(bool)
+                row_eq = np.where(miss_arr, False, cmp_eq).astype(bool)
+        else:
+            if kind in ("float", "score"):
+                arr = col.astype(np.float64)
+                a = float(np.float32(av)) if kind == "score" else float(av)
+                if kind == "score":
+                    arr = col.astype(np.float32).astype(np.float64)
+            else:
+                arr = col.astype(np.int64)
+                a = int(av)
+            row_gt = (arr < a) if sf.desc else (arr > a)
+            row_eq = arr == a
+        gt |= eq & row_gt
+        eq &= row_eq
+    return gt
+
+
+def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -> Any:
+    """A key's value as Elasticsearch prints it in a hit's ``sort`` array."""
+    if value is None:
+        return None
+    if kind == "score":
+        return float(value)
+    if kind == "int":
+        v = int(value)
+        if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
+            return format_date(v, ft, sf.format)
+        if ft is not None and ft.kind == "boolean" and v in (0, 1):
+            return v
+        return v
+    if kind == "float":
+        v = float(value)
+        if np.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return v
+    if kind == "tiebreak":
+        return int(value)
+    return value
+
+
+def field_type_for_sort(sf: SortField, mapping: Mapping) -> FieldType | None:
+    if sf.field in ("_score", "_doc", "_shard_doc"):
+        return None
+    return mapping.get(sf.field)
