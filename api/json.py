@@ -1,0 +1,39 @@
+"""Fast JSON responses (orjson) that splice stored ``_source`` bytes in without re-parsing."""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.responses import Response
+
+PRODUCT_HEADERS = {"X-Elastic-Product": "Elasticsearch"}
+
+
+def _fragments(obj: Any) -> Any:
+    """Wrap raw JSON bytes (``_source`` from the fetch phase) so orjson writes them verbatim."""
+    if isinstance(obj, bytes):
+        return orjson.Fragment(obj)
+    if isinstance(obj, dict):
+        return {k: _fragments(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_fragments(v) for v in obj]
+    return obj
+
+
+def dumps(content: Any, pretty: bool = False) -> bytes:
+    opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
+    if pretty:
+        opts |= orjson.OPT_INDENT_2
+    return orjson.dumps(_fragments(content), option=opts)
+
+
+class JSONResponse(Response):
+    media_type = "application/json"
+
+    def __init__(self, content: Any, status_code: int = 200,
+                 headers: dict[str, str] | None = None, pretty: bool = False) -> None:
+        self._pretty = pretty
+        super().__init__(content=content, status_code=status_code, headers=headers)
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content, getattr(self, "_pretty", False))

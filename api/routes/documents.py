@@ -1,0 +1,258 @@
+"""Document APIs: index, create, get, exists, delete, update, and ``_bulk`` (NDJSON)."""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
+from ...cluster.request import check_params
+from ...cluster.source_filter import filter_source
+from ..body import parse_json, read_body
+from ..deps import Coord
+from ..json import JSONResponse
+from ..params import COMMON, int_param, query_params, refresh_param
+
+router = APIRouter()
+
+_WRITE_PARAMS = COMMON | {"refresh", "routing", "op_type", "if_seq_no", "if_primary_term",
+                          "timeout", "wait_for_active_shards", "version", "version_type",
+                          "pipeline", "require_alias", "require_data_stream"}
+_GET_PARAMS = COMMON | {"routing", "realtime", "refresh", "preference", "_source",
+                        "_source_includes", "_source_excludes", "stored_fields", "version",
+                        "version_type"}
+_BULK_PARAMS = COMMON | {"refresh", "routing", "timeout", "wait_for_active_shards", "pipeline",
+                         "require_alias", "_source", "_source_includes", "_source_excludes",
+                         "list_executed_pipelines", "require_data_stream"}
+_ACTIONS = {"index", "create", "delete", "update"}
+_META_KEYS = {"_index", "_id", "routing", "_routing", "if_seq_no", "if_primary_term",
+              "require_alias", "retry_on_conflict", "pipeline", "dynamic_templates", "version",
+              "version_type", "op_type", "_source", "list_executed_pipelines",
+              "require_data_stream"}
+
+
+def _single_result(item: dict[str, Any]) -> JSONResponse:
+    if "error" in item:
+        err = item["error"]
+        raise SearchError(err.get("reason", ""), es_type=err.get("type", "exception"),
+                          status=item["status"], **{k: v for k, v in err.items()
+                                                    if k not in ("type", "reason")})
+    status = item.pop("status")
+    if item.get("result") == "not_found":
+        return JSONResponse(item, status_code=404)
+    return JSONResponse(item, status_code=status)
+
+
+async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
+                 action: str) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _WRITE_PARAMS, request.url.path)
+    if params.get("op_type") == "create":
+        action = "create"
+    elif params.get("op_type") not in (None, "index"):
+        raise IllegalArgument(f"opType must be 'create' or 'index', found: [{params['op_type']}]")
+    raw = await read_body(request)
+    source = parse_json(raw)
+    if source is None:
+        raise SearchError("request body is required", es_type="action_request_validation_exception",
+                          status=400)
+    item = {"action": action, "index": index, "id": doc_id, "source": source,
+            "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
+            "if_primary_term": int_param(params, "if_primary_term")}
+    resp = await coord.call("bulk", [item], refresh_param(params))
+    return _single_result(resp["items"][0][action])
+
+
+@router.put("/{index}/_doc/{doc_id}")
+@router.post("/{index}/_doc/{doc_id}")
+async def index_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _write(coord, request, index, doc_id, "index")
+
+
+@router.post("/{index}/_doc")
+async def index_doc_auto_id(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _write(coord, request, index, None, "index")
+
+
+@router.put("/{index}/_create/{doc_id}")
+@router.post("/{index}/_create/{doc_id}")
+async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _write(coord, request, index, doc_id, "create")
+
+
+@router.post("/{index}/_update/{doc_id}")
+async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _WRITE_PARAMS | {"retry_on_conflict", "_source", "lang"},
+                 request.url.path)
+    body = parse_json(await read_body(request))
+    if not isinstance(body, dict):
+        raise SearchError("Validation Failed: 1: script or doc is missing;",
+                          es_type="action_request_validation_exception", status=400)
+    item = {"action": "update", "index": index, "id": doc_id, "source": body,
+            "routing": params.get("routing")}
+    resp = await coord.call("bulk", [item], refresh_param(params))
+    return _single_result(resp["items"][0]["update"])
+
+
+@router.get("/{index}/_doc/{doc_id}")
+async def get_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _GET_PARAMS, request.url.path)
+    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
+    if not out.get("found"):
+        return JSONResponse(out, status_code=404)
+    _filter_get_source(out, params)
+    return JSONResponse(out)
+
+
+def _filter_get_source(out: dict[str, Any], params: dict[str, str]) -> None:
+    src = params.get("_source")
+    inc = params.get("_source_includes")
+    exc = params.get("_source_excludes")
+    if src is not None and src.lower() == "false":
+        out.pop("_source", None)
+        return
+    includes = tuple(p for p in (inc or (src if src not in (None, "", "true") else "") or "")
+                     .split(",") if p)
+    excludes = tuple(p for p in (exc or "").split(",") if p)
+    if includes or excludes:
+        out["_source"] = orjson.dumps(filter_source(orjson.loads(out["_source"]), includes,
+                                                    excludes))
+
+
+@router.head("/{index}/_doc/{doc_id}")
+async def doc_exists(index: str, doc_id: str, request: Request, coord: Coord) -> Response:
+    try:
+        out = await coord.call("get_doc", index, doc_id, query_params(request).get("routing"))
+    except IndexNotFound:
+        return Response(status_code=404)
+    return Response(status_code=200 if out.get("found") else 404)
+
+
+@router.get("/{index}/_source/{doc_id}")
+async def get_source(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
+    if not out.get("found"):
+        raise SearchError(f"Document not found [{index}]/[{doc_id}]",
+                          es_type="resource_not_found_exception", status=404)
+    _filter_get_source(out, params)
+    return JSONResponse(out.get("_source", {}))
+
+
+@router.delete("/{index}/_doc/{doc_id}")
+async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _WRITE_PARAMS, request.url.path)
+    item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
+            "if_seq_no": int_param(params, "if_seq_no"),
+            "if_primary_term": int_param(params, "if_primary_term")}
+    resp = await coord.call("bulk", [item], refresh_param(params))
+    return _single_result(resp["items"][0]["delete"])
+
+
+def parse_bulk(raw: bytes, default_index: str | None,
+               default_routing: str | None = None) -> list[dict[str, Any]]:
+    """NDJSON -> bulk items. A malformed *action* line fails the request (nothing applied);
+    a malformed *document* line fails only its item."""
+    lines = raw.split(b"\n")
+    items: list[dict[str, Any]] = []
+    i = 0
+    n = len(lines)
+    line_no = 0
+    while i < n:
+        line = lines[i].strip()
+        i += 1
+        line_no += 1
+        if not line:
+            continue
+        try:
+            action_obj = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                                  "START_OBJECT or END_OBJECT but found [VALUE_STRING]") from None
+        if not isinstance(action_obj, dict) or len(action_obj) != 1:
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                                  "START_OBJECT but found [" +
+                                  ("START_ARRAY" if isinstance(action_obj, list) else "VALUE") + "]")
+        action, meta = next(iter(action_obj.items()))
+        if action not in _ACTIONS:
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected field "
+                                  f"[create], [delete], [index] or [update] but found [{action}]")
+        if not isinstance(meta, dict):
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                                  "START_OBJECT but found [VALUE]")
+        for key in meta:
+            if key not in _META_KEYS:
+                raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
+                                      f"parameter [{key}]")
+        index = meta.get("_index", default_index)
+        item: dict[str, Any] = {"action": action, "index": index,
+                                "id": None if meta.get("_id") is None else str(meta["_id"]),
+                                "routing": meta.get("routing", meta.get("_routing",
+                                                                        default_routing)),
+                                "if_seq_no": meta.get("if_seq_no"),
+                                "if_primary_term": meta.get("if_primary_term")}
+        if index is None:
+            item["error"] = {"type": "action_request_validation_exception",
+                             "reason": "Validation Failed: 1: index is missing;"}
+        if action != "delete":
+            while i < n and not lines[i].strip():
+                i += 1
+            if i >= n:
+                raise IllegalArgument(f"The bulk request must be terminated by a newline [\\n]"
+                                      if action else "")
+            doc_line = lines[i].strip()
+            i += 1
+            line_no += 1
+            try:
+                item["source"] = orjson.loads(doc_line)
+                item["raw"] = doc_line if action != "update" else None
+            except orjson.JSONDecodeError as e:
+                item["error"] = {"type": "document_parsing_exception",
+                                 "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
+            if "source" in item and not isinstance(item["source"], dict):
+                item["error"] = {"type": "document_parsing_exception",
+                                 "reason": "[1:1] failed to parse: root of a document must be "
+                                           "an object"}
+        items.append(item)
+    return items
+
+
+async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _BULK_PARAMS, request.url.path)
+    raw = await read_body(request)
+    if not raw.strip():
+        raise SearchError("Validation Failed: 1: no requests added;",
+                          es_type="action_request_validation_exception", status=400)
+    items = parse_bulk(raw, index, params.get("routing"))
+    good = [it for it in items if "error" not in it]
+    resp = await coord.call("bulk", good, refresh_param(params)) if good else \
+        {"took": 0, "errors": False, "items": []}
+    results = iter(resp["items"])
+    out_items = []
+    errors = resp["errors"]
+    for it in items:
+        if "error" in it:
+            errors = True
+            out_items.append({it["action"]: {"_index": it["index"], "_id": it["id"],
+                                             "status": 400, "error": it["error"]}})
+        else:
+            out_items.append(next(results))
+    return JSONResponse({"took": resp["took"], "errors": errors, "items": out_items})
+
+
+@router.post("/_bulk")
+@router.put("/_bulk")
+async def bulk(request: Request, coord: Coord) -> JSONResponse:
+    return await _bulk(request, coord, None)
+
+
+@router.post("/{index}/_bulk")
+@router.put("/{index}/_bulk")
+async def bulk_index(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _bulk(request, coord, index)

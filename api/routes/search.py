@@ -1,0 +1,93 @@
+"""``_search`` and ``_count``: Elasticsearch's parameters and body onto the coordinator."""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from ...cluster.errors import IllegalArgument, ParsingError
+from ...cluster.query import MatchAll, QueryString, parse_query
+from ...cluster.request import check_params, parse_search
+from ..body import json_body
+from ..deps import Coord
+from ..json import JSONResponse
+from ..params import COMMON, query_params
+
+router = APIRouter()
+
+_COUNT_PARAMS = COMMON | {"q", "df", "default_operator", "analyzer", "analyze_wildcard",
+                          "lenient", "terminate_after", "min_score", "routing", "preference",
+                          "ignore_unavailable", "allow_no_indices", "expand_wildcards",
+                          "ignore_throttled"}
+
+
+def _indices(index: str | None) -> tuple[str, ...]:
+    return tuple(p for p in (index or "_all").split(",") if p) or ("_all",)
+
+
+def search_response(resp: dict[str, Any], params: dict[str, str]) -> JSONResponse:
+    resp.pop("_snapshot", None)
+    return JSONResponse(resp, pretty="pretty" in params)
+
+
+async def _search(request: Request, coord: Coord, index: str | None) -> JSONResponse:
+    params = query_params(request)
+    body = await json_body(request)
+    req = parse_search(_indices(index), params, body, path=request.url.path)
+    resp = await coord.call("search", req)
+    return search_response(resp, params)
+
+
+@router.get("/_search")
+@router.post("/_search")
+async def search_all(request: Request, coord: Coord) -> JSONResponse:
+    return await _search(request, coord, None)
+
+
+@router.get("/{index}/_search")
+@router.post("/{index}/_search")
+async def search(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _search(request, coord, index)
+
+
+async def _count(request: Request, coord: Coord, index: str | None) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _COUNT_PARAMS, request.url.path)
+    body = await json_body(request)
+    query: Any = MatchAll()
+    if body is not None:
+        if not isinstance(body, dict):
+            raise ParsingError("request body must be an object")
+        for key in body:
+            if key not in ("query",):
+                raise ParsingError(f"request does not support [{key}]")
+        if body.get("query"):
+            query = parse_query(body["query"])
+    if "q" in params:
+        df = params.get("df")
+        query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
+                            default_operator=params.get("default_operator", "or").lower())
+    terminate_after = None
+    if "terminate_after" in params:
+        try:
+            terminate_after = int(params["terminate_after"])
+        except ValueError:
+            raise IllegalArgument("Failed to parse int parameter [terminate_after] with value "
+                                  f"[{params['terminate_after']}]") from None
+        if terminate_after < 0:
+            raise IllegalArgument("terminateAfter must be > 0")
+        terminate_after = terminate_after or None
+    resp = await coord.call("count", _indices(index), query, terminate_after)
+    return JSONResponse(resp)
+
+
+@router.get("/_count")
+@router.post("/_count")
+async def count_all(request: Request, coord: Coord) -> JSONResponse:
+    return await _count(request, coord, None)
+
+
+@router.get("/{index}/_count")
+@router.post("/{index}/_count")
+async def count(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _count(request, coord, index)

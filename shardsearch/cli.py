@@ -1,0 +1,68 @@
+"""``shardsearch`` command line: ``serve`` (the HTTP service) and ``bench``."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from shardsearch.api.app import create_app
+    from shardsearch.api.deps import RayCoordinator
+    from shardsearch.cluster.runtime import get_coordinator, start_ray, stop_ray
+
+    address = args.ray_address or os.environ.get("RAY_ADDRESS") or None
+    info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb)
+    where = "a private local Ray" if address is None else f"the Ray cluster at {address}"
+    handle = get_coordinator()
+    import ray
+    ray.get(handle.ping.remote())
+    app = create_app(RayCoordinator(handle))
+    print(f"shardsearch: using {where}; listening on http://{args.host}:{args.port}",
+          flush=True)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                            access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run()
+    finally:
+        if info.get("started"):
+            stop_ray()
+        print("shardsearch: stopped", flush=True)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shardsearch",
+                                description="A sharded, Elasticsearch-compatible search service "
+                                            "whose shards are Ray actors.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("serve", help="run the HTTP service (Elasticsearch REST API)",
+                       description="Run the HTTP service. With no Ray address a private local "
+                                   "Ray is started (and stopped on exit).")
+    s.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only)")
+    s.add_argument("--port", type=int, default=9200, help="TCP port (default 9200)")
+    s.add_argument("--ray-address", default=None,
+                   help="join this Ray cluster (e.g. 'auto' or 'HOST:6379'); default: the "
+                        "RAY_ADDRESS environment variable, else start a private local Ray")
+    s.add_argument("--num-cpus", type=int, default=None,
+                   help="CPUs for the embedded Ray (default: all of this machine's)")
+    s.add_argument("--object-store-mb", type=int, default=None,
+                   help="object store size for the embedded Ray, in MiB (default: Ray's)")
+    s.add_argument("--log-level", default="warning",
+                   choices=["critical", "error", "warning", "info", "debug"],
+                   help="HTTP server log level (default warning)")
+    s.set_defaults(func=_serve)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
