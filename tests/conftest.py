@@ -1,0 +1,110 @@
+"""Shared fixtures: one real local Ray per test session, and a real uvicorn server on loopback.
+
+Ray is small and private (``address="local"``, 2 CPUs, a 100 MiB object store, no dashboard);
+the HTTP server runs in a thread of the test process and talks to the real coordinator actor.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = Path(os.environ.get("SHARDSEARCH_SHARED", ROOT.parent / "shared"))
+CONFORMANCE_DIR = Path(os.environ.get("CONFORMANCE_DIR", SHARED / "conformance"))
+CORPORA_DIR = Path(os.environ.get("CORPORA_DIR", SHARED / "corpora"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[None]:
+    """A private Ray for the whole session (one init: each costs seconds)."""
+    from shardsearch.cluster.runtime import start_ray, stop_ray
+    start_ray(None, num_cpus=2, object_store_mb=100)
+    yield
+    stop_ray()
+
+
+@pytest.fixture(scope="session")
+def coordinator(ray_session):
+    from shardsearch.cluster.runtime import get_coordinator
+    return get_coordinator()
+
+
+class ServerThread:
+    """uvicorn serving the real app in a background thread, on 127.0.0.1."""
+
+    def __init__(self, app) -> None:
+        import uvicorn
+        self.port = free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
+                                lifespan="off", access_log=False)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def server(coordinator) -> Iterator[ServerThread]:
+    from shardsearch.api.app import create_app
+    from shardsearch.api.deps import RayCoordinator
+    srv = ServerThread(create_app(RayCoordinator(coordinator)))
+    srv.start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def base_url(server) -> str:
+    return server.url
+
+
+def _delete_all(client: httpx.Client) -> None:
+    names = [row["index"] for row in client.get("/_cat/indices?format=json").json()]
+    for n in names:
+        client.delete(f"/{n}")
+
+
+@pytest.fixture
+def es(base_url) -> Iterator[httpx.Client]:
+    """An HTTP client on the real server; every index is deleted after the test."""
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        _delete_all(client)
+        yield client
+        _delete_all(client)
+
+
+@pytest.fixture(scope="session")
+def cluster(coordinator):
+    """The Python API handle on the session's Ray (does not own Ray)."""
+    from shardsearch.cluster.client import Cluster
+    return Cluster(coordinator, owns_ray=False)
