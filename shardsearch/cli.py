@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(0)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -25,8 +30,13 @@ def _serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                             access_log=False, lifespan="off")
     server = uvicorn.Server(config)
+    # uvicorn re-raises the signal it handled after its graceful shutdown; make SIGTERM end
+    # the process through Python (so Ray is stopped below) rather than by the default action.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     try:
         server.run()
+    except KeyboardInterrupt:
+        pass  # uvicorn re-raises the Ctrl-C it handled once it has shut down gracefully
     finally:
         if info.get("started"):
             stop_ray()
