@@ -9,17 +9,21 @@ from starlette.middleware.base import BaseHTTPMiddleware
 from .. import __version__
 from . import errors
 from .deps import CoordinatorClient
-from .json import PRODUCT_HEADERS
+from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import cluster, documents, indices, search
 
 
 class _ProductHeader(BaseHTTPMiddleware):
-    """Elasticsearch's clients refuse responses without ``X-Elastic-Product``."""
+    """Elasticsearch's clients refuse responses without ``X-Elastic-Product``, and expect JSON
+    in the compatible vendor media type they asked for in ``Accept``."""
 
     async def dispatch(self, request: Request, call_next: Any) -> Any:
         response = await call_next(request)
         for k, v in PRODUCT_HEADERS.items():
             response.headers[k] = v
+        compat = compat_json_type(request.headers.get("accept"))
+        if compat and response.headers.get("content-type", "").startswith("application/json"):
+            response.headers["content-type"] = compat
         return response
 
 

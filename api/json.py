@@ -1,12 +1,25 @@
 """Fast JSON responses (orjson) that splice stored ``_source`` bytes in without re-parsing."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
 from starlette.responses import Response
 
 PRODUCT_HEADERS = {"X-Elastic-Product": "Elasticsearch"}
+_COMPAT_ACCEPT = re.compile(r"application/vnd\.elasticsearch\+json\s*;\s*compatible-with=(\d+)",
+                            re.IGNORECASE)
+
+
+def compat_json_type(accept: str | None) -> str | None:
+    """The JSON media type to answer with when ``Accept`` asks for a compatible version.
+
+    Elasticsearch's 8.x/9.x clients send ``application/vnd.elasticsearch+json;
+    compatible-with=N``; Elasticsearch answers JSON in that vendor type, with the same version.
+    """
+    m = _COMPAT_ACCEPT.search(accept or "")
+    return f"application/vnd.elasticsearch+json;compatible-with={m.group(1)}" if m else None
 
 
 def _fragments(obj: Any) -> Any:
