@@ -1,5 +1,5 @@
 # Two commands: `make serve` and `make test`. Each builds its own virtual environment first.
-PYTHON ?= python3.11
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
