@@ -108,3 +108,6 @@ def cluster(coordinator):
     """The Python API handle on the session's Ray (does not own Ray)."""
     from shardsearch.cluster.client import Cluster
     return Cluster(coordinator, owns_ray=False)
+
+
+pytest_plugins = ["conformance_plugin"]
