@@ -31,6 +31,7 @@ from .mapping import Mapping, parse_document
 from .matcher import scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
+from .numformat import decimal_format
 from .query import MatchAll, Query
 from .request import SearchRequest
 from .routing import shard_for
@@ -711,12 +712,21 @@ def _fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -
             continue
         for path, vals in flat.items():
             if path == pat or fnmatch.fnmatchcase(path, pat):
-                out[path] = vals
+                out[path] = _formatted(vals, spec, meta.mapping.get(path))
         for path in list(meta.mapping.multi):
             for sub in meta.mapping.multi[path]:
                 if (sub == pat or fnmatch.fnmatchcase(sub, pat)) and path in flat:
                     out[sub] = flat[path]
     return out
+
+
+def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
+    """``{"field": f, "format": "#.0"}`` on a numeric field: ``DecimalFormat`` strings."""
+    fmt = spec.get("format") if isinstance(spec, dict) else None
+    if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
+        return vals
+    return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else v for v in vals]
 
 
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
