@@ -434,6 +434,8 @@ class Coordinator:
                     f"[{limit}] but was [{req.size}]. Scroll batch sizes cost as much memory as "
                     "result windows so they are controlled by the [index.max_result_window] "
                     "index level setting.")
+        for m in metas:
+            _check_fetch_limits(req, m)
         sort = req.sort or SCORE_SORT
         if req.search_after is not None and len(req.search_after) != len(sort):
             raise IllegalArgument(f"search_after has {len(req.search_after)} value(s) but sort "
@@ -689,6 +691,27 @@ class ActionRequestValidationError(SearchError):
 
     def __init__(self, what: str) -> None:
         super().__init__(f"Validation Failed: 1: {what};")
+
+
+def _check_fetch_limits(req: SearchRequest, m: IndexMeta) -> None:
+    """Per-index ceilings on what one search may ask for (ES ``DefaultSearchContext``)."""
+    s = m.settings
+    max_rescore = int(s.get("max_rescore_window", m.max_result_window))
+    for w in req.rescore_windows:
+        if w > max_rescore:
+            raise IllegalArgument(
+                f"Rescore window [{w}] is too large. It must be less than [{max_rescore}]. This "
+                "prevents allocating massive heaps for storing the results to be rescored. This "
+                "limit can be set by changing the [index.max_rescore_window] index level setting.")
+    for what, n, key, default in (
+            ("docvalue_fields", len(req.docvalue_fields), "max_docvalue_fields_search", 100),
+            ("script_fields", len(req.script_fields), "max_script_fields", 32)):
+        limit = int(s.get(key, default))
+        if n > limit:
+            raise IllegalArgument(
+                f"Trying to retrieve too many {what}. Must be less than or equal to: [{limit}] "
+                f"but was [{n}]. This limit can be set by changing the [index.{key}] index "
+                "level setting.")
 
 
 def _fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -> dict[str, Any]:

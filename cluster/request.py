@@ -82,6 +82,8 @@ class SearchRequest:
     fields: tuple[Any, ...] = ()
     from_given: bool = False
     consistent_page: str | None = None
+    script_fields: tuple[str, ...] = ()    # names only: checked against index.max_script_fields
+    rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -323,6 +325,12 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if "fields" in body:
         req.fields = tuple(body["fields"] or ())
     req.consistent_page = params.get("consistent_page")
+    if isinstance(body.get("script_fields"), dict):
+        req.script_fields = tuple(body["script_fields"])
+    rescore = body.get("rescore")
+    rescorers = rescore if isinstance(rescore, list) else [rescore] if rescore else []
+    req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
+                                for r in rescorers if isinstance(r, dict))
     validate(req)
     return req
 
