@@ -2,12 +2,18 @@
 
 Every function here is vectorised over the segment's documents: a query node returns
 ``(mask: bool[n], scores: float32[n])``. ``bool`` sums the scores of its scoring clauses (as
-Elasticsearch does); filters and ``must_not`` only narrow the mask. Field semantics come from
-the index mapping passed in the context; the statistics come from the coordinator (global).
+Elasticsearch does, in double precision, rounded to float per node like Lucene's scorers);
+filters and ``must_not`` only narrow the mask. Field semantics come from the index mapping
+passed in the context; the statistics come from the coordinator (global).
+
+``explain`` gives, for a few documents, the same scores broken down as Lucene's
+``Explanation`` tree (value, description, details).
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
+import heapq
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -16,12 +22,13 @@ import numpy as np
 
 from . import query as Q
 from .analysis import get_analyzer
-from .errors import IllegalArgument, ParsingError
-from .mapping import FieldType, Mapping, parse_date
-from .scoring import Stats, bm25, idf
+from .errors import IllegalArgument, ParsingError, TooManyClauses
+from .mapping import FieldType, Mapping, parse_date_math
+from .scoring import B, K1, LENGTH_TABLE, Stats, bm25, idf, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32
+_SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
 
 @dataclass
@@ -31,20 +38,17 @@ class Context:
     mapping: Mapping
     stats: Stats | None
     index_name: str = ""
+    now_ms: int | None = None
 
 
 # --- the terms a query scores with (for global statistics) ----------------------------------
 
 def resolve_fields(pattern: str, mapping: Mapping, *, default_all: bool = True) -> list[str]:
-    """Field names matching ``pattern`` (``*`` wildcards) that hold searchable text or values."""
+    """Field names matching ``pattern`` (``*`` wildcards) that hold searchable values."""
     if "*" not in pattern and "?" not in pattern:
         return [pattern]
-    names = [p for p, ft in mapping.fields.items() if ft.kind in ("text", "keyword", "numeric",
-                                                                   "date", "boolean")]
-    if pattern == "*":
-        # a "*" default field means every field that a free-text query can hit
-        return [p for p in names if mapping.fields[p].kind in ("text", "keyword")]
-    return [p for p in names if fnmatch.fnmatchcase(p, pattern)]
+    return [p for p, ft in mapping.fields.items()
+            if ft.kind in _SEARCHABLE and fnmatch.fnmatchcase(p, pattern)]
 
 
 def analyze_for(ft: FieldType | None, text: Any, analyzer: str | None = None) -> list[str]:
@@ -53,8 +57,6 @@ def analyze_for(ft: FieldType | None, text: Any, analyzer: str | None = None) ->
         return get_analyzer(analyzer)(str(text))
     if ft.kind == "text":
         return get_analyzer(analyzer or ft.search_analyzer or ft.analyzer)(_text(text))
-    if ft.kind == "keyword":
-        return [_text(text)]
     return [_text(text)]
 
 
@@ -74,7 +76,7 @@ def scoring_terms(q: Q.Query, mapping: Mapping) -> set[tuple[str, str]]:
 def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
     if isinstance(q, Q.Term):
         ft = mapping.get(q.field)
-        if ft is not None and ft.kind in ("text", "keyword"):
+        if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive:
             out.add((q.field, _text(q.value)))
     elif isinstance(q, (Q.Match, Q.MatchPhrase)):
         ft = mapping.get(q.field)
@@ -89,10 +91,30 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
             _collect(sub, mapping, out)
 
 
+def _lenient(q: Q.Query) -> Q.Query:
+    """``q`` with every ``match`` made lenient (``query_string``'s ``lenient: true``)."""
+    if isinstance(q, Q.Match):
+        return dataclasses.replace(q, lenient=True)
+    if isinstance(q, Q.Bool):
+        return dataclasses.replace(q, must=tuple(map(_lenient, q.must)),
+                                   should=tuple(map(_lenient, q.should)),
+                                   filter=tuple(map(_lenient, q.filter)),
+                                   must_not=tuple(map(_lenient, q.must_not)))
+    if isinstance(q, Q.DisMax):
+        return dataclasses.replace(q, queries=tuple(map(_lenient, q.queries)))
+    return q
+
+
 def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
-    """Rewrite multi-field and string queries into single-field ones for this mapping."""
+    """Rewrite multi-field and string queries into single-field ones for this mapping.
+
+    A ``*`` field list means every searchable field, leniently (a word that is not a number
+    does not fail on numeric fields), as Elasticsearch's ``index.query.default_field``.
+    """
     if isinstance(q, Q.MultiMatch):
         fields = []
+        all_fields = any(p == "*" for p, _ in q.fields)
+        lenient = q.lenient if q.lenient is not None else all_fields
         for pat, fb in q.fields:
             fields.extend((f, fb) for f in resolve_fields(pat, mapping))
         if not fields:
@@ -105,7 +127,9 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         else:
             subs = [Q.Match(field=f, text=q.text, operator=q.operator,
                             minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                            boost=fb) for f, fb in fields]
+                            boost=fb, lenient=lenient) for f, fb in fields]
+        if not subs:
+            return Q.MatchNone()
         if q.type == "most_fields":
             return Q.Bool(should=tuple(subs), boost=q.boost)
         tb = q.tie_breaker if q.tie_breaker is not None else 0.0
@@ -113,17 +137,23 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.QueryString):
         from .querystring import expand_query_string
         defaults = q.fields or (("*", 1.0),)
-        return expand(expand_query_string(q, defaults), mapping)
+        out = expand_query_string(q, defaults)
+        if q.lenient:
+            out = _lenient(out)
+        return expand(out, mapping)
     if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
         subs = [Q.Match(field=f, text=q.text, operator=q.operator,
                         minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                        boost=q.boost) for f in fields]
+                        boost=q.boost, lenient=q.lenient or q.field == "*") for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, (Q.Prefix, Q.Wildcard, Q.MatchPhrase, Q.Range, Q.Exists)) \
             and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
-        import dataclasses
+        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.MatchPhrase)):
+            fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
+        if isinstance(q, Q.Exists):
+            fields = [f for f in mapping.fields if fnmatch.fnmatchcase(f, q.field)]
         subs = [dataclasses.replace(q, field=f) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, Q.Bool):
@@ -138,6 +168,93 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=expand(q.filter, mapping), boost=q.boost)
     return q
+
+
+# --- limits -----------------------------------------------------------------------------------
+
+def check_clause_limits(q: Q.Query, mapping: Mapping,
+                        max_clauses: int = Q.MAX_CLAUSE_COUNT) -> int:
+    """Lucene's limits on the query as it runs against ``mapping`` (after expansion and
+    analysis): a boolean query with more than ``max_clauses`` clauses is ``too_many_clauses``;
+    more than ``max_clauses`` leaf clauses in the whole tree is ``too_many_nested_clauses``.
+    Returns the number of leaf clauses. O(size of the query)."""
+    leaves = _count_leaves(expand(q, mapping), mapping, max_clauses)
+    if leaves > max_clauses:
+        raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
+                             f"{max_clauses}", es_type="too_many_nested_clauses")
+    return leaves
+
+
+def _flat_limit(n: int, max_clauses: int) -> None:
+    if n > max_clauses:
+        raise TooManyClauses(f"maxClauseCount is set to {max_clauses}")
+
+
+def _count_leaves(q: Q.Query, mapping: Mapping, max_clauses: int) -> int:
+    if isinstance(q, Q.Bool):
+        subs = q.must + q.should + q.filter + q.must_not
+        _flat_limit(len(subs), max_clauses)
+        return sum(_count_leaves(s, mapping, max_clauses) for s in subs)
+    if isinstance(q, Q.DisMax):
+        return sum(_count_leaves(s, mapping, max_clauses) for s in q.queries)
+    if isinstance(q, Q.ConstantScore):
+        return _count_leaves(q.filter, mapping, max_clauses)
+    if isinstance(q, Q.Match):
+        ft = mapping.get(q.field)
+        if ft is None or ft.kind not in ("text", "keyword"):
+            return 1
+        n = len(analyze_for(ft, q.text, q.analyzer))
+        _flat_limit(n, max_clauses)
+        return max(n, 1)
+    if isinstance(q, Q.MatchPhrase):
+        ft = mapping.get(q.field)
+        return max(1, len(analyze_for(ft, q.text, q.analyzer))) if ft is not None else 1
+    return 1
+
+
+def validate(q: Q.Query, mapping: Mapping) -> None:
+    """Refuse, before touching any data, what evaluating the *expanded* query ``q`` would
+    refuse: values a numeric, date or boolean field cannot hold (``query_shard_exception``,
+    as Elasticsearch fails to create the query on every shard, empty or not) and Lucene's
+    clause limits. O(size of the query)."""
+    leaves = _count_leaves(q, mapping, Q.MAX_CLAUSE_COUNT)
+    if leaves > Q.MAX_CLAUSE_COUNT:
+        raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
+                             f"{Q.MAX_CLAUSE_COUNT}", es_type="too_many_nested_clauses")
+    _validate_values(q, Context(mapping=mapping, stats=None))
+
+
+def _validate_values(q: Q.Query, ctx: Context) -> None:
+    if isinstance(q, Q.Bool):
+        for s in q.must + q.should + q.filter + q.must_not:
+            _validate_values(s, ctx)
+        return
+    if isinstance(q, Q.DisMax):
+        for s in q.queries:
+            _validate_values(s, ctx)
+        return
+    if isinstance(q, Q.ConstantScore):
+        _validate_values(q.filter, ctx)
+        return
+    field = getattr(q, "field", None)
+    ft = ctx.mapping.get(field) if isinstance(field, str) else None
+    if ft is None or ft.kind not in ("numeric", "date", "boolean"):
+        return
+    if isinstance(q, Q.Range):
+        _numeric_bounds(q, ft, ctx)
+        return
+    values: tuple[Any, ...] = ()
+    if isinstance(q, Q.Term):
+        values = (q.value,)
+    elif isinstance(q, Q.Terms):
+        values = q.values
+    elif isinstance(q, (Q.Match, Q.MatchPhrase)) and not getattr(q, "lenient", False):
+        values = (q.text,)
+    for v in values:
+        if ft.kind == "date":
+            _date_bound(ft, v, False, None, None, ctx)
+        else:
+            _numeric_value(ft, v)
 
 
 # --- evaluation -------------------------------------------------------------------------------
@@ -166,6 +283,17 @@ def _e_match_none(q: Q.Query, seg: Segment, ctx: Context) -> tuple[np.ndarray, n
     return _none(seg)
 
 
+def _term_weight(fname: str, term: str, ctx: Context, boost: float) -> tuple[float, float, int,
+                                                                            int]:
+    """(weight = boost * idf, idf, df, doc_count) from the global statistics."""
+    stats = ctx.stats
+    assert stats is not None
+    doc_count = stats.doc_count.get(fname, 0)
+    df = stats.doc_freq.get((fname, term), 0)
+    term_idf = idf(df, doc_count)
+    return float(np.float32(boost) * np.float32(term_idf)), term_idf, df, doc_count
+
+
 def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
                  boost: float) -> tuple[np.ndarray, np.ndarray]:
     fd = seg.fields.get(fname)
@@ -177,48 +305,61 @@ def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
         return mask, scores
     docs, freqs = got
     mask[docs] = True
-    stats = ctx.stats
-    if stats is None:
+    if ctx.stats is None:
         scores[docs] = _SCORE(boost)
         return mask, scores
-    doc_count = stats.doc_count.get(fname, 0)
-    df = stats.doc_freq.get((fname, term), 0)
-    weight = float(np.float32(boost) * np.float32(idf(df, doc_count)))
+    weight = _term_weight(fname, term, ctx, boost)[0]
     if isinstance(fd, TextField):
-        scores[docs] = bm25(freqs, fd.norms[docs], weight, stats.avgdl(fname))
+        scores[docs] = bm25(freqs, fd.norms[docs], weight, ctx.stats.avgdl(fname))
     else:
         scores[docs] = bm25(np.ones(len(docs), dtype=np.int32), None, weight,
-                            stats.avgdl(fname))
+                            ctx.stats.avgdl(fname))
     return mask, scores
 
 
+def _bad_value(value: Any, detail: str | None = None) -> IllegalArgument:
+    if detail is None:
+        detail = 'For input string: "' + str(value) + '"'
+    return IllegalArgument(f"failed to create query: {detail}", es_type="query_shard_exception")
+
+
 def _numeric_value(ft: FieldType, value: Any) -> Any:
+    """A term's value in the field's stored type; None when it cannot equal any value."""
     try:
-        if ft.kind == "date":
-            return parse_date(value, ft)
         if ft.kind == "boolean":
             if isinstance(value, bool):
                 return int(value)
             if str(value) in ("true", "false"):
                 return int(str(value) == "true")
-            raise ValueError(value)
+            raise _bad_value(value, f"Can't parse boolean value [{value}], expected [true] or "
+                                    "[false]")
         if isinstance(value, bool):
             raise ValueError(value)
         num = float(value)
         if ft.is_integer:
             if not num.is_integer():
                 return None
-            return int(num)
+            return int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
         if ft.type in ("float", "half_float"):
             return float(np.float32(num))
         return num
     except (TypeError, ValueError, OverflowError):
-        raise IllegalArgument(f"failed to create query: For input string: \"{value}\"",
-                              es_type="query_shard_exception") from None
+        raise _bad_value(value) from None
+
+
+def _date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
+                time_zone: str | None, ctx: Context) -> int:
+    try:
+        return parse_date_math(value, ft, round_up=round_up, fmt=fmt, time_zone=time_zone,
+                               now_ms=ctx.now_ms)
+    except (ValueError, OverflowError, TypeError):
+        shown = fmt or ft.format or "strict_date_optional_time||epoch_millis"
+        raise _bad_value(value, f"failed to parse date field [{value}] with format [{shown}]"
+                         ) from None
 
 
 def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    if q.field in ("_id",):
+    if q.field == "_id":
         return _e_ids(Q.Ids(values=(str(q.value),), boost=q.boost), seg, ctx)
     if q.field == "_index":
         m = np.full(seg.n, str(q.value) == ctx.index_name, dtype=bool)
@@ -235,14 +376,18 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
             terms = [t for t in fd.postings.term_list if t.lower() == want]
             return _const(_union_terms(fd, terms, seg.n), q.boost)
         return _term_scores(q.field, _text(q.value), seg, ctx, q.boost)
+    if ft.kind == "date":
+        # a date term is the range of instants its text covers (``2020-01-01`` is a whole day)
+        return _e_range(Q.Range(field=q.field, gte=q.value, lte=q.value, boost=q.boost),
+                        seg, ctx)
     return _const(_numeric_in(q.field, ft, [q.value], seg), q.boost)
 
 
 def _numeric_in(fname: str, ft: FieldType, values: list[Any], seg: Segment) -> np.ndarray:
+    wanted = [v for v in (_numeric_value(ft, x) for x in values) if v is not None]
     fd = seg.fields.get(fname)
     if not isinstance(fd, NumericField):
         return np.zeros(seg.n, dtype=bool)
-    wanted = [v for v in (_numeric_value(ft, x) for x in values) if v is not None]
     hit = np.isin(fd.values, np.asarray(wanted, dtype=fd.values.dtype))
     mask = np.zeros(seg.n, dtype=bool)
     mask[fd.value_docs[hit]] = True
@@ -262,14 +407,30 @@ def _e_terms(q: Q.Terms, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     if q.field == "_id":
         return _e_ids(Q.Ids(values=tuple(str(v) for v in q.values), boost=q.boost), seg, ctx)
     ft = ctx.mapping.get(q.field)
-    if ft is None:
+    if ft is None or not q.values:
         return _none(seg)
     if ft.kind in ("text", "keyword"):
         fd = seg.fields.get(q.field)
         if not isinstance(fd, (TextField, KeywordField)):
             return _none(seg)
         return _const(_union_terms(fd, [_text(v) for v in q.values], seg.n), q.boost)
+    if ft.kind == "date":
+        mask = np.zeros(seg.n, dtype=bool)
+        for v in q.values:
+            mask |= _e_range(Q.Range(field=q.field, gte=v, lte=v), seg, ctx)[0]
+        return _const(mask, q.boost)
     return _const(_numeric_in(q.field, ft, list(q.values), seg), q.boost)
+
+
+def _match_terms(q: Q.Match, ft: FieldType) -> list[str]:
+    return analyze_for(ft, q.text, q.analyzer)
+
+
+def _match_need(q: Q.Match, n_terms: int) -> int:
+    """How many of the match's terms a document needs (operator / minimum_should_match)."""
+    if q.operator == "and":
+        return n_terms
+    return max(1, Q.minimum_should_match(q.minimum_should_match, n_terms))
 
 
 def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -277,8 +438,13 @@ def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     if ft is None:
         return _none(seg)
     if ft.kind in ("numeric", "date", "boolean"):
-        return _e_term(Q.Term(field=q.field, value=q.text, boost=q.boost), seg, ctx)
-    terms = analyze_for(ft, q.text, q.analyzer)
+        try:
+            return _e_term(Q.Term(field=q.field, value=q.text, boost=q.boost), seg, ctx)
+        except IllegalArgument:
+            if q.lenient:
+                return _none(seg)
+            raise
+    terms = _match_terms(q, ft)
     if not terms:
         if q.zero_terms_query == "all":
             return _e_match_all(Q.MatchAll(), seg, ctx)
@@ -286,22 +452,29 @@ def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     if len(terms) == 1:
         return _term_scores(q.field, terms[0], seg, ctx, q.boost)
     clauses = [_term_scores(q.field, t, seg, ctx, q.boost) for t in terms]
-    if q.operator == "and":
-        need = len(clauses)
-    else:
-        need = max(1, Q.minimum_should_match(q.minimum_should_match, len(clauses)))
-    return _combine_should(clauses, need, seg.n)
+    return _combine_should(clauses, _match_need(q, len(terms)), seg.n)
 
 
 def _combine_should(clauses: list[tuple[np.ndarray, np.ndarray]], need: int,
                     n: int) -> tuple[np.ndarray, np.ndarray]:
     count = np.zeros(n, dtype=np.int32)
-    total = np.zeros(n, dtype=_SCORE)
+    total = np.zeros(n, dtype=np.float64)
     for m, s in clauses:
         count += m
         total += np.where(m, s, _SCORE(0))
     mask = count >= need
-    return mask, np.where(mask, total, _SCORE(0)).astype(_SCORE)
+    return mask, np.where(mask, total, 0.0).astype(_SCORE)
+
+
+# --- phrases ----------------------------------------------------------------------------------
+
+def _phrase_terms(q: Q.MatchPhrase, ft: FieldType, fd: TextField) -> list[list[str]]:
+    """The alternatives at each phrase position (the last one expands for a phrase prefix)."""
+    terms = analyze_for(ft, q.text, q.analyzer)
+    out = [[t] for t in terms]
+    if q.prefix and out:
+        out[-1] = fd.postings.terms_with_prefix(terms[-1])[:50] or [terms[-1]]
+    return out
 
 
 def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -317,29 +490,11 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
     fd = seg.fields.get(q.field)
     if not isinstance(fd, TextField):
         return _none(seg)
-    last_terms = [terms[-1]]
-    if q.prefix:
-        last_terms = fd.postings.terms_with_prefix(terms[-1])[:50] or [terms[-1]]
-    per_term: list[tuple[np.ndarray, np.ndarray]] = []
-    for i, t in enumerate(terms):
-        options = last_terms if i == len(terms) - 1 else [t]
-        docs_l, pos_l = [], []
-        for opt in options:
-            got = fd.postings.positions_of(opt)
-            if got is not None:
-                docs_l.append(got[0])
-                pos_l.append(got[1])
-        if not docs_l:
-            return _none(seg)
-        per_term.append((np.concatenate(docs_l), np.concatenate(pos_l)))
-    freq = _phrase_freqs(per_term, q.slop, seg.n)
+    freq = _phrase_freq_column(_phrase_terms(q, ft, fd), fd, q.slop, seg.n)
     mask = freq > 0
     scores = np.zeros(seg.n, dtype=_SCORE)
     if ctx.stats is not None and mask.any():
-        dc = ctx.stats.doc_count.get(q.field, 0)
-        w = sum(idf(ctx.stats.doc_freq.get((q.field, t), 0), dc) for t in terms
-                if not q.prefix or t != terms[-1])
-        w = float(np.float32(q.boost) * np.float32(w))
+        w = _phrase_weight(q, terms, ctx)[0]
         docs = np.flatnonzero(mask)
         scores[docs] = bm25(freq[docs], fd.norms[docs], w, ctx.stats.avgdl(q.field))
     else:
@@ -347,85 +502,159 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
     return mask, scores
 
 
-def _phrase_freqs(per_term: list[tuple[np.ndarray, np.ndarray]], slop: int,
-                  n: int) -> np.ndarray:
-    """Number of phrase occurrences per document (exact phrases vectorised; slop by scan)."""
-    freq = np.zeros(n, dtype=np.int32)
+def _phrase_weight(q: Q.MatchPhrase, terms: list[str],
+                   ctx: Context) -> tuple[float, float, list[tuple[str, float, int, int]]]:
+    """(boost * sum of idf, sum of idf, per term (term, idf, df, N)), as Lucene's
+    ``idfExplain`` for several terms (summed in double, rounded to float)."""
+    assert ctx.stats is not None
+    dc = ctx.stats.doc_count.get(q.field, 0)
+    parts = []
+    for t in terms[:-1] if q.prefix else terms:
+        df = ctx.stats.doc_freq.get((q.field, t), 0)
+        parts.append((t, idf(df, dc), df, dc))
+    total = float(np.float32(sum(p[1] for p in parts)))
+    return float(np.float32(q.boost) * np.float32(total)), total, parts
+
+
+def _phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
+                        n: int) -> np.ndarray:
+    """Phrase frequency per document: the number of exact matches (vectorised), or with
+    ``slop`` the sum of ``1 / (1 + match length)`` over Lucene's sloppy matches."""
+    per_term: list[tuple[np.ndarray, np.ndarray]] = []
+    for options in alternatives:
+        docs_l, pos_l = [], []
+        for opt in options:
+            got = fd.postings.positions_of(opt)
+            if got is not None:
+                docs_l.append(got[0])
+                pos_l.append(got[1])
+        if not docs_l:
+            return np.zeros(n, dtype=np.float32)
+        d = np.concatenate(docs_l)
+        p = np.concatenate(pos_l)
+        if len(docs_l) > 1:
+            order = np.lexsort((p, d))
+            d, p = d[order], p[order]
+        per_term.append((d, p))
+    freq = np.zeros(n, dtype=np.float32)
     shift = np.int64(1 << 32)
     if slop == 0:
         d0, p0 = per_term[0]
         keys = d0.astype(np.int64) * shift + p0.astype(np.int64)
         for i, (d, p) in enumerate(per_term[1:], start=1):
             k = d.astype(np.int64) * shift + (p.astype(np.int64) - i)
-            keys = np.intersect1d(keys, k, assume_unique=False)
+            keys = np.intersect1d(keys, k)
             if len(keys) == 0:
                 return freq
-        np.add.at(freq, (keys // shift).astype(np.int64), 1)
+        np.add.at(freq, (keys // shift).astype(np.int64), np.float32(1))
         return freq
-    common = set(per_term[0][0].tolist())
+    common = np.unique(per_term[0][0])
     for d, _ in per_term[1:]:
-        common &= set(d.tolist())
-    for doc in common:
-        lists = [np.sort(p[d == doc]) for d, p in per_term]
-        count = 0
-        for start in lists[0]:
-            ok = True
-            for i, pl in enumerate(lists[1:], start=1):
-                want = start + i
-                if not np.any(np.abs(pl - want) <= slop):
-                    ok = False
-                    break
-            if ok:
-                count += 1
-        freq[doc] = count
+        common = np.intersect1d(common, d)
+    for doc in common.tolist():
+        lists = []
+        for d, p in per_term:
+            a, b = np.searchsorted(d, doc, "left"), np.searchsorted(d, doc, "right")
+            lists.append(p[a:b].tolist())
+        freq[doc] = sloppy_phrase_freq(lists, slop)
     return freq
 
 
-def _bound(ft: FieldType, value: Any, fmt: str | None) -> Any:
-    if ft.kind == "date":
-        if isinstance(value, str) and value.startswith("now"):
-            import time
-            return parse_date(int(time.time() * 1000), ft)
-        return _numeric_value(ft if fmt is None else FieldType(ft.path, ft.type, format=fmt),
-                              value)
-    if ft.kind in ("numeric", "boolean"):
-        return float(_numeric_value(ft, value))
-    return _text(value)
+def sloppy_phrase_freq(positions: list[list[int]], slop: int) -> float:
+    """Lucene's ``SloppyPhraseMatcher`` for one document (phrases without repeated terms).
 
+    ``positions[i]`` are the sorted positions of the phrase's i-th term. Each term walks its
+    positions shifted by its offset in the phrase; a match is found whenever the span between
+    the lowest and highest shifted position (the match length) is at most ``slop``, and counts
+    ``1 / (1 + match length)``, accumulated in float as Lucene does.
+    """
+    heap: list[tuple[int, int]] = []
+    idx = [0] * len(positions)
+    end = -(1 << 62)
+    for i, pl in enumerate(positions):
+        if not pl:
+            return 0.0
+        p = pl[0] - i
+        heap.append((p, i))
+        end = max(end, p)
+    heapq.heapify(heap)
+    freq = np.float32(0)
+    while True:  # one nextMatch() per iteration
+        pos, i = heapq.heappop(heap)
+        match_length = end - pos
+        nxt = heap[0][0]
+        found = False
+        while True:
+            idx[i] += 1
+            if idx[i] >= len(positions[i]):
+                break
+            pos = positions[i][idx[i]] - i
+            end = max(end, pos)
+            if pos > nxt:  # done minimising the current match length
+                heapq.heappush(heap, (pos, i))
+                if match_length <= slop:
+                    found = True
+                    break
+                pos, i = heapq.heappop(heap)
+                nxt = heap[0][0]
+                match_length = end - pos
+            else:
+                match_length = min(match_length, end - pos)
+        if match_length <= slop:
+            freq = np.float32(freq + np.float32(1) / (np.float32(1) + np.float32(match_length)))
+        if not found:
+            return float(freq)
+
+
+# --- ranges and other filters -----------------------------------------------------------------
 
 def _e_range(q: Q.Range, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     ft = ctx.mapping.get(q.field)
-    fd = seg.fields.get(q.field)
-    if ft is None or fd is None:
+    if ft is None:
         return _none(seg)
-    if isinstance(fd, NumericField):
+    if ft.kind in ("numeric", "date", "boolean"):
+        bounds = _numeric_bounds(q, ft, ctx)   # parsed even when the segment lacks the field
+        fd = seg.fields.get(q.field)
+        if not isinstance(fd, NumericField):
+            return _none(seg)
         vals = fd.values
         cond = np.ones(len(vals), dtype=bool)
-        for op, bound in (("gt", q.gt), ("gte", q.gte), ("lt", q.lt), ("lte", q.lte)):
-            if bound is None:
-                continue
-            b = _bound(ft, bound, q.format)
+        for op, b in bounds:
             cond &= {"gt": vals > b, "gte": vals >= b, "lt": vals < b, "lte": vals <= b}[op]
         mask = np.zeros(seg.n, dtype=bool)
         mask[fd.value_docs[cond]] = True
         return _const(mask, q.boost)
+    fd = seg.fields.get(q.field)
     if isinstance(fd, (KeywordField, TextField)):
-        terms = fd.postings.term_list
-        sel = []
-        for t in terms:
-            ok = True
-            if q.gt is not None and not t > _text(q.gt):
-                ok = False
-            if q.gte is not None and not t >= _text(q.gte):
-                ok = False
-            if q.lt is not None and not t < _text(q.lt):
-                ok = False
-            if q.lte is not None and not t <= _text(q.lte):
-                ok = False
-            if ok:
-                sel.append(t)
+        sel = [t for t in fd.postings.term_list
+               if (q.gt is None or t > _text(q.gt)) and (q.gte is None or t >= _text(q.gte))
+               and (q.lt is None or t < _text(q.lt)) and (q.lte is None or t <= _text(q.lte))]
         return _const(_union_terms(fd, sel, seg.n), q.boost)
     return _none(seg)
+
+
+def _numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, Any]]:
+    """The range's bounds in the field's value space. Dates: date math, and rounding up for
+    ``gt``/``lte`` (a bound covers all the instants its text names); floats: as float32."""
+    out = []
+    for op, bound in (("gt", q.gt), ("gte", q.gte), ("lt", q.lt), ("lte", q.lte)):
+        if bound is None:
+            continue
+        if ft.kind == "date":
+            b: Any = _date_bound(ft, bound, op in ("gt", "lte"), q.format, q.time_zone, ctx)
+        elif ft.kind == "boolean":
+            b = _numeric_value(ft, bound)
+        else:
+            if isinstance(bound, bool):
+                raise _bad_value(bound)
+            try:
+                b = float(bound)
+            except (TypeError, ValueError):
+                raise _bad_value(bound) from None
+            if ft.type in ("float", "half_float"):
+                b = float(np.float32(b))
+        out.append((op, b))
+    return out
 
 
 def _e_exists(q: Q.Exists, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -483,40 +712,46 @@ def _e_wildcard(q: Q.Wildcard, seg: Segment, ctx: Context) -> tuple[np.ndarray, 
     return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), q.boost)
 
 
+# --- compound queries -------------------------------------------------------------------------
+
+def _bool_need(q: Q.Bool) -> int:
+    """Should clauses a document must match: ``minimum_should_match`` (not clamped: asking
+    for more than there are matches nothing), and at least one when nothing else is
+    required (a pure disjunction)."""
+    need = Q.minimum_should_match(q.minimum_should_match, len(q.should)) \
+        if q.minimum_should_match is not None else 0
+    if not q.must and not q.filter and q.should:
+        need = max(need, 1)
+    return need
+
+
 def _e_bool(q: Q.Bool, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     n = seg.n
+    if not (q.must or q.should or q.filter or q.must_not):
+        return _const(np.ones(n, dtype=bool), q.boost)   # rewritten to match_all
     mask = np.ones(n, dtype=bool)
-    score = np.zeros(n, dtype=_SCORE)
+    score = np.zeros(n, dtype=np.float64)
     for sub in q.must:
         m, s = evaluate(sub, seg, ctx)
         mask &= m
         score += np.where(m, s, _SCORE(0))
     for sub in q.filter:
-        m, _ = evaluate(sub, seg, ctx)
-        mask &= m
+        mask &= evaluate(sub, seg, ctx)[0]
     for sub in q.must_not:
-        m, _ = evaluate(sub, seg, ctx)
-        mask &= ~m
+        mask &= ~evaluate(sub, seg, ctx)[0]
     if q.should:
         count = np.zeros(n, dtype=np.int32)
         for sub in q.should:
             m, s = evaluate(sub, seg, ctx)
             count += m
             score += np.where(m, s, _SCORE(0))
-        if q.minimum_should_match is not None:
-            need = Q.minimum_should_match(q.minimum_should_match, len(q.should))
-        else:
-            need = 0 if (q.must or q.filter) else 1
+        need = _bool_need(q)
         if need > 0:
             mask &= count >= need
-    elif not q.must and not q.filter:
-        # only must_not: matches everything else, with a constant score
-        score = np.ones(n, dtype=_SCORE)
-    if not q.must and not q.should and q.filter:
-        score = np.zeros(n, dtype=_SCORE)
+    out = score.astype(_SCORE)
     if q.boost != 1.0:
-        score = (score * _SCORE(q.boost)).astype(_SCORE)
-    return mask, np.where(mask, score, _SCORE(0)).astype(_SCORE)
+        out = (out * _SCORE(q.boost)).astype(_SCORE)
+    return mask, np.where(mask, out, _SCORE(0)).astype(_SCORE)
 
 
 def _e_constant(q: Q.ConstantScore, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -528,16 +763,16 @@ def _e_dismax(q: Q.DisMax, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
     n = seg.n
     mask = np.zeros(n, dtype=bool)
     best = np.zeros(n, dtype=_SCORE)
-    total = np.zeros(n, dtype=_SCORE)
+    total = np.zeros(n, dtype=np.float64)
     for sub in q.queries:
         m, s = evaluate(sub, seg, ctx)
-        s = np.where(m, s, _SCORE(0))
+        s = np.where(m, s, _SCORE(0)).astype(_SCORE)
         mask |= m
         best = np.maximum(best, s)
         total += s
-    score = best + _SCORE(q.tie_breaker) * (total - best)
+    score = (best + (total - best) * np.float32(q.tie_breaker)).astype(_SCORE)
     if q.boost != 1.0:
-        score = score * _SCORE(q.boost)
+        score = (score * _SCORE(q.boost)).astype(_SCORE)
     return mask, np.where(mask, score, _SCORE(0)).astype(_SCORE)
 
 
@@ -557,3 +792,195 @@ _EVAL: dict[type, Any] = {
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
 }
+
+
+# --- explanations -----------------------------------------------------------------------------
+
+Explanation = dict[str, Any]
+
+
+def _x(value: Any, description: str, details: list[Explanation] | None = None) -> Explanation:
+    v = float(value) if not isinstance(value, int) else value
+    return {"value": v, "description": description, "details": details or []}
+
+
+def explain(q: Q.Query, seg: Segment, docs: list[int], ctx: Context) -> list[Explanation]:
+    """Lucene-style explanations of an *expanded* query for documents ``docs`` of ``seg``.
+
+    The value of each node is the score ``evaluate`` gives that node, so the top value is the
+    hit's ``_score``; leaves show BM25's parts (idf from n and N, tf from freq, k1, b, dl and
+    avgdl). Cost: one ``evaluate`` per query node over the segment — for the page only.
+    """
+    return [_explain(q, seg, d, ctx) for d in docs]
+
+
+def describe(q: Q.Query) -> str:
+    """A Lucene ``Query.toString``-like rendering for explanation descriptions."""
+    def boosted(s: str) -> str:
+        return s if q.boost == 1.0 else f"({s})^{q.boost}"
+    if isinstance(q, Q.MatchAll):
+        return boosted("*:*")
+    if isinstance(q, Q.MatchNone):
+        return "MatchNoDocsQuery(\"\")"
+    if isinstance(q, Q.Term):
+        return boosted(f"{q.field}:{_text(q.value)}")
+    if isinstance(q, Q.Terms):
+        return boosted(f"{q.field}:(" + " ".join(_text(v) for v in q.values) + ")")
+    if isinstance(q, Q.Match):
+        return boosted(f"{q.field}:{_text(q.text)}")
+    if isinstance(q, Q.MatchPhrase):
+        return boosted(f"{q.field}:\"{_text(q.text)}\"" + (f"~{q.slop}" if q.slop else ""))
+    if isinstance(q, Q.Range):
+        lo = q.gte if q.gte is not None else q.gt
+        hi = q.lte if q.lte is not None else q.lt
+        return boosted(f"{q.field}:{'[' if q.gt is None else '{'}{'*' if lo is None else lo} "
+                       f"TO {'*' if hi is None else hi}{']' if q.lt is None else '}'}")
+    if isinstance(q, Q.Exists):
+        return boosted(f"FieldExistsQuery [field={q.field}]")
+    if isinstance(q, Q.Ids):
+        return boosted("_id:(" + " ".join(q.values) + ")")
+    if isinstance(q, Q.Prefix):
+        return boosted(f"{q.field}:{q.value}*")
+    if isinstance(q, Q.Wildcard):
+        return boosted(f"{q.field}:{q.pattern}")
+    if isinstance(q, Q.ConstantScore):
+        return boosted(f"ConstantScore({describe(q.filter)})")
+    if isinstance(q, Q.Bool):
+        parts = ([f"+{describe(s)}" for s in q.must] + [describe(s) for s in q.should]
+                 + [f"-{describe(s)}" for s in q.must_not] + [f"#{describe(s)}" for s in q.filter])
+        return boosted(" ".join(parts))
+    if isinstance(q, Q.DisMax):
+        return boosted("(" + " | ".join(describe(s) for s in q.queries) + ")")
+    return type(q).__name__
+
+
+def _value(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> tuple[bool, float]:
+    m, s = evaluate(q, seg, ctx)
+    return bool(m[doc]), float(s[doc])
+
+
+def _explain(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> Explanation:
+    matched, value = _value(q, seg, doc, ctx)
+    if not matched:
+        return _x(0.0, f"no matching term or clause for {describe(q)}")
+    if isinstance(q, Q.Term):
+        ft = ctx.mapping.get(q.field)
+        if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive \
+                and ctx.stats is not None:
+            return _term_explanation(q.field, _text(q.value), q.boost, seg, doc, ctx)
+    if isinstance(q, Q.Match):
+        ft = ctx.mapping.get(q.field)
+        if ft is not None and ft.kind in ("text", "keyword") and ctx.stats is not None:
+            terms = _match_terms(q, ft)
+            if len(terms) == 1:
+                return _term_explanation(q.field, terms[0], q.boost, seg, doc, ctx)
+            fd = seg.fields.get(q.field)
+            details = []
+            for t in terms:
+                got = fd.postings.get(t) if isinstance(fd, (TextField, KeywordField)) else None
+                if got is not None and doc in set(got[0].tolist()):
+                    details.append(_term_explanation(q.field, t, q.boost, seg, doc, ctx))
+            return _x(value, "sum of:", details)
+    if isinstance(q, Q.MatchPhrase) and ctx.stats is not None:
+        ft = ctx.mapping.get(q.field)
+        fd = seg.fields.get(q.field)
+        terms = analyze_for(ft, q.text, q.analyzer) if ft is not None else []
+        if ft is not None and ft.kind == "text" and isinstance(fd, TextField) \
+                and (len(terms) > 1 or q.prefix):
+            return _phrase_explanation(q, ft, fd, terms, value, seg, doc, ctx)
+    if isinstance(q, Q.Bool):
+        return _bool_explanation(q, value, seg, doc, ctx)
+    if isinstance(q, Q.DisMax):
+        details = [_explain(s, seg, doc, ctx) for s in q.queries
+                   if _value(s, seg, doc, ctx)[0]]
+        desc = "max of:" if q.tie_breaker == 0 else \
+            f"max plus {q.tie_breaker} times others of:"
+        return _boost_wrap(_x(value if q.boost == 1.0 else value / q.boost, desc, details),
+                           q.boost, value)
+    if isinstance(q, Q.ConstantScore):
+        return _x(value, describe(q))
+    if isinstance(q, Q.MatchAll):
+        return _x(value, describe(q))
+    return _x(value, describe(q))
+
+
+def _boost_wrap(inner: Explanation, boost: float, value: float) -> Explanation:
+    if boost == 1.0:
+        return inner
+    return _x(value, "product of:", [inner, _x(np.float32(boost), "boost")])
+
+
+def _bool_explanation(q: Q.Bool, value: float, seg: Segment, doc: int,
+                      ctx: Context) -> Explanation:
+    if not (q.must or q.should or q.filter or q.must_not):
+        return _x(value, describe(Q.MatchAll(boost=q.boost)))
+    details = []
+    for s in q.must + q.should:
+        if _value(s, seg, doc, ctx)[0]:
+            details.append(_explain(s, seg, doc, ctx))
+    for s in q.filter:
+        details.append(_x(0.0, "match on required clause, product of:",
+                          [_x(0.0, "# clause"), _explain(s, seg, doc, ctx)]))
+    unboosted = sum(d["value"] for d in details) if q.boost == 1.0 else value / q.boost
+    inner = _x(value if q.boost == 1.0 else float(np.float32(unboosted)), "sum of:", details)
+    return _boost_wrap(inner, q.boost, value)
+
+
+def _idf_explanation(term_idf: float, df: int, dc: int) -> Explanation:
+    return _x(term_idf, "idf, computed as log(1 + (N - n + 0.5) / (n + 0.5)) from:",
+              [_x(int(df), "n, number of documents containing term"),
+               _x(int(dc), "N, total number of documents with field")])
+
+
+def _tf_explanation(freq: float, norm: int, avgdl: float) -> Explanation:
+    dl = float(LENGTH_TABLE[norm])
+    k1, b = np.float32(K1), np.float32(B)
+    norm_inv = float(norm_inverse_cache(avgdl)[norm])
+    tf = np.float32(1.0 - 1.0 / (1.0 + float(np.float32(freq)) * norm_inv))
+    dl_desc = "dl, length of field (approximate)" if norm > 39 else "dl, length of field"
+    return _x(tf, "tf, computed as freq / (freq + k1 * (1 - b + b * dl / avgdl)) from:",
+              [_x(np.float32(freq), "freq, occurrences of term within document"),
+               _x(k1, "k1, term saturation parameter"),
+               _x(b, "b, length normalization parameter"),
+               _x(np.float32(dl), dl_desc),
+               _x(np.float32(avgdl), "avgdl, average length of field")])
+
+
+def _score_explanation(value: float, freq: float, boost: float, idf_x: Explanation,
+                       tf_x: Explanation) -> Explanation:
+    subs = ([_x(np.float32(boost), "boost")] if boost != 1.0 else []) + [idf_x, tf_x]
+    return _x(value, f"score(freq={float(np.float32(freq))}), computed as boost * idf * tf from:",
+              subs)
+
+
+def _term_explanation(fname: str, term: str, boost: float, seg: Segment, doc: int,
+                      ctx: Context) -> Explanation:
+    fd = seg.fields[fname]
+    assert isinstance(fd, (TextField, KeywordField))
+    docs, freqs = fd.postings.get(term)  # type: ignore[misc]
+    j = int(np.searchsorted(docs, doc))
+    freq = float(freqs[j]) if isinstance(fd, TextField) else 1.0
+    norm = int(fd.norms[doc]) if isinstance(fd, TextField) else 1
+    _, term_idf, df, dc = _term_weight(fname, term, ctx, boost)
+    assert ctx.stats is not None
+    avgdl = ctx.stats.avgdl(fname)
+    value = float(_term_scores(fname, term, seg, ctx, boost)[1][doc])
+    score_x = _score_explanation(value, freq, boost, _idf_explanation(term_idf, df, dc),
+                                 _tf_explanation(freq, norm, avgdl))
+    return _x(value, f"weight({fname}:{term} in {doc}) [PerFieldSimilarity], result of:",
+              [score_x])
+
+
+def _phrase_explanation(q: Q.MatchPhrase, ft: FieldType, fd: TextField, terms: list[str],
+                        value: float, seg: Segment, doc: int, ctx: Context) -> Explanation:
+    assert ctx.stats is not None
+    freq = float(_phrase_freq_column(_phrase_terms(q, ft, fd), fd, q.slop, seg.n)[doc])
+    _, total_idf, parts = _phrase_weight(q, terms, ctx)
+    idf_x = _x(total_idf, "idf, sum of:", [_idf_explanation(i, df, dc) for _, i, df, dc in parts])
+    score_x = _score_explanation(value, freq, q.boost, idf_x,
+                                 _tf_explanation(freq, int(fd.norms[doc]),
+                                                 ctx.stats.avgdl(q.field)))
+    phrase = " ".join(terms)
+    slop = f"~{q.slop}" if q.slop else ""
+    return _x(value, f"weight({q.field}:\"{phrase}\"{slop} in {doc}) [PerFieldSimilarity], "
+                     "result of:", [score_x])
