@@ -98,18 +98,24 @@ class Stats:
         return float(np.float32(self.sum_ttf.get(fld, 0) / dc))
 
 
+def norm_inverse_cache(avgdl: float) -> np.ndarray:
+    """``1 / (k1 * ((1 - b) + b * dl / avgdl))`` for each of the 256 norm bytes, in float32
+    step by step as Lucene's ``BM25Similarity.scorer`` builds its cache."""
+    k1, b = np.float32(K1), np.float32(B)
+    lengths = LENGTH_TABLE.astype(np.float32)
+    denom = k1 * ((np.float32(1) - b) + b * lengths / np.float32(avgdl))
+    return (np.float32(1) / denom).astype(np.float32)
+
+
 def bm25(freqs: np.ndarray, norms: np.ndarray | None, weight: float, avgdl: float) -> np.ndarray:
     """BM25 per posting, as Lucene's ``BM25Scorer.score``: ``w - w / (1 + f * normInverse)``.
 
     ``weight`` is ``boost * idf``; ``norms`` the encoded norm bytes of the postings' documents
-    (``None`` for fields without norms). O(len(freqs)).
+    (``None`` for fields without norms: Lucene then reads norm byte 1, a length of 1). As in
+    Lucene the cache is float, the arithmetic double, the result float. O(len(freqs)).
     """
-    f = freqs.astype(np.float32)
-    if norms is None:
-        dl = np.float32(1.0)
-        norm_inv = np.float32(1.0) / np.float32(K1 * ((1 - B) + B * dl / avgdl))
-    else:
-        cache = (np.float32(1.0) / (K1 * ((1 - B) + B * LENGTH_TABLE / avgdl)).astype(np.float32))
-        norm_inv = cache[norms]
-    w = np.float32(weight)
-    return (w - w / (np.float32(1.0) + f * norm_inv)).astype(np.float32)
+    cache = norm_inverse_cache(avgdl)
+    f = freqs.astype(np.float32).astype(np.float64)
+    norm_inv = cache[1] if norms is None else cache[norms]
+    w = float(np.float32(weight))
+    return (w - w / (1.0 + f * norm_inv.astype(np.float64))).astype(np.float32)
