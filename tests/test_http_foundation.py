@@ -134,7 +134,7 @@ def test_writing_to_a_missing_index_creates_it_with_a_dynamic_mapping(es) -> Non
 
 
 def test_documents_are_searchable_after_refresh_only(es) -> None:
-    es.put("/nrt")
+    es.put("/nrt", json={"settings": {"refresh_interval": "-1"}})
     es.put("/nrt/_doc/1", json={"a": 1})
     assert es.get("/nrt/_search").json()["hits"]["total"]["value"] == 0
     assert es.get("/nrt/_doc/1").json()["found"] is True  # get is real-time
@@ -358,3 +358,13 @@ def test_sorting_on_a_text_field_is_a_400(es) -> None:
     r = es.post("/txt/_search", json={"sort": ["title"]})
     assert r.status_code == 400
     assert "Fielddata is disabled on [title]" in r.text
+
+
+def test_writes_become_searchable_within_the_refresh_interval(es) -> None:
+    import time
+    es.put("/auto", json={"settings": {"refresh_interval": "200ms"}})
+    es.put("/auto/_doc/1", json={"a": 1})
+    deadline = time.monotonic() + 10
+    while es.get("/auto/_count").json()["count"] == 0:
+        assert time.monotonic() < deadline, "never refreshed"
+        time.sleep(0.1)
