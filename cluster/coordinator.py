@@ -28,7 +28,7 @@ from .backend import ShardBackend
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution)
 from .mapping import Mapping, parse_document
-from .matcher import scoring_terms
+from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
 from .numformat import decimal_format
@@ -436,6 +436,7 @@ class Coordinator:
                     "index level setting.")
         for m in metas:
             _check_fetch_limits(req, m)
+            check_clause_limits(req.query, m.mapping)   # too_many_clauses before any fan-out
         sort = req.sort or SCORE_SORT
         if req.search_after is not None and len(req.search_after) != len(sort):
             raise IllegalArgument(f"search_after has {len(req.search_after)} value(s) but sort "
@@ -474,6 +475,8 @@ class Coordinator:
         for entry, doc in zip(reduced.page, page_docs):
             (rank, m, sid, _), h = hits_list[entry.shard_pos]
             hits.append(self._hit(req, sort, h, entry.row, doc, metas_by_name[h.index]))
+        if req.explain:
+            await self._explain_phase(hits_list, reduced.page, shard_list, queries, hits)
         track_max = req.track_scores or not req.sort or any(s.field == "_score" for s in req.sort)
         total = total_hits(reduced.total, req.track_total_hits)
         hits_obj: dict[str, Any] = {}
@@ -556,6 +559,25 @@ class Coordinator:
             else:
                 hits_list.append((entry, task.result()))
         return hits_list, failures, timed_out
+
+    async def _explain_phase(self, hits_list, page, shard_list, queries: list[ShardQuery],
+                             hits: list[dict[str, Any]]) -> None:
+        """``explain: true``: the page's shards explain their hits' scores with the query and
+        statistics of the query phase; adds ``_shard``, ``_node`` and ``_explanation``."""
+        plan = {(m.name, sid): q for (_, m, sid, _), q in zip(shard_list, queries)}
+        by_shard: dict[int, list[int]] = {}
+        for i, e in enumerate(page):
+            by_shard.setdefault(e.shard_pos, []).append(i)
+        calls = []
+        for pos, rows in by_shard.items():
+            (_, m, sid, ref), h = hits_list[pos]
+            calls.append(self.backend.call(ref, "explain", plan[(m.name, sid)],
+                                           [int(h.addr[page[i].row]) for i in rows]))
+        for (pos, rows), (node, expls) in zip(by_shard.items(), await asyncio.gather(*calls)):
+            (_, m, sid, _), _ = hits_list[pos]
+            for i, x in zip(rows, expls):
+                hits[i] = {"_shard": f"[{m.name}][{sid}]", "_node": node, **hits[i],
+                           "_explanation": x}
 
     async def _fetch_phase(self, hits_list, page) -> list[Any]:
         by_shard: dict[int, list[int]] = {}

@@ -158,6 +158,9 @@ class Mapping:
 def _validate_properties(props: dict[str, Any], prefix: str) -> None:
     for name, spec in props.items():
         path = prefix + name
+        if path.count(".") + 2 > MAX_DEPTH and isinstance(spec, dict) and "properties" in spec:
+            raise MapperParsing(f"Limit of mapping depth [{MAX_DEPTH}] has been exceeded due to "
+                                f"object field [{path}]", es_type="illegal_argument_exception")
         if not isinstance(spec, dict):
             raise MapperParsing(f"Expected map for property [fields] on field [{path}] but got a "
                                 f"class {type(spec).__name__}")
@@ -680,7 +683,10 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                 continue
             parsed.setdefault(sub_path, []).append(sv)
 
-    def walk(obj: Any, prefix: str) -> None:
+    def walk(obj: Any, prefix: str, level: int = 1) -> None:
+        if level > MAX_DEPTH:
+            raise MapperParsing(f"failed to parse: Limit of mapping depth [{MAX_DEPTH}] has been "
+                                f"exceeded due to object field [{prefix[:-1]}]")
         if isinstance(obj, dict):
             ft = fields.get(prefix[:-1]) if prefix else None
             if ft is not None and ft.kind != "other":
@@ -700,11 +706,11 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                         continue
                     if path not in objects and allow_dynamic and path not in pending:
                         _set_path(new_props, path, {"type": "object"}, obj_only=True)
-                    walk(val, path + ".")
+                    walk(val, path + ".", level + 1)
                 elif isinstance(val, list):
-                    for item in _flatten_list(val):
+                    for item in _flatten_list(val, path):
                         if isinstance(item, dict):
-                            walk(item, path + ".")
+                            walk(item, path + ".", level + 1)
                         else:
                             leaf(path, item)
                 else:
@@ -713,6 +719,12 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     walk(source, "")
     changed = False
     if new_props:
+        added = len(pending) + _count_objects(new_props)
+        total = len(fields) + len(objects) + added
+        if total > MAX_TOTAL_FIELDS:
+            raise MapperParsing(f"Limit of total fields [{MAX_TOTAL_FIELDS}] has been exceeded "
+                                f"while adding new fields [{added}]",
+                                es_type="illegal_argument_exception")
         _merge_properties(mapping.properties, _strip_object_markers(new_props), "")
         mapping._invalidate()
         changed = True
@@ -729,12 +741,34 @@ def _coerce_error_object(ft: FieldType, value: Any, doc_id: str | None) -> Mappe
                          f"Preview of field's value: '{_preview(value)}'")
 
 
-def _flatten_list(values: list[Any]) -> list[Any]:
+MAX_DEPTH = 20                 # index.mapping.depth.limit
+MAX_TOTAL_FIELDS = 1000        # index.mapping.total_fields.limit
+MAX_ARRAY_NESTING = 100        # arrays in arrays (kept well below what we can serialise)
+
+
+def _count_objects(props: dict[str, Any]) -> int:
+    n = 0
+    for spec in props.values():
+        if spec.get("type") == "object":
+            n += 1 + _count_objects(spec.get("properties", {}))
+    return n
+
+
+def _flatten_list(values: list[Any], path: str = "") -> list[Any]:
+    """Arrays of arrays are one array of values (iteratively: nesting depth is untrusted)."""
     out: list[Any] = []
-    for v in values:
-        if isinstance(v, list):
-            out.extend(_flatten_list(v))
-        else:
+    stack: list[tuple[list[Any], int]] = [(values, 0)]
+    while stack:
+        cur, start = stack.pop()
+        for i in range(start, len(cur)):
+            v = cur[i]
+            if isinstance(v, list):
+                if len(stack) + 1 >= MAX_ARRAY_NESTING:
+                    raise MapperParsing(f"failed to parse field [{path}]: arrays nested more "
+                                        f"than [{MAX_ARRAY_NESTING}] levels deep")
+                stack.append((cur, i + 1))
+                stack.append((v, 0))
+                break
             out.append(v)
     return out
 

@@ -800,7 +800,8 @@ Explanation = dict[str, Any]
 
 
 def _x(value: Any, description: str, details: list[Explanation] | None = None) -> Explanation:
-    v = float(value) if not isinstance(value, int) else value
+    # floats print as Java prints a float (shortest form that reads back as the same float32)
+    v = value if isinstance(value, int) else float(str(np.float32(value)))
     return {"value": v, "description": description, "details": details or []}
 
 

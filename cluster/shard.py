@@ -21,7 +21,7 @@ import orjson
 
 from .errors import MapperParsing
 from .mapping import Mapping, parse_document
-from .matcher import Context, evaluate, expand
+from .matcher import Context, evaluate, expand, explain
 from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
@@ -190,6 +190,17 @@ class ShardCore:
         return FetchedDoc(doc_id, seg.sources[i], int(seg.version[i]), int(seg.seq[i]),
                           seg.routing[i])
 
+    def explain(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
+        """``explain: true``: the score breakdown (Lucene-style explanation tree) of each hit
+        at ``addrs``, with the statistics the query phase scored with."""
+        expanded = expand(q.query, self.mapping)
+        ctx = Context(mapping=self.mapping, stats=q.stats, index_name=self.index)
+        out = []
+        for a in addrs:
+            seg = self.by_uid[int(a) >> 32]
+            out.extend(explain(expanded, seg, [int(a) & 0xFFFFFFFF], ctx))
+        return out
+
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         """The fetch phase: documents at the addresses of one page (from the query phase)."""
         out = []
@@ -221,7 +232,8 @@ class ShardCore:
                 key = (seg.uid, gen, f)
                 got = self._stats_cache.get(key)
                 if got is None:
-                    present = fd.present & vis
+                    # Lucene's docCount: documents with at least one term ("" has none)
+                    present = ((fd.lengths > 0) if isinstance(fd, TextField) else fd.present) & vis
                     dc = int(present.sum())
                     if isinstance(fd, TextField):
                         ttf = int(fd.lengths[vis].sum())
@@ -439,6 +451,10 @@ class ShardService:
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         return self.core.fetch(addrs)
 
+    def explain(self, q: ShardQuery, addrs: list[int]) -> tuple[str, list[dict[str, Any]]]:
+        """(node id, explanations) for the page's hits on this shard."""
+        return _node_id(), self.core.explain(q, addrs)
+
     def get(self, doc_id: str) -> FetchedDoc | None:
         return self.core.get(doc_id)
 
@@ -457,6 +473,17 @@ class ShardService:
                 "generation": self.core.generation, "docs": self.core.doc_count(),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
                 "node_id": node}
+
+
+def _node_id() -> str:
+    """The Ray node this shard runs on (``local`` outside Ray)."""
+    try:
+        import ray
+        if ray.is_initialized():
+            return str(ray.get_runtime_context().get_node_id())
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    return "local"
 
 
 def shard_actor_class():
