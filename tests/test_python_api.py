@@ -1,0 +1,57 @@
+"""The Python handle (`Cluster`) does what the HTTP API does, for notebooks and scripts."""
+from __future__ import annotations
+
+import pytest
+
+from shardsearch.cluster.errors import IndexNotFound, SearchError
+
+
+@pytest.fixture
+def books(cluster):
+    cluster.create_index("py_books", shards=3, mappings={"properties": {"year": {"type": "long"}}})
+    docs = [{"title": "Dune", "year": 1965}, {"title": "Emma", "year": 1815},
+            {"title": "Dune Messiah", "year": 1969}, {"title": "Solaris", "year": 1961}]
+    cluster.bulk("py_books", docs, ids=["1", "2", "3", "4"], refresh=True)
+    yield cluster
+    cluster.delete_index("py_books")
+
+
+def test_search_pages_and_sorts(books) -> None:
+    r = books.search("py_books", sort=[{"year": "desc"}], from_=1, size=2)
+    assert [h["_id"] for h in r["hits"]["hits"]] == ["1", "4"]
+    assert r["hits"]["total"] == {"value": 4, "relation": "eq"}
+    assert r["hits"]["hits"][0]["_source"] == {"title": "Dune", "year": 1965}
+
+
+def test_ranked_query_and_count(books) -> None:
+    r = books.search("py_books", query={"match": {"title": "dune"}})
+    assert [h["_id"] for h in r["hits"]["hits"]] == ["1", "3"]
+    assert r["hits"]["hits"][0]["_score"] > r["hits"]["hits"][1]["_score"]
+    assert books.count("py_books") == 4
+    assert books.count("py_books", {"range": {"year": {"lt": 1900}}}) == 1
+
+
+def test_index_get_delete(books) -> None:
+    out = books.index("py_books", {"title": "Ubik", "year": 1969}, id="9", refresh=True)
+    assert out["result"] == "created"
+    assert books.get("py_books", "9")["_source"]["title"] == "Ubik"
+    assert books.delete("py_books", "9", refresh=True)["result"] == "deleted"
+    assert books.get("py_books", "9")["found"] is False
+
+
+def test_errors_are_domain_errors_with_es_types(books) -> None:
+    with pytest.raises(IndexNotFound):
+        books.search("py_missing")
+    with pytest.raises(SearchError) as e:
+        books.search("py_books", from_=-1)
+    assert e.value.es_type == "illegal_argument_exception"
+    with pytest.raises(SearchError) as e2:
+        books.index("py_books", {"year": "not a year"}, id="x")
+    assert e2.value.es_type == "mapper_parsing_exception"
+
+
+def test_mapping_and_health(books) -> None:
+    props = books.mapping("py_books")["py_books"]["mappings"]["properties"]
+    assert props["year"] == {"type": "long"} and props["title"]["type"] == "text"
+    assert books.health()["status"] in ("green", "yellow")
+    assert "py_books" in books.indices()
