@@ -775,6 +775,10 @@ def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
 
 
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
+    # a Ray task error is also an instance of the remote error's class, but only its ``cause``
+    # keeps per-instance fields (an ``es_type`` other than the class's, ``extra``)
+    if isinstance(getattr(exc, "cause", None), SearchError):
+        exc = exc.cause  # type: ignore[attr-defined]
     if isinstance(exc, SearchError):
         reason = exc.to_cause()
     else:

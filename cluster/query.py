@@ -334,8 +334,8 @@ def _field_query(name: str, body: dict[str, Any], value_keys: tuple[str, ...],
                     raise ParsingError(array_message or "")
                 opts[k] = v
         elif isinstance(spec, list):
-            raise ParsingError(array_message or f"[{name}] query does not support array of "
-                               "values" if name != "match" else
+            raise ParsingError(f"[{name}] query does not support array of values"
+                               if name != "match" else
                                f"[{name}] unknown token [START_ARRAY] after [{key}]")
         else:
             if not short_form:

@@ -82,6 +82,7 @@ class SearchRequest:
     fields: tuple[Any, ...] = ()
     from_given: bool = False
     consistent_page: str | None = None
+    request_cache: bool | None = None
     script_fields: tuple[str, ...] = ()    # names only: checked against index.max_script_fields
     rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
 
@@ -270,10 +271,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                              "track_scores")
     req.source = source_from_params(params, parse_source(body.get("_source")))
     if "search_after" in body:
-        sa = body["search_after"]
-        if not isinstance(sa, list):
-            raise ParsingError("[search_after] must be an array")
-        req.search_after = sa
+        req.search_after = parse_search_after(body["search_after"])
     if "min_score" in body or "min_score" in params:
         try:
             req.min_score = float(body.get("min_score", params.get("min_score")))
@@ -325,6 +323,8 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if "fields" in body:
         req.fields = tuple(body["fields"] or ())
     req.consistent_page = params.get("consistent_page")
+    if "request_cache" in params:
+        req.request_cache = _bool(params["request_cache"], "request_cache")
     if isinstance(body.get("script_fields"), dict):
         req.script_fields = tuple(body["script_fields"])
     rescore = body.get("rescore")
@@ -333,6 +333,19 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                                 for r in rescorers if isinstance(r, dict))
     validate(req)
     return req
+
+
+def parse_search_after(value: Any) -> list[Any]:
+    """The body's ``search_after``: an array of scalars (``SearchAfterBuilder.fromXContent``)."""
+    if not isinstance(value, list):
+        raise ParsingError(f"Unknown key for a {_token_kind(value)} in [search_after].")
+    for v in value:
+        if isinstance(v, (dict, list)):
+            raise ParsingError("Expected [VALUE_STRING] or [VALUE_NUMBER] or [VALUE_BOOLEAN] or "
+                               f"[VALUE_NULL] but found [{_token_kind(v)}] inside search_after.")
+    if not value:
+        raise IllegalArgument("Values must contains at least one value.")
+    return value
 
 
 def _token_kind(value: Any) -> str:
@@ -350,24 +363,37 @@ def _token_kind(value: Any) -> str:
 
 
 def validate(req: SearchRequest) -> None:
-    """Cross-field rules Elasticsearch checks before running a search."""
-    if req.search_after is not None:
-        if req.from_given and req.from_ not in (0, -1):
-            raise ActionRequestValidation(
-                "Validation Failed: 1: [from] parameter must be set to 0 when [search_after] is "
-                "used;", es_type="action_request_validation_exception")
-        if not req.sort and req.pit is None:
-            if len(req.search_after) != 1:
-                raise IllegalArgument("Sort must contain at least one field.")
-    if req.scroll is not None:
-        if req.from_given and req.from_ > 0:
-            raise ActionRequestValidation(
-                "Validation Failed: 1: using [from] is not allowed in a scroll context;")
-        if req.pit is not None:
-            raise ActionRequestValidation(
-                "Validation Failed: 1: using [point in time] is not allowed in a scroll "
-                "context;")
+    """Cross-field rules Elasticsearch checks before running a search.
+
+    The point-in-time index rule is checked first and alone (``RestSearchAction``); the rest are
+    collected in the order of ``SearchSourceBuilder.validate`` / ``SearchRequest.validate`` and
+    reported together, numbered, as Elasticsearch does.
+    """
     if req.pit is not None and req.indices not in ((), ("_all",)) and req.indices != ("",):
         raise ActionRequestValidation(
             "Validation Failed: 1: [indices] cannot be used with point in time. Do not specify "
             "any index with point in time.;")
+    errors: list[str] = []
+    has_after = bool(req.search_after)
+    if req.scroll is not None:
+        tth = req.track_total_hits
+        if tth is False or (tth is not True and tth != 10_000):
+            errors.append("disabling [track_total_hits] is not allowed in a scroll context")
+        if req.from_given and req.from_ > 0:
+            errors.append("using [from] is not allowed in a scroll context")
+        if req.size == 0:
+            errors.append("[size] cannot be [0] in a scroll context")
+        if has_after:
+            errors.append("[search_after] cannot be used in a scroll context")
+    if has_after and req.from_given and req.from_ > 0:
+        errors.append("[from] parameter must be set to 0 when [search_after] is used")
+    if req.pit is None and any(sf.field == "_shard_doc" for sf in req.sort):
+        errors.append("[_shard_doc] sort field cannot be used without [point in time]")
+    if req.scroll is not None:
+        if getattr(req, "request_cache", None):
+            errors.append("[request_cache] cannot be used in a scroll context")
+        if req.pit is not None:
+            errors.append("using [point in time] is not allowed in a scroll context")
+    if errors:
+        raise ActionRequestValidation(
+            "Validation Failed: " + "".join(f"{i}: {e};" for i, e in enumerate(errors, 1)))

@@ -25,7 +25,7 @@ from .matcher import Context, evaluate, expand, explain
 from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
-from .sorting import (ascending_keys, after_mask, check_sortable, column_kind,
+from .sorting import (ascending_keys, after_mask, check_sortable, coerce_after, column_kind,
                       field_type_for_sort, missing_substitute, order, tiebreak)
 
 
@@ -70,6 +70,7 @@ class ShardCore:
         self.generation = 0
         self.max_seq = -1
         self._stats_cache: dict[tuple[int, int, str], tuple[int, int]] = {}
+        self.pins: dict[str, int] = {}   # cursor key -> generation it keeps readable
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -211,6 +212,29 @@ class ShardCore:
                                   int(seg.seq[i]), seg.routing[i]))
         return out
 
+    # --- pins: snapshots held by points in time, scrolls and page tokens ----------------------
+
+    def pin(self, key: str, generation: int | None = None) -> int:
+        """Keep ``generation`` (default: the latest refresh) readable for cursor ``key``.
+
+        Segments are never dropped today; a future merge must keep every version visible at a
+        pinned generation (``pinned_generations``). Idempotent per key.
+        """
+        gen = self.generation if generation is None else int(generation)
+        self.pins[key] = gen
+        return gen
+
+    def unpin(self, keys: list[str]) -> int:
+        """Release cursors' pins; returns how many were held."""
+        return sum(1 for k in keys if self.pins.pop(k, None) is not None)
+
+    def pinned_generations(self) -> dict[int, int]:
+        """generation -> number of cursors pinning it (what a merge must preserve)."""
+        out: dict[int, int] = {}
+        for g in self.pins.values():
+            out[g] = out.get(g, 0) + 1
+        return out
+
     def doc_count(self, generation: int | None = None) -> int:
         gen = self.generation if generation is None else generation
         return int(sum(int(seg.visible(gen).sum()) for seg in self.segments))
@@ -271,6 +295,8 @@ class ShardCore:
         for sf, ft in zip(sort, fts):
             check_sortable(sf, ft, self.index)
         kinds = [column_kind(sf, ft) for sf, ft in zip(sort, fts)]
+        # checked before matching, so an empty shard refuses a bad search_after too
+        after = coerce_after(sort, kinds, fts, q.after) if q.after is not None else None
         expanded = expand(q.query, mapping)
         ctx = Context(mapping=mapping, stats=q.stats, index_name=self.index)
         seg_parts: list[tuple[Segment, np.ndarray, np.ndarray]] = []
@@ -316,8 +342,8 @@ class ShardCore:
             col, miss = self._sort_column(sf, ft, kind, seg_parts, scores_c, ties_c)
             columns.append(col)
             missing.append(miss)
-        if q.after is not None and len(ties_c):
-            keep = after_mask(sort, kinds, columns, missing, q.after)
+        if after is not None and len(ties_c):
+            keep = after_mask(sort, kinds, columns, missing, after)
             idx = np.flatnonzero(keep)
             columns = [c[idx] for c in columns]
             missing = [m[idx] if m is not None else None for m in missing]
@@ -461,6 +487,15 @@ class ShardService:
     def generation(self) -> int:
         return self.core.generation
 
+    def pin(self, key: str, generation: int | None = None) -> int:
+        return self.core.pin(key, generation)
+
+    def unpin(self, keys: list[str]) -> int:
+        return self.core.unpin(keys)
+
+    def pinned_generations(self) -> dict[int, int]:
+        return self.core.pinned_generations()
+
     def info(self) -> dict[str, Any]:
         node = None
         try:
@@ -472,7 +507,7 @@ class ShardService:
         return {"index": self.core.index, "shard": self.core.shard,
                 "generation": self.core.generation, "docs": self.core.doc_count(),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
-                "node_id": node}
+                "pins": len(self.core.pins), "node_id": node}
 
 
 def _node_id() -> str:

@@ -288,3 +288,77 @@ def field_type_for_sort(sf: SortField, mapping: Mapping) -> FieldType | None:
     if sf.field in ("_score", "_doc", "_shard_doc"):
         return None
     return mapping.get(sf.field)
+
+
+def _java_str(value: Any) -> str:
+    """A JSON scalar as Java's ``toString`` spells it (what Elasticsearch parses search_after
+    strings from)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _after_parse_error(sf: SortField, value: Any) -> IllegalArgument:
+    return IllegalArgument(f"Failed to parse search_after value for field [{sf.field}].",
+                           caused_by={"type": "number_format_exception",
+                                      "reason": f"For input string: \"{_java_str(value)}\""})
+
+
+def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldType | None],
+                 after: list[Any]) -> list[Any]:
+    """``search_after`` values in each key's value space, with Elasticsearch's checks.
+
+    Mirrors ``SearchAfterBuilder.buildFieldDoc``: a sort on nothing but ``_score`` (the default)
+    is refused, the counts must agree, numbers are truncated like Java's ``longValue``, strings
+    are parsed (dates with the sort's ``format``, else the mapping's). ``None`` stays ``None``
+    (a missing keyword echoed back); for a numeric key it is refused rather than failing later.
+    """
+    if not sort or (len(sort) == 1 and sort[0].field == "_score" and sort[0].desc):
+        raise IllegalArgument("Sort must contain at least one field.")
+    if len(after) != len(sort):
+        raise IllegalArgument(f"search_after has {len(after)} value(s) but sort has "
+                              f"{len(sort)}.")
+    out: list[Any] = []
+    for sf, kind, ft, v in zip(sort, kinds, fts, after):
+        if kind == "keyword":
+            out.append(None if v is None else _java_str(v))
+            continue
+        if v is None:
+            raise _after_parse_error(sf, v)
+        if kind in ("score", "float"):
+            if isinstance(v, bool):
+                raise _after_parse_error(sf, v)
+            try:
+                out.append(float(v))
+            except (TypeError, ValueError):
+                raise _after_parse_error(sf, v) from None
+            continue
+        # int, tiebreak: longs (dates, booleans and numbers stored as int64)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out.append(int(v))
+            continue
+        if ft is not None and ft.kind == "boolean":
+            s = _java_str(v)
+            if s in ("true", "false"):
+                out.append(int(s == "true"))
+                continue
+            raise _after_parse_error(sf, v)
+        if ft is not None and ft.kind == "date" and isinstance(v, str):
+            fmt = sf.format or ft.format
+            try:
+                from .mapping import parse_date_nanos
+                nanos = parse_date_nanos(v, fmt)
+            except ValueError:
+                fmt_name = fmt or "strict_date_optional_time||epoch_millis"
+                raise ParsingError(f"failed to parse date field [{v}] with format [{fmt_name}]",
+                                   es_type="parse_exception") from None
+            out.append(nanos if ft.type == "date_nanos" else nanos // 1_000_000)
+            continue
+        try:
+            f = float(_java_str(v))
+            if f != f or f in (float("inf"), float("-inf")):
+                raise ValueError("not finite")
+            out.append(int(np.floor(f)))
+        except (TypeError, ValueError):
+            raise _after_parse_error(sf, v) from None
+    return out

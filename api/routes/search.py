@@ -25,9 +25,17 @@ def _indices(index: str | None) -> tuple[str, ...]:
     return tuple(p for p in (index or "_all").split(",") if p) or ("_all",)
 
 
+PAGE_TOKEN_HEADER = "X-Shardsearch-Page-Token"
+
+
 def search_response(resp: dict[str, Any], params: dict[str, str]) -> JSONResponse:
+    """The search body without internal keys; the page token goes in a header (our extension,
+    see README "Consistent pages")."""
     resp.pop("_snapshot", None)
-    return JSONResponse(resp, pretty="pretty" in params)
+    resp.pop("_after", None)
+    token = resp.pop("_page_token", None)
+    headers = {PAGE_TOKEN_HEADER: token} if token else None
+    return JSONResponse(resp, pretty="pretty" in params, headers=headers)
 
 
 async def _search(request: Request, coord: Coord, index: str | None) -> JSONResponse:

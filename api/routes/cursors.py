@@ -1,0 +1,185 @@
+"""Point in time (Elasticsearch's and OpenSearch's APIs) and scroll.
+
+Registered before the ``/{index}`` routes so that ``/_pit`` and ``/_search/...`` are never taken
+for index names. Searching *with* a PIT or opening a scroll goes through ``_search`` as usual
+(``search.py``); these routes open, continue and close cursors (``cluster/cursor_ops.py``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+
+from ...cluster.errors import ActionRequestValidation, IllegalArgument
+from ...cluster.request import check_params
+from ..body import json_body
+from ..deps import Coord
+from ..json import JSONResponse
+from ..params import COMMON, bool_param, query_params
+from .search import search_response
+
+router = APIRouter()
+
+_PIT_PARAMS = COMMON | {"keep_alive", "ignore_unavailable", "allow_no_indices",
+                        "expand_wildcards", "preference", "routing",
+                        "allow_partial_search_results", "max_concurrent_shard_requests",
+                        "allow_partial_pit_creation"}
+_SCROLL_PARAMS = COMMON | {"scroll", "scroll_id", "rest_total_hits_as_int"}
+_CLEAR_PARAMS = COMMON | {"scroll_id"}
+
+
+def _object_body(body: Any) -> dict[str, Any]:
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise IllegalArgument("request body must be a JSON object")
+    return body
+
+
+def _id_list(value: Any, name: str) -> list[str]:
+    """A string (comma-separated) or an array of strings."""
+    if isinstance(value, str):
+        return [v for v in (p.strip() for p in value.split(",")) if v]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise IllegalArgument(f"[{name}] must be a string or an array of strings")
+
+
+# --- Elasticsearch: point in time -----------------------------------------------------------
+
+async def _open_pit(request: Request, coord: Coord, index: str | None,
+                    flavor: str) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _PIT_PARAMS, request.url.path)
+    _object_body(await json_body(request))          # index_filter is an optimisation: accepted
+    if index is None:
+        msgs = ["[index] is not specified"]
+        if "keep_alive" not in params:
+            msgs.append("[keep_alive] is not specified")
+        raise ActionRequestValidation("Validation Failed: " +
+                                      "".join(f"{i}: {m};" for i, m in enumerate(msgs, 1)))
+    resp = await coord.call("open_pit", index, params.get("keep_alive"),
+                            ignore_unavailable=bool_param(params, "ignore_unavailable"),
+                            allow_no_indices=bool_param(params, "allow_no_indices", True),
+                            flavor=flavor)
+    return JSONResponse(resp, pretty="pretty" in params)
+
+
+@router.post("/_pit")
+async def open_pit_without_index(request: Request, coord: Coord) -> JSONResponse:
+    return await _open_pit(request, coord, None, "elasticsearch")
+
+
+@router.post("/{index}/_pit")
+async def open_pit(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _open_pit(request, coord, index, "elasticsearch")
+
+
+@router.delete("/_pit")
+async def close_pit(request: Request, coord: Coord) -> JSONResponse:
+    """``{"id": ...}`` -> ``{"succeeded": true, "num_freed": shards}`` (200 even when the PIT
+    was already gone, as Elasticsearch answers)."""
+    params = query_params(request)
+    check_params(params, COMMON, request.url.path)
+    body = _object_body(await json_body(request))
+    pit_id = body.get("id")
+    if not isinstance(pit_id, str) or not pit_id:
+        raise ActionRequestValidation("Validation Failed: 1: id is empty;")
+    results = await coord.call("close_pits", [pit_id])
+    return JSONResponse({"succeeded": True, "num_freed": sum(n for _, _, n in results)},
+                        pretty="pretty" in params)
+
+
+# --- OpenSearch: point in time ----------------------------------------------------------------
+
+@router.post("/{index}/_search/point_in_time")
+async def create_pit(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _open_pit(request, coord, index, "opensearch")
+
+
+@router.get("/_search/point_in_time/_all")
+async def get_all_pits(request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON, request.url.path)
+    return JSONResponse({"pits": await coord.call("list_pits")}, pretty="pretty" in params)
+
+
+def _pits_out(results: list[tuple[str, bool, int]]) -> dict[str, Any]:
+    return {"pits": [{"successful": found, "pit_id": pit_id} for pit_id, found, _ in results]}
+
+
+@router.delete("/_search/point_in_time/_all")
+async def delete_all_pits(request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON, request.url.path)
+    return JSONResponse(_pits_out(await coord.call("close_pits", None)),
+                        pretty="pretty" in params)
+
+
+@router.delete("/_search/point_in_time")
+async def delete_pits(request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON, request.url.path)
+    body = _object_body(await json_body(request))
+    if "pit_id" not in body:
+        raise ActionRequestValidation("Validation Failed: 1: no pit ids specified;")
+    ids = _id_list(body["pit_id"], "pit_id")
+    if not ids:
+        raise ActionRequestValidation("Validation Failed: 1: no pit ids specified;")
+    return JSONResponse(_pits_out(await coord.call("close_pits", ids)),
+                        pretty="pretty" in params)
+
+
+# --- scroll -----------------------------------------------------------------------------------------
+
+async def _scroll(request: Request, coord: Coord, path_id: str | None) -> JSONResponse:
+    """The body's ``scroll_id``/``scroll`` win over the URL's, as in Elasticsearch."""
+    params = query_params(request)
+    check_params(params, _SCROLL_PARAMS, request.url.path)
+    body = _object_body(await json_body(request))
+    for key, value in body.items():
+        if key not in ("scroll_id", "scroll") or not isinstance(value, str):
+            raise IllegalArgument(f"Unknown parameter [{key}] in request body or parameter is of "
+                                  "the wrong type[" + ("VALUE_STRING" if isinstance(value, str)
+                                                       else "START_OBJECT" if isinstance(value, dict)
+                                                       else "START_ARRAY" if isinstance(value, list)
+                                                       else "VALUE_NUMBER") + "] ")
+    scroll_id = body.get("scroll_id", params.get("scroll_id", path_id))
+    keep_alive = body.get("scroll", params.get("scroll"))
+    resp = await coord.call("scroll", scroll_id or "", keep_alive,
+                            bool_param(params, "rest_total_hits_as_int"))
+    return search_response(resp, params)
+
+
+@router.get("/_search/scroll")
+@router.post("/_search/scroll")
+async def scroll(request: Request, coord: Coord) -> JSONResponse:
+    return await _scroll(request, coord, None)
+
+
+@router.get("/_search/scroll/{scroll_id}")
+@router.post("/_search/scroll/{scroll_id}")
+async def scroll_with_id(scroll_id: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _scroll(request, coord, scroll_id)
+
+
+async def _clear_scroll(request: Request, coord: Coord, path_ids: str | None) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _CLEAR_PARAMS, request.url.path)
+    body = _object_body(await json_body(request))
+    ids = _id_list(params.get("scroll_id", path_ids or ""), "scroll_id")
+    if "scroll_id" in body:
+        ids = _id_list(body["scroll_id"], "scroll_id")
+    resp = await coord.call("clear_scroll", ids)
+    return JSONResponse(resp, status_code=200 if resp["num_freed"] else 404,
+                        pretty="pretty" in params)
+
+
+@router.delete("/_search/scroll")
+async def clear_scroll(request: Request, coord: Coord) -> JSONResponse:
+    return await _clear_scroll(request, coord, None)
+
+
+@router.delete("/_search/scroll/{scroll_id}")
+async def clear_scroll_with_id(scroll_id: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _clear_scroll(request, coord, scroll_id)
