@@ -482,6 +482,8 @@ class Coordinator:
         hits_obj: dict[str, Any] = {}
         if total is not None:
             hits_obj["total"] = total["value"] if req.rest_total_hits_as_int else total
+        elif req.rest_total_hits_as_int:
+            hits_obj["total"] = -1  # untracked total in the legacy int form (ES SearchHits)
         hits_obj["max_score"] = reduced.max_score if track_max and reduced.max_score is not None \
             else None
         hits_obj["hits"] = hits
