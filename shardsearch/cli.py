@@ -44,6 +44,11 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from shardsearch.bench import main as bench_main
+    return bench_main(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="shardsearch",
                                 description="A sharded, Elasticsearch-compatible search service "
@@ -66,6 +71,13 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="HTTP server log level (default warning)")
     s.set_defaults(func=_serve)
+    b = sub.add_parser("bench", help="benchmark against Tantivy and SQLite over loopback HTTP",
+                       description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
+                                   "corpus and measure latency, throughput, indexing rate and "
+                                   "memory. Bounded; writes JSON, a table and PNG plots.")
+    from shardsearch.bench import add_arguments
+    add_arguments(b)
+    b.set_defaults(func=_bench)
     return p
 
 

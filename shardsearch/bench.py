@@ -1,0 +1,780 @@
+"""``shardsearch bench``: shardsearch against peers, over loopback HTTP, in one run.
+
+What it does, per engine (shardsearch at each shard count, then Tantivy and SQLite FTS5 behind a
+minimal FastAPI endpoint, see ``bench_peers.py``):
+
+1. starts the engine's HTTP server as a child process on 127.0.0.1 (shardsearch: ``shardsearch
+   serve`` with its own private Ray), and measures the memory of its process tree while empty;
+2. bulk-loads the corpus (``_bulk`` NDJSON, then ``_refresh``) and reports documents per second;
+3. runs a bounded load (fixed request count *and* a time cap, at 1 and 8 connections) for three
+   queries (``match_all``, a keyword sort, a ranked ``match``) at three depths (page 1,
+   ``from`` = 9,990, and depth 100,000 — by ``from`` with a raised ``index.max_result_window``
+   and by ``search_after``), and reports p50/p99 latency and requests per second;
+4. measures the memory again (loaded and peak) and stops the server.
+
+Everything is loopback only, bounded in count and time, and stops by itself. Results: a JSON
+file, PNG plots and a Markdown table under ``--out`` (default ``bench_results/``).
+"""
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import os
+import platform
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "gcide.ndjson.gz"
+SIZE = 10
+DEEP = 100_000
+MID = 9_990
+
+# --- corpus -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Corpus:
+    """Documents as raw NDJSON lines, their ids, and what the benchmark queries on them."""
+
+    name: str
+    lines: list[bytes]
+    ids: list[str]
+    raw_bytes: int                     # size of the NDJSON lines (uncompressed, with newlines)
+    mapping: dict[str, Any]            # explicit mapping used for shardsearch
+    text_field: str
+    sort_field: str
+    term: str
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+
+def read_ndjson(path: Path, limit: int | None = None) -> list[bytes]:
+    """The first ``limit`` non-empty lines of an NDJSON file (gzipped when it ends in .gz)."""
+    opener: Any = gzip.open if str(path).endswith(".gz") else open
+    out: list[bytes] = []
+    if limit is not None and limit <= 0:
+        return out
+    with opener(path, "rb") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            out.append(line)
+            if limit is not None and len(out) >= limit:
+                break
+    return out
+
+
+_SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qua", "fe", "di",
+              "gro", "bel", "lin", "mar", "ost", "pre", "ung"]
+
+
+def synthetic_lines(n: int, seed: int = 7) -> list[bytes]:
+    """A deterministic dictionary-like corpus (GCIDE's shape) for when no real one is present.
+
+    About 90% of documents contain the term ``webster``, so ranked results page deep.
+    """
+    rng = random.Random(seed)
+    vocab = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4)))
+                    for _ in range(6000)})
+    weights = [1.0 / (r + 1) for r in range(len(vocab))]
+    pos = ["n.", "v. t.", "v. i.", "adj.", "adv."]
+    out = []
+    for i in range(n):
+        head = rng.choice(vocab)
+        words = rng.choices(vocab, weights=weights, k=rng.randint(8, 90))
+        if rng.random() < 0.9:
+            words.insert(rng.randrange(len(words) + 1), "webster")
+        text = head + " " + " ".join(words)
+        doc = {"id": f"syn-{i}", "headword": head, "pos": [rng.choice(pos)],
+               "senses": rng.randint(1, 6), "words": len(words) + 1, "text": text}
+        out.append(orjson.dumps(doc))
+    return out
+
+
+def infer_mapping(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """An explicit mapping for top-level fields: long strings are text, short ones keywords."""
+    lengths: dict[str, list[int]] = {}
+    kinds: dict[str, str] = {}
+    for d in docs:
+        for k, v in d.items():
+            if k == "id" or v is None:
+                continue
+            vals = v if isinstance(v, list) else [v]
+            for x in vals:
+                if isinstance(x, bool):
+                    kinds.setdefault(k, "boolean")
+                elif isinstance(x, int):
+                    kinds.setdefault(k, "long")
+                elif isinstance(x, float):
+                    kinds[k] = "double"
+                elif isinstance(x, str):
+                    kinds[k] = "string"
+                    lengths.setdefault(k, []).append(len(x))
+    props: dict[str, Any] = {"id": {"type": "keyword"}}
+    for k, kind in kinds.items():
+        if kind == "string":
+            ls = lengths.get(k, [0])
+            props[k] = {"type": "text" if sum(ls) / len(ls) > 40 else "keyword"}
+        else:
+            props[k] = {"type": kind}
+    return {"properties": props}
+
+
+def _frequent_term(docs: list[dict[str, Any]], field: str) -> str:
+    from .cluster.analysis import standard_tokens
+    df: Counter[str] = Counter()
+    for d in docs:
+        df.update(set(standard_tokens(str(d.get(field, "")))))
+    n = max(1, len(docs))
+    for term, c in df.most_common():
+        if c / n <= 0.95:
+            return term
+    return next(iter(df), "a")
+
+
+def load_corpus(path: Path | None, limit: int | None, synthetic_docs: int = 20_000,
+                term: str | None = None, sort_field: str | None = None,
+                text_field: str | None = None) -> Corpus:
+    """The corpus to benchmark: ``path`` when given (else GCIDE beside the repository when
+    present, else a synthetic one), its first ``limit`` documents."""
+    if path is None and DEFAULT_CORPUS.exists():
+        path = DEFAULT_CORPUS
+    if path is not None:
+        lines = read_ndjson(path, limit)
+        name = Path(path).name.split(".")[0]
+    else:
+        lines = synthetic_lines(limit or synthetic_docs)
+        name = "synthetic"
+    docs = [orjson.loads(ln) for ln in lines]
+    ids = [str(d.get("id", i)) for i, d in enumerate(docs)]
+    sample = docs[:2000]
+    mapping = infer_mapping(sample)
+    props = mapping["properties"]
+    texts = [k for k, v in props.items() if v["type"] == "text"]
+    keywords = [k for k, v in props.items() if v["type"] == "keyword" and k != "id"]
+    if text_field is None:
+        text_field = "text" if "text" in texts else (texts[0] if texts else None)
+    if text_field is None:
+        raise SystemExit("bench: the corpus has no text field to run a ranked query on")
+    if sort_field is None:
+        sort_field = "headword" if "headword" in keywords else (keywords[0] if keywords
+                                                                else "id")
+    props[sort_field] = {"type": "keyword"}
+    props[text_field] = {"type": "text"}
+    if term is None:
+        if any("webster" in str(d.get(text_field, "")).lower() for d in sample[:500]):
+            term = "webster"
+        else:
+            term = _frequent_term(sample, text_field)
+    raw = sum(len(ln) + 1 for ln in lines)
+    return Corpus(name, lines, ids, raw, mapping, text_field, sort_field, term)
+
+
+def bulk_bodies(corpus: Corpus, batch: int) -> list[bytes]:
+    """``_bulk`` NDJSON bodies of ``batch`` documents each."""
+    out = []
+    for k in range(0, len(corpus), batch):
+        parts = []
+        for doc_id, line in zip(corpus.ids[k:k + batch], corpus.lines[k:k + batch]):
+            parts.append(orjson.dumps({"index": {"_id": doc_id}}))
+            parts.append(line)
+        out.append(b"\n".join(parts) + b"\n")
+    return out
+
+
+# --- load generator -----------------------------------------------------------------------------
+
+
+@dataclass
+class LoadStats:
+    """What one bounded load run measured."""
+
+    requests: int          # completed requests (status 200)
+    errors: int            # requests that failed or answered another status
+    wall_s: float
+    p50_ms: float | None
+    p99_ms: float | None
+    mean_ms: float | None
+    rps: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """The ``q``-quantile (0..1) of already sorted values, by linear interpolation."""
+    if not sorted_values:
+        return None
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(latencies_s: list[float], errors: int, wall_s: float) -> LoadStats:
+    """p50/p99/mean in milliseconds and completed requests per second."""
+    xs = sorted(latencies_s)
+    ms = [x * 1000.0 for x in xs]
+    mean = sum(ms) / len(ms) if ms else None
+    return LoadStats(len(xs), errors, wall_s, _r(percentile(ms, 0.5)),
+                     _r(percentile(ms, 0.99)), _r(mean), round(len(xs) / wall_s, 2)
+                     if wall_s > 0 else 0.0)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+async def run_load(client: Any, url: str, body: bytes, requests: int, connections: int,
+                   time_cap_s: float, warmup: int = 2) -> LoadStats:
+    """POST ``body`` to ``url`` ``requests`` times over ``connections`` concurrent workers,
+    stopping early at ``time_cap_s``. Each worker sends its next request when the previous
+    one is answered (closed loop)."""
+    headers = {"content-type": "application/json"}
+    for _ in range(warmup):
+        await client.post(url, content=body, headers=headers)
+    latencies: list[float] = []
+    errors = 0
+    issued = 0
+    t_start = time.perf_counter()
+    deadline = t_start + time_cap_s
+
+    async def worker() -> None:
+        nonlocal issued, errors
+        while issued < requests and time.perf_counter() < deadline:
+            issued += 1
+            t0 = time.perf_counter()
+            try:
+                r = await client.post(url, content=body, headers=headers)
+                ok = r.status_code == 200
+            except Exception:  # noqa: BLE001 - counted, the run goes on
+                ok = False
+            if ok:
+                latencies.append(time.perf_counter() - t0)
+            else:
+                errors += 1
+
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    return summarize(latencies, errors, time.perf_counter() - t_start)
+
+
+# --- servers ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_ADDRESS", "SHARDSEARCH_RAY_ADDRESS")}
+    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    env.setdefault("RAY_AUTH_MODE", "disabled")
+    return env
+
+
+class Server:
+    """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
+
+    def __init__(self, engine: str, log_dir: Path) -> None:
+        self.engine = engine
+        self.port = free_port()
+        if engine == "shardsearch":
+            cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
+                   "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512"]
+        else:
+            cmd = [sys.executable, "-m", "shardsearch.bench_peers", "--engine", engine,
+                   "--port", str(self.port)]
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log = open(log_dir / f"{engine}-{self.port}.log", "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=_child_env(), start_new_session=True)
+        self.peak_rss = 0
+        self._stop_sampling = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def wait_ready(self, timeout_s: float = 120.0) -> None:
+        import httpx
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.engine} server exited with {self.proc.returncode}; "
+                                   f"see {self.log.name}")
+            try:
+                if httpx.get(self.url + "/", timeout=2).status_code == 200:
+                    self._sampler.start()
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.engine} server did not start in {timeout_s:.0f} s")
+
+    def processes(self) -> list[Any]:
+        import psutil
+        try:
+            root = psutil.Process(self.proc.pid)
+            return [root] + root.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def memory(self) -> dict[str, int]:
+        """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
+        processes and workers)."""
+        rss = pss = 0
+        for p in self.processes():
+            try:
+                info = p.memory_full_info()
+                rss += info.rss
+                pss += getattr(info, "pss", info.rss)
+            except Exception:  # noqa: BLE001 - a process that just exited
+                continue
+        return {"rss": rss, "pss": pss}
+
+    def _sample(self) -> None:
+        while not self._stop_sampling.wait(0.5):
+            total = 0
+            for p in self.processes():
+                try:
+                    total += p.memory_info().rss
+                except Exception:  # noqa: BLE001
+                    continue
+            self.peak_rss = max(self.peak_rss, total)
+
+    def stop(self) -> None:
+        """SIGTERM (graceful: shardsearch stops its Ray), then SIGKILL of our own child
+        process group if it does not exit in time."""
+        self._stop_sampling.set()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+
+
+# --- the benchmark ------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """How much to run."""
+
+    shard_counts: list[int]
+    engines: list[str]                 # peers to run beside shardsearch
+    connections: list[int]
+    requests: dict[int, int]           # connections -> request count
+    time_cap_s: float
+    bulk_batch: int
+    bulk_connections: int
+    depths: list[int]
+    queries: list[str] = field(default_factory=lambda: ["match_all", "sort", "match"])
+
+
+def full_plan() -> Plan:
+    return Plan(shard_counts=[1, 2, 4, 8], engines=["tantivy", "sqlite"], connections=[1, 8],
+                requests={1: 60, 8: 240}, time_cap_s=12.0, bulk_batch=5000,
+                bulk_connections=2, depths=[0, MID, DEEP])
+
+
+def quick_plan() -> Plan:
+    return Plan(shard_counts=[2], engines=["tantivy", "sqlite"], connections=[1, 8],
+                requests={1: 12, 8: 32}, time_cap_s=3.0, bulk_batch=1000,
+                bulk_connections=2, depths=[0, 990, 2000])
+
+
+def query_body(corpus: Corpus, query: str, frm: int = 0, size: int = SIZE,
+               search_after: list[Any] | None = None, tiebreak: bool = False) -> dict[str, Any]:
+    """The search body of one scenario. With ``tiebreak`` the sort ends with ``_doc`` (the
+    unique tie-break search_after needs)."""
+    body: dict[str, Any] = {"size": size}
+    if frm:
+        body["from"] = frm
+    if query == "match":
+        body["query"] = {"match": {corpus.text_field: corpus.term}}
+        if tiebreak:
+            body["sort"] = [{"_score": "desc"}, {"_doc": "asc"}]
+    elif query == "sort":
+        body["sort"] = [{corpus.sort_field: "asc"}] + ([{"_doc": "asc"}] if tiebreak else [])
+    else:
+        if tiebreak:
+            body["sort"] = [{"_doc": "asc"}]
+    if search_after is not None:
+        body["search_after"] = search_after
+    return body
+
+
+def machine_info() -> dict[str, Any]:
+    import psutil
+    model = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+            "cpu": model, "python": platform.python_version(), "platform": platform.platform(),
+            "load_avg_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Plan
+                     ) -> dict[str, Any]:
+    bodies = bulk_bodies(corpus, plan.bulk_batch)
+    queue = list(enumerate(bodies))
+    errors = 0
+    headers = {"content-type": "application/x-ndjson"}
+
+    async def worker() -> None:
+        nonlocal errors
+        while queue:
+            _, body = queue.pop(0)
+            r = await client.post(f"{url}/{index}/_bulk", content=body, headers=headers,
+                                  timeout=600)
+            if r.status_code != 200 or r.json().get("errors"):
+                errors += 1
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(plan.bulk_connections)))
+    t_bulk = time.perf_counter() - t0
+    r = await client.post(f"{url}/{index}/_refresh", timeout=600)
+    r.raise_for_status()
+    wall = time.perf_counter() - t0
+    return {"docs": len(corpus), "bulk_s": round(t_bulk, 3), "refresh_s": round(wall - t_bulk, 3),
+            "wall_s": round(wall, 3), "docs_per_s": round(len(corpus) / wall, 1),
+            "failed_batches": errors, "batch": plan.bulk_batch,
+            "connections": plan.bulk_connections}
+
+
+async def _search_json(client: Any, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    r = await client.post(url, content=orjson.dumps(body),
+                          headers={"content-type": "application/json"}, timeout=600)
+    if r.status_code != 200:
+        raise RuntimeError(f"search failed ({r.status_code}): {r.text[:300]}")
+    return r.json()
+
+
+async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out: Path
+                       ) -> dict[str, Any]:
+    """Start one engine, load the corpus, run every scenario, stop it."""
+    import httpx
+    server = Server(engine, out / "logs")
+    result: dict[str, Any] = {"engine": engine, "shards": shards, "runs": []}
+    try:
+        server.wait_ready()
+        await asyncio.sleep(1.0)
+        mem_empty = server.memory()
+        index = "bench"
+        limits = httpx.Limits(max_connections=max(plan.connections) + 2,
+                              max_keepalive_connections=max(plan.connections) + 2)
+        async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+            settings = {"number_of_shards": shards, "number_of_replicas": 0,
+                        "max_result_window": max(plan.depths) + 10 * SIZE}
+            body = {"settings": settings, "mappings": corpus.mapping,
+                    "_bench": {"text_field": corpus.text_field, "sort_field": corpus.sort_field}}
+            if engine == "shardsearch":
+                body.pop("_bench")
+            r = await client.put(f"{server.url}/{index}", content=orjson.dumps(body),
+                                 headers={"content-type": "application/json"})
+            r.raise_for_status()
+            _log(f"{engine} shards={shards}: bulk loading {len(corpus)} docs")
+            result["bulk"] = await _bulk_load(client, server.url, index, corpus, plan)
+            _log(f"{engine} shards={shards}: {result['bulk']['docs_per_s']:.0f} docs/s")
+            await asyncio.sleep(1.0)
+            mem_loaded = server.memory()
+            url = f"{server.url}/{index}/_search"
+            for query in plan.queries:
+                first = await _search_json(client, url, dict(query_body(corpus, query),
+                                                             track_total_hits=True))
+                total = first["hits"]["total"]["value"]
+                for depth in plan.depths:
+                    d = min(depth, max(0, total - SIZE))
+                    methods = ["from"] if d == 0 else ["from", "search_after"]
+                    for method in methods:
+                        if method == "search_after":
+                            if engine != "shardsearch":
+                                continue
+                            prev = await _search_json(client, url, query_body(
+                                corpus, query, frm=d - 1, size=1, tiebreak=True))
+                            after = prev["hits"]["hits"][0]["sort"]
+                            body_b = orjson.dumps(query_body(corpus, query, search_after=after,
+                                                             tiebreak=True))
+                        else:
+                            body_b = orjson.dumps(query_body(corpus, query, frm=d))
+                        for conns in plan.connections:
+                            st = await run_load(client, url, body_b, plan.requests[conns],
+                                                conns, plan.time_cap_s)
+                            row = {"engine": engine, "shards": shards, "query": query,
+                                   "depth": d, "method": method, "connections": conns,
+                                   "total_hits": total, **st.as_dict()}
+                            result["runs"].append(row)
+                            _log(f"{engine} s={shards} {query:9} depth={d:<6} {method:12} "
+                                 f"c={conns}: p50 {st.p50_ms} ms p99 {st.p99_ms} ms "
+                                 f"{st.rps} req/s err={st.errors}")
+            mem_after = server.memory()
+        result["memory"] = {"empty": mem_empty, "loaded": mem_loaded, "after_load": mem_after,
+                            "peak_rss": server.peak_rss,
+                            "loaded_above_empty_pss": mem_loaded["pss"] - mem_empty["pss"],
+                            "loaded_above_empty_rss": mem_loaded["rss"] - mem_empty["rss"],
+                            "raw_ndjson_bytes": corpus.raw_bytes}
+    finally:
+        server.stop()
+    return result
+
+
+def _cell(runs: list[dict[str, Any]], **want: Any) -> dict[str, Any] | None:
+    for r in runs:
+        if all(r.get(k) == v for k, v in want.items()):
+            return r
+    return None
+
+
+def targets(report: dict[str, Any]) -> dict[str, Any]:
+    """The issue's four targets, from the 2-shard run (or the closest shard count)."""
+    ours = report["shardsearch"]
+    if not ours:
+        return {}
+    key = "2" if "2" in ours else sorted(ours, key=lambda k: abs(int(k) - 2))[0]
+    res = ours[key]
+    runs = res["runs"]
+    deep = max(r["depth"] for r in runs if r["query"] == "match")
+    p1 = _cell(runs, query="match", depth=0, method="from", connections=1)
+    d_from = _cell(runs, query="match", depth=deep, method="from", connections=1)
+    d_after = _cell(runs, query="match", depth=deep, method="search_after", connections=1)
+    p1_8 = _cell(runs, query="match", depth=0, method="from", connections=8)
+    out: dict[str, Any] = {"shards": int(key), "deep_depth": deep}
+
+    def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, k: str) -> float | None:
+        if a is None or b is None or not a.get(k) or not b.get(k):
+            return None
+        return round(a[k] / b[k], 3)
+    out["deep_over_page1_from"] = {"value": ratio(d_from, p1, "p50_ms"), "target": "<= 1.5"}
+    out["deep_over_page1_search_after"] = {"value": ratio(d_after, p1, "p50_ms"),
+                                           "target": "<= 1.5"}
+    peer = report.get("tantivy")
+    if peer:
+        t8 = _cell(peer["runs"], query="match", depth=0, method="from", connections=8)
+        out["page1_rps_vs_tantivy"] = {"value": ratio(p1_8, t8, "rps"), "target": ">= 0.5"}
+        tp1 = _cell(peer["runs"], query="match", depth=0, method="from", connections=1)
+        tdeep = _cell(peer["runs"], query="match", depth=deep, method="from", connections=1)
+        out["tantivy_deep_over_page1"] = {"value": ratio(tdeep, tp1, "p50_ms")}
+    out["bulk_docs_per_s"] = {"value": res["bulk"]["docs_per_s"], "target": ">= 30000"}
+    mem = res["memory"]
+    out["memory_above_empty_over_raw"] = {
+        "value": round(mem["loaded_above_empty_pss"] / max(1, mem["raw_ndjson_bytes"]), 3),
+        "target": "<= 3"}
+    return out
+
+
+def markdown_table(report: dict[str, Any]) -> str:
+    """The README table: p50 ms (1 connection) / req/s (8 connections) per scenario."""
+    m = report["machine"]
+    lines = [f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gib']} GiB RAM, Python "
+             f"{m['python']}; load average at start {m['load_avg_start']}. Corpus: "
+             f"{report['corpus']['name']} ({report['corpus']['docs']:,} docs, "
+             f"{report['corpus']['raw_bytes'] / 1e6:.0f} MB NDJSON); query "
+             f"`match {report['corpus']['text_field']}:{report['corpus']['term']}`, sort "
+             f"`{report['corpus']['sort_field']}`.", "",
+             "| engine | shards | query | depth | method | p50 ms (1 conn) | p99 ms (1 conn) | "
+             "req/s (8 conn) | p50 ms (8 conn) |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    blocks: list[tuple[str, str, dict[str, Any]]] = []
+    for s, res in sorted(report["shardsearch"].items(), key=lambda kv: int(kv[0])):
+        blocks.append(("shardsearch", s, res))
+    for peer in report.get("peers", []):
+        if report.get(peer):
+            blocks.append((peer, "1", report[peer]))
+    for engine, shards, res in blocks:
+        runs = res["runs"]
+        seen = []
+        for r in runs:
+            k = (r["query"], r["depth"], r["method"])
+            if k not in seen:
+                seen.append(k)
+        for q, d, meth in seen:
+            c1 = _cell(runs, query=q, depth=d, method=meth, connections=1) or {}
+            c8 = _cell(runs, query=q, depth=d, method=meth, connections=8) or {}
+            lines.append(f"| {engine} | {shards} | {q} | {d:,} | {meth} | {c1.get('p50_ms')} | "
+                         f"{c1.get('p99_ms')} | {c8.get('rps')} | {c8.get('p50_ms')} |")
+    lines += ["", "| engine | shards | bulk docs/s | memory above empty (PSS) | peak RSS |",
+              "|---|---|---|---|---|"]
+    for engine, shards, res in blocks:
+        mem = res.get("memory", {})
+        lines.append(f"| {engine} | {shards} | {res['bulk']['docs_per_s']:,.0f} | "
+                     f"{mem.get('loaded_above_empty_pss', 0) / 2**20:,.0f} MiB | "
+                     f"{mem.get('peak_rss', 0) / 2**20:,.0f} MiB |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(report: dict[str, Any], out: Path) -> list[Path]:
+    """``latency_vs_depth.png`` (p50 at 1 connection, per engine, per query) and
+    ``throughput_vs_shards.png`` (page-1 req/s at 8 connections)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    paths = []
+    ours = report["shardsearch"]
+    key = "2" if "2" in ours else (sorted(ours, key=int)[0] if ours else None)
+    queries = ["match", "sort", "match_all"]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
+    for ax, q in zip(axes, queries):
+        series: list[tuple[str, list[dict[str, Any]], str, str]] = []
+        if key is not None:
+            series.append((f"shardsearch ({key} shards), from", ours[key]["runs"], "from", "o-"))
+            series.append((f"shardsearch ({key} shards), search_after", ours[key]["runs"],
+                           "search_after", "s--"))
+        for peer, style in (("tantivy", "^-"), ("sqlite", "v-")):
+            if report.get(peer):
+                series.append((f"{peer} (FastAPI), from", report[peer]["runs"], "from", style))
+        for label, runs, method, style in series:
+            pts = sorted((r["depth"], r["p50_ms"]) for r in runs
+                         if r["query"] == q and r["connections"] == 1 and r["p50_ms"] is not None
+                         and (r["method"] == method or (r["depth"] == 0 and method != "from")))
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
+        ax.set_xscale("symlog", linthresh=1000)
+        ax.set_yscale("log")
+        ax.set_xlabel("depth (from)")
+        ax.set_ylabel("p50 latency, ms (1 connection)")
+        ax.set_title({"match": f"ranked match ({report['corpus']['term']})",
+                      "sort": f"sort by {report['corpus']['sort_field']}",
+                      "match_all": "match_all"}[q])
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"Latency vs depth — {report['corpus']['name']}, "
+                 f"{report['corpus']['docs']:,} docs, {report['machine']['nproc']} CPUs")
+    fig.tight_layout()
+    p = out / "latency_vs_depth.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    paths.append(p)
+
+    fig, ax = plt.subplots(figsize=(7, 4.6))
+    for q, style in zip(queries, ("o-", "s-", "^-")):
+        pts = []
+        for s, res in sorted(ours.items(), key=lambda kv: int(kv[0])):
+            c = _cell(res["runs"], query=q, depth=0, method="from", connections=8)
+            if c:
+                pts.append((int(s), c["rps"]))
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"shardsearch {q}")
+    for peer, color in (("tantivy", "tab:red"), ("sqlite", "tab:gray")):
+        if report.get(peer):
+            c = _cell(report[peer]["runs"], query="match", depth=0, method="from",
+                      connections=8)
+            if c:
+                ax.axhline(c["rps"], color=color, ls="--", label=f"{peer} match (1 process)")
+    ax.set_xlabel("shards")
+    ax.set_ylabel("page-1 requests/s (8 connections)")
+    ax.set_title("Throughput vs shards")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    p = out / "throughput_vs_shards.png"
+    fig.savefig(p, dpi=110)
+    plt.close(fig)
+    paths.append(p)
+    return paths
+
+
+async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "machine": machine_info(), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "corpus": {"name": corpus.name, "docs": len(corpus), "raw_bytes": corpus.raw_bytes,
+                   "text_field": corpus.text_field, "sort_field": corpus.sort_field,
+                   "term": corpus.term},
+        "plan": asdict(plan), "shardsearch": {}, "peers": list(plan.engines)}
+    for shards in plan.shard_counts:
+        report["shardsearch"][str(shards)] = await bench_engine("shardsearch", shards, corpus,
+                                                                plan, out)
+    for peer in plan.engines:
+        try:
+            report[peer] = await bench_engine(peer, 1, corpus, plan, out)
+        except Exception as e:  # noqa: BLE001 - a missing peer library skips that peer
+            _log(f"{peer}: skipped ({type(e).__name__}: {e})")
+            report[peer] = None
+    report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["targets"] = targets(report)
+    return report
+
+
+def main(args: Any) -> int:
+    """Entry point of ``shardsearch bench`` (arguments from ``cli.py``)."""
+    plan = quick_plan() if args.quick else full_plan()
+    if args.shards:
+        plan.shard_counts = [int(s) for s in re.split(r"[, ]+", args.shards) if s]
+    if args.peers is not None:
+        plan.engines = [p for p in re.split(r"[, ]+", args.peers) if p and p != "none"]
+    if args.requests:
+        plan.requests = {c: args.requests * c for c in plan.connections}
+    limit = args.limit if args.limit else (3000 if args.quick else None)
+    corpus_path = Path(args.corpus) if args.corpus else None
+    if corpus_path is not None and not corpus_path.exists():
+        raise SystemExit(f"bench: no such corpus file: {corpus_path}")
+    if args.quick and limit:
+        deep = max(10, min(limit - 2 * SIZE, 2000))
+        plan.depths = [0, min(990, deep // 2), deep]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
+                         text_field=args.text_field)
+    _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
+         f"shards {plan.shard_counts}; peers {plan.engines}")
+    report = asyncio.run(run_bench(corpus, plan, out))
+    (out / "results.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    (out / "table.md").write_text(markdown_table(report))
+    if not args.no_plots:
+        plot(report, out)
+    _log(f"wrote {out / 'results.json'}, {out / 'table.md'} and plots")
+    print(json.dumps(report["targets"], indent=2))
+    return 0
+
+
+def add_arguments(p: Any) -> None:
+    """The ``bench`` subcommand's options."""
+    p.add_argument("--corpus", default=None,
+                   help="NDJSON file (optionally .gz), one document a line; default: "
+                        "../shared/corpora/gcide.ndjson.gz when present, else a synthetic one")
+    p.add_argument("--limit", type=int, default=None, help="use the first N documents")
+    p.add_argument("--quick", action="store_true",
+                   help="a small run: 3,000 documents, 2 shards, few requests (about a minute)")
+    p.add_argument("--out", default="bench_results", help="output folder (default bench_results)")
+    p.add_argument("--shards", default=None, help="shard counts, e.g. '1,2,4,8'")
+    p.add_argument("--peers", default=None,
+                   help="peers to run beside shardsearch: 'tantivy,sqlite' (default) or 'none'")
+    p.add_argument("--requests", type=int, default=None,
+                   help="requests per connection in each load run")
+    p.add_argument("--term", default=None, help="term of the ranked match query")
+    p.add_argument("--text-field", default=None, help="field of the ranked match query")
+    p.add_argument("--sort-field", default=None, help="keyword field of the sort query")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
