@@ -25,6 +25,8 @@ from typing import Any
 import orjson
 
 from .backend import ShardBackend
+from .cursor_ops import CursorOps
+from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution)
 from .mapping import Mapping, parse_document
@@ -119,7 +121,7 @@ def generate_id() -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-class Coordinator:
+class Coordinator(CursorOps):
     """Index metadata, write routing and search orchestration (no Ray in here)."""
 
     def __init__(self, backend: ShardBackend, cluster_name: str = "shardsearch") -> None:
@@ -414,7 +416,13 @@ class Coordinator:
 
     async def search(self, req: SearchRequest,
                      snapshot: dict[tuple[str, int], int] | None = None) -> dict[str, Any]:
-        """Run one search; see the module docstring for the phases."""
+        """Run one search; see the module docstring for the phases.
+
+        ``snapshot`` None means a top-level search: it goes through ``search_with_cursors``
+        (point in time, scroll, page tokens; ``cursor_ops.py``), which comes back here with one.
+        """
+        if snapshot is None:
+            return await self.search_with_cursors(req)
         t0 = time.perf_counter()
         metas = self._targets(req)
         if not req.scroll:
@@ -437,10 +445,7 @@ class Coordinator:
         for m in metas:
             _check_fetch_limits(req, m)
             check_clause_limits(req.query, m.mapping)   # too_many_clauses before any fan-out
-        sort = req.sort or SCORE_SORT
-        if req.search_after is not None and len(req.search_after) != len(sort):
-            raise IllegalArgument(f"search_after has {len(req.search_after)} value(s) but sort "
-                                  f"has {len(sort)}.")
+        sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)
                       for sid, ref in enumerate(m.shards)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
@@ -499,6 +504,9 @@ class Coordinator:
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
+        if reduced.page:   # where a cursor continues from (internal, popped by cursor_ops)
+            last = reduced.page[-1]
+            resp["_after"] = raw_sort_values(hits_list[last.shard_pos][1], last.row)
         return resp
 
     async def _stats(self, shard_list, query: Query, scoring: bool, search_type: str,
