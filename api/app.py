@@ -10,7 +10,7 @@ from .. import __version__
 from . import errors
 from .deps import CoordinatorClient
 from .json import PRODUCT_HEADERS, compat_json_type
-from .routes import cluster, cursors, documents, indices, search
+from .routes import cluster, cursors, documents, indices, search, simulation
 
 
 class _ProductHeader(BaseHTTPMiddleware):
@@ -34,6 +34,6 @@ def create_app(coordinator: CoordinatorClient) -> FastAPI:
     app.state.coordinator = coordinator
     errors.install(app)
     app.add_middleware(_ProductHeader)
-    for module in (cluster, cursors, search, documents, indices):
+    for module in (cluster, simulation, cursors, search, documents, indices):
         app.include_router(module.router)
     return app

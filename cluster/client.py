@@ -132,6 +132,8 @@ class Cluster:
         if sort is not None:
             req_body["sort"] = sort
         params = {k: str(v) for k, v in req_body.pop("params", {}).items()}
+        if "paging" in req_body:   # ours: auto | from_size | deep_page (request.py)
+            params["paging"] = str(req_body.pop("paging"))
         req = parse_search(tuple((index or "_all").split(",")), params, req_body)
         resp = self._call("search", req)
         resp.pop("_snapshot", None)
@@ -147,3 +149,30 @@ class Cluster:
 
     def health(self) -> dict[str, Any]:
         return self._call("health")
+
+    # --- experiments: simulated trouble and sweeps (simulation.py, experiments.py) --------------
+
+    def simulate(self, index: str | None = None, shard: int | list[int] | None = None, *,
+                 latency_ms: float = 0.0, jitter_ms: float = 0.0, slowdown: float = 1.0,
+                 fail_rate: float = 0.0, seed: int | None = None) -> dict[str, Any]:
+        """Give shard actors simulated trouble (all indices / all shards when omitted):
+        ``latency_ms`` plus an exponential ``jitter_ms`` before every answer, work
+        ``slowdown`` times slower, and a ``fail_rate`` chance that a call fails. All zero
+        turns it off for those shards; :meth:`simulate_clear` turns everything off."""
+        return self._call("simulate", index, shard, latency_ms=latency_ms, jitter_ms=jitter_ms,
+                          slowdown=slowdown, fail_rate=fail_rate, seed=seed)
+
+    def simulate_clear(self) -> dict[str, Any]:
+        """Turn every simulated trouble off."""
+        return self._call("simulate_clear")
+
+    def simulation(self) -> dict[str, Any]:
+        """What simulated trouble is on, per shard."""
+        return self._call("simulation")
+
+    def sweep(self, index: str | list[str], params: dict[str, list[Any]] | None = None,
+              **kwargs: Any) -> Any:
+        """A parameter sweep as a pandas DataFrame, one row per measured search; see
+        :func:`shardsearch.cluster.experiments.sweep`."""
+        from .experiments import sweep
+        return sweep(self, index, params, **kwargs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import fnmatch
+import functools
 import os
 import time
 import uuid
@@ -25,20 +26,24 @@ from typing import Any
 import orjson
 
 from .backend import ShardBackend
+from .deep_page import DEFAULT_SAMPLES, bracket
 from .cursor_ops import CursorOps
 from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution)
+from .fanout import fan_out
 from .mapping import Mapping, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
 from .numformat import decimal_format
+from .profile import SearchProfile
 from .query import MatchAll, Query
 from .request import SearchRequest
 from .routing import shard_for
 from .scoring import Stats
 from .shard import WriteOp
+from .simulation import SimulationRule, Trouble, simulation_status
 from .sorting import SCORE_SORT, SortField, sort_value_out
 from .source_filter import filter_source
 
@@ -115,6 +120,17 @@ def _int_setting(settings: dict[str, Any], key: str, default: int, minimum: int 
     return val
 
 
+def refresh_interval_s(settings: dict[str, Any]) -> float | None:
+    """``index.refresh_interval`` in seconds (default 1s); None when disabled (``-1``)."""
+    from .request import parse_time_ms
+    raw = settings.get("refresh_interval", "1s")
+    try:
+        ms = parse_time_ms(raw, "index.refresh_interval")
+    except SearchError:
+        return 1.0
+    return None if ms < 0 else ms / 1000.0
+
+
 def generate_id() -> str:
     """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
     raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
@@ -130,6 +146,16 @@ class Coordinator(CursorOps):
         self.cluster_uuid = uuid.uuid4().hex[:22]
         self.indices: dict[str, IndexMeta] = {}
         self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
+        # pages at or beyond this depth use the sample-and-range method (deep_page.py);
+        # a request's ``paging`` parameter overrides the choice
+        self.deep_page_threshold = 1000
+        self.deep_page_samples = DEFAULT_SAMPLES
+        self.sim_rules: list[SimulationRule] = []   # simulated trouble now on (simulation.py)
+        # periodic refresh (index.refresh_interval, 1s by default), as Elasticsearch does it;
+        # the service turns it on, in-process unit tests refresh explicitly
+        self.auto_refresh = False
+        self._dirty: dict[str, dict[int, float]] = {}
+        self._refresher: asyncio.Task | None = None
 
     # --- indices ------------------------------------------------------------------------------
 
@@ -335,6 +361,8 @@ class Coordinator(CursorOps):
                              upsert=item.get("_upsert"), if_seq_no=item.get("if_seq_no"),
                              if_primary_term=item.get("if_primary_term"))
                 per_shard.setdefault((name, sid), []).append((pos, op))
+                if not refresh:
+                    self._mark_dirty(name, sid)
             except SearchError as e:
                 results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
                                 "error": e.to_cause()}
@@ -398,6 +426,37 @@ class Coordinator(CursorOps):
             out["_routing"] = doc.routing
         return out
 
+    def _mark_dirty(self, index: str, shard: int) -> None:
+        """Remember unrefreshed writes; the refresher makes them searchable within the
+        index's ``refresh_interval``."""
+        if not self.auto_refresh:
+            return
+        self._dirty.setdefault(index, {}).setdefault(shard, time.monotonic())
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.get_running_loop().create_task(self._refresh_loop())
+
+    async def _refresh_loop(self) -> None:
+        while self._dirty:
+            await asyncio.sleep(0.2)
+            now = time.monotonic()
+            calls = []
+            for name in list(self._dirty):
+                meta = self.indices.get(name)
+                if meta is None:
+                    self._dirty.pop(name, None)
+                    continue
+                interval = refresh_interval_s(meta.settings)
+                if interval is None:
+                    continue
+                due = [sid for sid, since in self._dirty[name].items() if now - since >= interval]
+                for sid in due:
+                    self._dirty[name].pop(sid, None)
+                    calls.append(self.backend.call(meta.shards[sid], "refresh"))
+                if not self._dirty[name]:
+                    self._dirty.pop(name, None)
+            if calls:
+                await asyncio.gather(*calls, return_exceptions=True)
+
     async def refresh(self, expr: str | None) -> dict[str, Any]:
         names = self.resolve(expr or "_all")
         refs = [s for n in names for s in self.indices[n].shards]
@@ -422,8 +481,14 @@ class Coordinator(CursorOps):
         (point in time, scroll, page tokens; ``cursor_ops.py``), which comes back here with one.
         """
         if snapshot is None:
-            return await self.search_with_cursors(req)
+            resp = await self.search_with_cursors(req)
+            if req.pit is not None and isinstance(resp.get("profile"), dict):
+                resp["profile"]["shardsearch"].update(method="pit", cursor="pit")
+            return resp
         t0 = time.perf_counter()
+        # ``timeout``: the statistics and query rounds share one deadline (wall clock, which the
+        # shards compare with too); the fetch phase has its own (see ``_fetch_phase``)
+        deadline = None if req.timeout_ms is None else time.time() + req.timeout_ms / 1000.0
         metas = self._targets(req)
         if not req.scroll:
             for m in metas:
@@ -450,38 +515,66 @@ class Coordinator(CursorOps):
                       for sid, ref in enumerate(m.shards)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None
+        prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
-                                        snapshot)
+                                        snapshot, deadline, prof)
         k = req.from_ + req.size if req.search_after is None else req.size
         queries = [ShardQuery(query=req.query, sort=sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
                               after=req.search_after,
                               track_scores=scoring or not req.sort,
-                              min_score=req.min_score, terminate_after=req.terminate_after)
+                              min_score=req.min_score, terminate_after=req.terminate_after,
+                              deadline=deadline, profile=req.profile)
                    for rank, m, sid, _ in shard_list]
         if req.search_type == "query_then_fetch" and scoring:
-            local = await asyncio.gather(*(self._local_stats(ref, req.query, m, gens.get((m.name, sid)))
-                                           for _, m, sid, ref in shard_list))
-            for q, st in zip(queries, local):
-                q.stats = st
-        hits_list, failures, timed_out = await self._query_phase(shard_list, queries,
-                                                                 req.timeout_ms)
+            local = await fan_out([functools.partial(self._local_stats, ref, req.query, m,
+                                                     gens.get((m.name, sid)), deadline)
+                                   for _, m, sid, ref in shard_list], deadline)
+            for q, o in zip(queries, local):
+                q.stats = o.value if o.ok else None   # the query round then reports the shard
+        if prof is not None:
+            prof.phase("stats")
+        deep = self._use_deep_page(req, len(shard_list))
+        if deep:
+            hits_list, failures, timed_out, page_from = await self._deep_query_phase(
+                shard_list, queries, req.from_, req.size, deadline, prof)
+        else:
+            hits_list, failures, timed_out = await self._query_phase(shard_list, queries,
+                                                                     deadline, prof)
+            page_from = req.from_ if req.search_after is None else 0
+        if prof is not None:
+            prof.method = "deep_page" if deep else \
+                "search_after" if req.search_after is not None else "from_size"
+            prof.cursor = "scroll" if req.scroll else None
+            prof.phase("query")
         if failures and not hits_list:
             raise _all_failed(failures)
         if failures and not req.allow_partial_search_results:
             raise SearchPhaseExecution("Partial shards failure", phase="query", grouped=True,
                                        failed_shards=failures,
                                        root_cause=[f["reason"] for f in failures])
-        from_ = req.from_ if req.search_after is None else 0
-        reduced = merge([h for _, h in hits_list], sort, from_, req.size)
-        page_docs = await self._fetch_phase(hits_list, reduced.page)
+        reduced = merge([h for _, h in hits_list], sort, page_from, req.size)
+        if prof is not None:
+            prof.phase("merge")
+        page_docs, fetch_failures, fetch_timed_out = await self._fetch_phase(
+            hits_list, reduced.page, req.timeout_ms, prof)
+        if prof is not None:
+            prof.phase("fetch")
+        if fetch_failures and not req.allow_partial_search_results:
+            raise SearchPhaseExecution("Partial shards failure", phase="fetch", grouped=True,
+                                       failed_shards=fetch_failures,
+                                       root_cause=[f["reason"] for f in fetch_failures])
+        failures = failures + fetch_failures
+        timed_out = timed_out or fetch_timed_out
+        # hits whose shard failed or timed out in the fetch phase drop out of the page
+        page = [e for e, d in zip(reduced.page, page_docs) if d is not None]
         hits = []
         metas_by_name = {m.name: m for m in metas}
-        for entry, doc in zip(reduced.page, page_docs):
+        for entry, doc in zip(page, (d for d in page_docs if d is not None)):
             (rank, m, sid, _), h = hits_list[entry.shard_pos]
             hits.append(self._hit(req, sort, h, entry.row, doc, metas_by_name[h.index]))
         if req.explain:
-            await self._explain_phase(hits_list, reduced.page, shard_list, queries, hits)
+            await self._explain_phase(hits_list, page, shard_list, queries, hits)
         track_max = req.track_scores or not req.sort or any(s.field == "_score" for s in req.sort)
         total = total_hits(reduced.total, req.track_total_hits)
         hits_obj: dict[str, Any] = {}
@@ -495,7 +588,8 @@ class Coordinator(CursorOps):
         resp: dict[str, Any] = {
             "took": int((time.perf_counter() - t0) * 1000),
             "timed_out": timed_out,
-            "_shards": {"total": len(shard_list), "successful": len(hits_list), "skipped": 0,
+            "_shards": {"total": len(shard_list),
+                        "successful": len(hits_list) - len(fetch_failures), "skipped": 0,
                         "failed": len(failures)},
             "hits": hits_obj,
         }
@@ -504,13 +598,27 @@ class Coordinator(CursorOps):
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
-        if reduced.page:   # where a cursor continues from (internal, popped by cursor_ops)
-            last = reduced.page[-1]
+        if page:   # where a cursor continues from (internal, popped by cursor_ops)
+            last = page[-1]
             resp["_after"] = raw_sort_values(hits_list[last.shard_pos][1], last.row)
+        if prof is not None:   # built after ``took``: measuring bytes costs time of its own
+            resp["profile"] = prof.to_dict(int((time.perf_counter() - t0) * 1e9))
         return resp
 
+    def _use_deep_page(self, req: SearchRequest, shards: int) -> bool:
+        """Whether the query phase uses the sample-and-range method (``deep_page.py``): for a
+        from/size page at or beyond ``deep_page_threshold`` over several shards, or when the
+        request's ``paging`` asks for it; never after a cursor or with ``terminate_after``."""
+        if req.search_after is not None or req.scroll or req.terminate_after is not None \
+                or req.paging == "from_size":
+            return False
+        if req.paging == "deep_page":
+            return True
+        return shards > 1 and req.from_ >= self.deep_page_threshold
+
     async def _stats(self, shard_list, query: Query, scoring: bool, search_type: str,
-                     snapshot: dict[tuple[str, int], int] | None
+                     snapshot: dict[tuple[str, int], int] | None,
+                     deadline: float | None = None, prof: SearchProfile | None = None
                      ) -> tuple[Stats | None, dict[tuple[str, int], int]]:
         """Global statistics (summed over every shard searched) and the snapshot they saw."""
         gens: dict[tuple[str, int], int] = dict(snapshot or {})
@@ -523,52 +631,109 @@ class Coordinator(CursorOps):
                 per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
         if not any(t for _, t in per_index_terms.values()):
             return None, gens
-        calls = [self.backend.call(ref, "term_stats", *per_index_terms[m.name],
-                                   gens.get((m.name, sid)))
+        calls = [functools.partial(self.backend.call, ref, "term_stats",
+                                   *per_index_terms[m.name], gens.get((m.name, sid)), deadline)
                  for _, m, sid, ref in shard_list]
-        outcomes = await asyncio.gather(*calls, return_exceptions=True)
+        outcomes = await fan_out(calls, deadline)
         total = Stats()
-        for (_, m, sid, _), o in zip(shard_list, outcomes):
-            if isinstance(o, BaseException):
+        for entry, o in zip(shard_list, outcomes):
+            _, m, sid, _ = entry
+            if prof is not None:
+                prof.stats(entry, o)
+            if not o.ok:   # the shard's query round reports it (failed or timed out)
                 continue
-            st, gen = o
+            st, gen = o.value
             total.add(st)
             gens[(m.name, sid)] = gen
         if search_type == "query_then_fetch":
             return total, gens
         return total, gens
 
-    async def _local_stats(self, ref, query: Query, meta: IndexMeta, gen: int | None) -> Stats:
+    async def _local_stats(self, ref, query: Query, meta: IndexMeta, gen: int | None,
+                           deadline: float | None = None) -> Stats:
         terms = scoring_terms(query, meta.mapping)
         st, _ = await self.backend.call(ref, "term_stats", sorted({f for f, _ in terms}),
-                                        sorted(terms), gen)
+                                        sorted(terms), gen, deadline)
         return st
 
-    async def _query_phase(self, shard_list, queries: list[ShardQuery], timeout_ms: float | None
+    async def _query_phase(self, shard_list, queries: list[ShardQuery],
+                           deadline: float | None, prof: SearchProfile | None = None
                            ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]], bool]:
-        tasks = [asyncio.ensure_future(self.backend.call(ref, "query", q))
-                 for (_, _, _, ref), q in zip(shard_list, queries)]
-        timed_out = False
-        if timeout_ms is not None:
-            done, pending = await asyncio.wait(tasks, timeout=timeout_ms / 1000.0)
-            if pending:
-                timed_out = True
-                for t in pending:
-                    t.cancel()
-        else:
-            await asyncio.gather(*tasks, return_exceptions=True)
+        """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``fanout.py`` for
+        retries). Returns the answers, the failures and whether a shard timed out."""
+        outcomes = await fan_out([functools.partial(self.backend.call, ref, "query", q)
+                                  for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
         hits_list: list[tuple[Any, ShardHits]] = []
         failures: list[dict[str, Any]] = []
-        for entry, task in zip(shard_list, tasks):
+        timed_out = False
+        for entry, q, o in zip(shard_list, queries, outcomes):
             _, m, sid, _ = entry
-            if task.cancelled():
-                continue
-            exc = task.exception()
-            if exc is not None:
-                failures.append(_failure(m.name, sid, exc))
+            if prof is not None:
+                prof.query_hits(entry, o, q.k)
+            if o.timed_out:
+                timed_out = True
+            elif o.error is not None:
+                failures.append(_failure(m.name, sid, o.error))
             else:
-                hits_list.append((entry, task.result()))
+                hits_list.append((entry, o.value))
         return hits_list, failures, timed_out
+
+    async def _deep_query_phase(self, shard_list, queries: list[ShardQuery], from_: int,
+                                size: int, deadline: float | None = None,
+                                prof: SearchProfile | None = None
+                                ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]],
+                                           bool, int]:
+        """Query phase for deep pages (see ``deep_page.py``): samples, then a bounded range.
+
+        Both rounds share ``deadline``; a shard that fails or times out in either round is
+        left out (its matches are then missing from the count before the page, as a failed
+        shard's are from a classic page).
+        """
+        outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample", q,
+                                                    self.deep_page_samples)
+                                  for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
+        failures: list[dict[str, Any]] = []
+        timed_out = False
+        live: list[int] = []
+        samples = []
+        kinds: list[str] | None = None
+        for i, (entry, o) in enumerate(zip(shard_list, outcomes)):
+            _, m, sid, _ = entry
+            if prof is not None:
+                prof.sample(entry, o)
+            if o.timed_out:
+                timed_out = True
+                continue
+            if o.error is not None:
+                failures.append(_failure(m.name, sid, o.error))
+                continue
+            live.append(i)
+            n, keys, ranks, k = o.value
+            samples.append((n, keys, ranks))
+            if kinds is None or n:
+                kinds = k
+        sort = queries[0].sort
+        br = bracket(sort, kinds or [], samples, from_, size)
+        outcomes2 = await fan_out([functools.partial(self.backend.call, shard_list[i][3], "range",
+                                                     queries[i], br.lo, br.hi, br.limit)
+                                   for i in live], deadline)
+        hits_list: list[tuple[Any, ShardHits]] = []
+        before = 0
+        for i, o in zip(live, outcomes2):
+            entry = shard_list[i]
+            _, m, sid, _ = entry
+            if prof is not None:
+                prof.query_hits(entry, o, br.limit)
+            if o.timed_out:
+                timed_out = True
+                continue
+            if o.error is not None:
+                failures.append(_failure(m.name, sid, o.error))
+                continue
+            below, hits = o.value
+            before += below
+            hits_list.append((entry, hits))
+        return hits_list, failures, timed_out, max(0, from_ - before)
 
     async def _explain_phase(self, hits_list, page, shard_list, queries: list[ShardQuery],
                              hits: list[dict[str, Any]]) -> None:
@@ -589,7 +754,17 @@ class Coordinator(CursorOps):
                 hits[i] = {"_shard": f"[{m.name}][{sid}]", "_node": node, **hits[i],
                            "_explanation": x}
 
-    async def _fetch_phase(self, hits_list, page) -> list[Any]:
+    async def _fetch_phase(self, hits_list, page, timeout_ms: float | None = None,
+                           prof: SearchProfile | None = None
+                           ) -> tuple[list[Any], list[dict[str, Any]], bool]:
+        """``_source`` for the page, from the page's shards only.
+
+        Returns the documents in page order (None where the shard failed or timed out), the
+        failures and whether a shard timed out. ``timeout`` bounds this phase on its own: the
+        page's shards answered the query phase in time, and get as long again to send the
+        documents (so a search answers within about twice its timeout plus the hops).
+        """
+        deadline = None if timeout_ms is None else time.time() + timeout_ms / 1000.0
         by_shard: dict[int, list[int]] = {}
         for i, e in enumerate(page):
             by_shard.setdefault(e.shard_pos, []).append(i)
@@ -599,12 +774,25 @@ class Coordinator(CursorOps):
         for pos in keys:
             (_, _, _, ref), h = hits_list[pos]
             addrs = [int(h.addr[page[i].row]) for i in by_shard[pos]]
-            calls.append(self.backend.call(ref, "fetch", addrs))
-        docs_lists = await asyncio.gather(*calls)
-        for pos, docs in zip(keys, docs_lists):
+            calls.append(functools.partial(self.backend.call, ref, "fetch", addrs, deadline,
+                                           prof is not None))
+        failures: list[dict[str, Any]] = []
+        timed_out = False
+        for pos, o in zip(keys, await fan_out(calls, deadline)):
+            entry = hits_list[pos][0]
+            _, m, sid, _ = entry
+            if prof is not None:
+                prof.fetch(entry, o)
+            if o.timed_out:
+                timed_out = True
+                continue
+            if o.error is not None:
+                failures.append(_failure(m.name, sid, o.error))
+                continue
+            docs = o.value[0] if prof is not None else o.value
             for i, d in zip(by_shard[pos], docs):
                 out[i] = d
-        return out
+        return out, failures, timed_out
 
     def _hit(self, req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, row: int,
              doc: Any, meta: IndexMeta) -> dict[str, Any]:
@@ -680,7 +868,7 @@ class Coordinator(CursorOps):
         active = sum(1 for i in infos if i["state"] == "STARTED")
         unassigned = len(infos) - active
         status = "green" if unassigned == 0 else "red"
-        return {"cluster_name": self.cluster_name, "status": status, "timed_out": False,
+        out = {"cluster_name": self.cluster_name, "status": status, "timed_out": False,
                 "number_of_nodes": 1, "number_of_data_nodes": 1,
                 "active_primary_shards": active, "active_shards": active,
                 "relocating_shards": 0, "initializing_shards": 0,
@@ -689,6 +877,55 @@ class Coordinator(CursorOps):
                 "task_max_waiting_in_queue_millis": 0,
                 "active_shards_percent_as_number": 100.0 if not infos else
                 100.0 * active / len(infos)}
+        sim = self.simulation()
+        if sim["enabled"]:   # ours: simulated trouble is on (simulation.py)
+            out["simulation"] = sim
+        return out
+
+    # --- simulated trouble (experiments; see simulation.py) ------------------------------------
+
+    async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
+                       **knobs: Any) -> dict[str, Any]:
+        """Give shard actors simulated latency, jitter, slow-down and failures.
+
+        ``index`` None means every index, ``shard`` None every shard of it. Knobs all zero (or
+        none) turn the trouble off for those shards. Trouble is per actor: a shard created later
+        (a new index) starts without any.
+        """
+        trouble = Trouble.from_dict(knobs)
+        names = self.resolve(index if index is not None else "_all",
+                             allow_no_indices=index is None)
+        targets: list[tuple[IndexMeta, int]] = []
+        for n in names:
+            meta = self.indices[n]
+            targets += [(meta, sid) for sid in _shard_ids(shard, meta)]
+        spec = None if trouble.is_noop else trouble.to_dict()
+        await asyncio.gather(*(self.backend.call(meta.shards[sid], "simulate", spec)
+                               for meta, sid in targets))
+        hit = {(meta.uuid, sid) for meta, sid in targets}
+        rules = [r for r in self._live_sim_rules() if (r.index_uuid, r.shard) not in hit]
+        if spec is not None:
+            rules += [SimulationRule(meta.name, meta.uuid, sid, trouble) for meta, sid in targets]
+        self.sim_rules = rules
+        return {"acknowledged": True, "shards": len(targets), "simulation": self.simulation()}
+
+    async def simulate_clear(self) -> dict[str, Any]:
+        """Turn all simulated trouble off (every shard actor is told, not only those listed)."""
+        refs = [ref for m in self.indices.values() for ref in m.shards]
+        await asyncio.gather(*(self.backend.call(ref, "simulate", None) for ref in refs),
+                             return_exceptions=True)
+        self.sim_rules = []
+        return {"acknowledged": True, "simulation": self.simulation()}
+
+    def simulation(self) -> dict[str, Any]:
+        """What simulated trouble is on, per shard (``GET /_sim``)."""
+        return simulation_status(self._live_sim_rules())
+
+    def _live_sim_rules(self) -> list[SimulationRule]:
+        """Rules of indices that still exist (a deleted index took its actors with it)."""
+        uuids = {m.uuid for m in self.indices.values()}
+        self.sim_rules = [r for r in self.sim_rules if r.index_uuid in uuids]
+        return self.sim_rules
 
     async def cat_indices(self, expr: str | None) -> list[dict[str, Any]]:
         names = self.resolve(expr or "_all")
@@ -784,6 +1021,22 @@ def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
             else v for v in vals]
 
 
+def _shard_ids(shard: Any, meta: IndexMeta) -> list[int]:
+    """``shard`` of a simulate call: None (all), a number or a list of numbers, each in range."""
+    if shard is None:
+        return list(range(meta.number_of_shards))
+    raw = shard if isinstance(shard, (list, tuple)) else [shard]
+    out = []
+    for s in raw:
+        if isinstance(s, bool) or not isinstance(s, (int, str)) or not str(s).isdigit():
+            raise IllegalArgument(f"[shard] must be a shard number or a list of them, got [{s}]")
+        if int(s) >= meta.number_of_shards:
+            raise IllegalArgument(f"shard [{s}] does not exist: index [{meta.name}] has "
+                                  f"[{meta.number_of_shards}] shards")
+        out.append(int(s))
+    return sorted(set(out))
+
+
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
     # a Ray task error is also an instance of the remote error's class, but only its ``cause``
     # keeps per-instance fields (an ``es_type`` other than the class's, ``extra``)
@@ -840,6 +1093,7 @@ class CoordinatorService:
     def __init__(self) -> None:
         from .backend import RayBackend
         self.core = Coordinator(RayBackend())
+        self.core.auto_refresh = True
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         result = getattr(self.core, method)(*args, **kwargs)

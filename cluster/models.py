@@ -31,6 +31,8 @@ class ShardQuery:
     min_score: float | None = None
     terminate_after: int | None = None
     pin: str | None = None               # a cursor id that pins ``generation`` on this shard
+    deadline: float | None = None        # wall-clock time (time.time()) the answer is due by
+    profile: bool = False                # fill ``ShardHits.profile`` (``"profile": true``)
 
 
 @dataclass
@@ -50,6 +52,7 @@ class ShardHits:
     generation: int
     terminated_early: bool = False
     took_ns: int = 0
+    profile: dict[str, Any] | None = None   # shard-side timings when the query asked for them
 
     def __len__(self) -> int:
         return len(self.addr)

@@ -13,6 +13,9 @@ from .query import MatchAll, Query, parse_query
 from .sorting import SortField, parse_sort, parse_sort_param
 
 DEFAULT_SIZE = 10
+# how the query phase finds a from/size page: ``auto`` (deep_page at or beyond the coordinator's
+# ``deep_page_threshold``), the classic ``from_size`` merge, or ``deep_page`` (deep_page.py)
+PAGING_METHODS = ("auto", "from_size", "deep_page")
 
 BODY_KEYS = {
     "query", "from", "size", "sort", "_source", "track_total_hits", "track_scores",
@@ -33,7 +36,7 @@ SEARCH_PARAMS = {
     "pre_filter_shard_size", "typed_keys", "ccs_minimize_roundtrips", "pretty", "human",
     "error_trace", "filter_path", "format", "min_score", "profile", "consistent_page",
     "include_named_queries_score", "stats", "suggest_field", "force_synthetic_source",
-    "allow_no_indices", "keep_alive",
+    "allow_no_indices", "keep_alive", "paging",
 }
 
 
@@ -82,9 +85,10 @@ class SearchRequest:
     fields: tuple[Any, ...] = ()
     from_given: bool = False
     consistent_page: str | None = None
-    request_cache: bool | None = None
+    paging: str = "auto"                   # ours: auto | from_size | deep_page (query phase)
     script_fields: tuple[str, ...] = ()    # names only: checked against index.max_script_fields
     rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
+    request_cache: bool | None = None
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -323,14 +327,19 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if "fields" in body:
         req.fields = tuple(body["fields"] or ())
     req.consistent_page = params.get("consistent_page")
-    if "request_cache" in params:
-        req.request_cache = _bool(params["request_cache"], "request_cache")
+    if "paging" in params:   # our extension: choose the query-phase method (experiments)
+        req.paging = params["paging"]
+        if req.paging not in PAGING_METHODS:
+            raise IllegalArgument(f"[paging] must be one of {list(PAGING_METHODS)} but was "
+                                  f"[{req.paging}]")
     if isinstance(body.get("script_fields"), dict):
         req.script_fields = tuple(body["script_fields"])
     rescore = body.get("rescore")
     rescorers = rescore if isinstance(rescore, list) else [rescore] if rescore else []
     req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
                                 for r in rescorers if isinstance(r, dict))
+    if "request_cache" in params:
+        req.request_cache = _bool(params["request_cache"], "request_cache")
     validate(req)
     return req
 

@@ -21,12 +21,14 @@ import orjson
 
 from .errors import MapperParsing
 from .mapping import Mapping, parse_document
-from .matcher import Context, evaluate, expand, explain
+from .matcher import Context, evaluate, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
-from .sorting import (ascending_keys, after_mask, check_sortable, coerce_after, column_kind,
-                      field_type_for_sort, missing_substitute, order, tiebreak)
+from .simulation import ShardSimulator
+from .sorting import (SortField, after_mask, ascending_keys, check_sortable, coerce_after,
+                      column_kind, compare_rows, field_type_for_sort, missing_substitute, order,
+                      tiebreak)
 
 
 @dataclass
@@ -71,6 +73,7 @@ class ShardCore:
         self.max_seq = -1
         self._stats_cache: dict[tuple[int, int, str], tuple[int, int]] = {}
         self.pins: dict[str, int] = {}   # cursor key -> generation it keeps readable
+        self._sorted_cache: dict[Any, _Candidates] = {}
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -288,6 +291,72 @@ class ShardCore:
         columns of the m matches and O(c log c) to order the c that can reach the top ``k``.
         """
         t0 = time.perf_counter_ns()
+        c = self._candidates(q)
+        t1 = time.perf_counter_ns()
+        top = self._top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
+        hits = c.hits(top, q.track_scores, time.perf_counter_ns() - t0)
+        if q.profile:
+            hits.profile = {"match_ns": t1 - t0, "collect_ns": hits.took_ns - (t1 - t0)}
+        return hits
+
+    def sample(self, q: ShardQuery, samples: int
+               ) -> tuple[int, list[Any], list[int], list[str]]:
+        """Deep paging, round 1: ``(m, keys, ranks, kinds)`` — the number of matches and the
+        full sort keys (values + tie-break) of every ``ceil(m / samples)``-th match in the
+        global order.
+
+        O(m log m) on the shard; the transfer is O(samples) whatever the page's depth.
+        """
+        c = self._sorted_candidates(q)
+        m = len(c.ties)
+        if m == 0:
+            return 0, [], [], c.kinds
+        assert c.order is not None
+        step = max(1, -(-m // samples))
+        ranks = list(range(0, m, step))
+        keys = [c.key_at(int(c.order[r])) for r in ranks]
+        return m, keys, ranks, c.kinds
+
+    def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
+              limit: int) -> tuple[int, ShardHits]:
+        """Deep paging, round 2: how many matches sort before ``lo``, and the matches in
+        ``[lo, hi)`` in order (at most ``limit``). Keys are full keys as :meth:`sample` gives.
+        """
+        t0 = time.perf_counter_ns()
+        c = self._sorted_candidates(q)
+        sort_ext, kinds_ext, cols_ext, miss_ext = c.extended()
+        if lo is not None:
+            gt, eq = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext, lo)
+            ge_lo = gt | eq
+        else:
+            ge_lo = np.ones(len(c.ties), dtype=bool)
+        below = int((~ge_lo).sum())
+        sel = ge_lo
+        if hi is not None:
+            gt_h, eq_h = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext, hi)
+            sel = sel & ~(gt_h | eq_h)
+        assert c.order is not None
+        ordered = c.order[sel[c.order]][:limit]
+        return below, c.hits(ordered, q.track_scores, time.perf_counter_ns() - t0)
+
+    def _sorted_candidates(self, q: ShardQuery) -> _Candidates:
+        """All matches with their full order, cached briefly for the rounds of one deep page."""
+        import pickle
+        key = (pickle.dumps((q.query, q.sort, q.stats, q.min_score, q.after, q.index_rank)),
+               self.generation if q.generation is None else q.generation)
+        hit = self._sorted_cache.get(key)
+        if hit is not None:
+            return hit
+        c = self._candidates(q)
+        keys = ascending_keys(q.sort, c.kinds, c.columns, c.missing, c.ties, c.ranks)
+        c.order = order(keys)
+        if len(self._sorted_cache) >= 4:
+            self._sorted_cache.pop(next(iter(self._sorted_cache)))
+        self._sorted_cache[key] = c
+        return c
+
+    def _candidates(self, q: ShardQuery) -> _Candidates:
+        """Every match of ``q`` in the snapshot (after ``search_after``), as columns."""
         gen = self.generation if q.generation is None else q.generation
         mapping = self.mapping
         sort = q.sort
@@ -298,6 +367,7 @@ class ShardCore:
         # checked before matching, so an empty shard refuses a bad search_after too
         after = coerce_after(sort, kinds, fts, q.after) if q.after is not None else None
         expanded = expand(q.query, mapping)
+        validate(expanded, mapping)
         ctx = Context(mapping=mapping, stats=q.stats, index_name=self.index)
         seg_parts: list[tuple[Segment, np.ndarray, np.ndarray]] = []
         total = 0
@@ -323,14 +393,12 @@ class ShardCore:
             if remaining is not None and remaining <= 0:
                 terminated = True
                 break
-        ties_all = [tiebreak(q.index_rank, seg.seq[docs]) for seg, docs, _ in seg_parts]
-        scores_all = [s for _, _, s in seg_parts]
-        addr_all = [(np.int64(seg.uid) << np.int64(32)) | docs.astype(np.int64)
-                    for seg, docs, _ in seg_parts]
         if seg_parts:
-            scores_c = np.concatenate(scores_all)
-            ties_c = np.concatenate(ties_all)
-            addr_c = np.concatenate(addr_all)
+            scores_c = np.concatenate([s for _, _, s in seg_parts])
+            ties_c = np.concatenate([tiebreak(q.index_rank, seg.seq[docs])
+                                     for seg, docs, _ in seg_parts])
+            addr_c = np.concatenate([(np.int64(seg.uid) << np.int64(32)) | docs.astype(np.int64)
+                                     for seg, docs, _ in seg_parts])
         else:
             scores_c = np.zeros(0, dtype=np.float32)
             ties_c = np.zeros(0, dtype=np.int64)
@@ -342,37 +410,88 @@ class ShardCore:
             col, miss = self._sort_column(sf, ft, kind, seg_parts, scores_c, ties_c)
             columns.append(col)
             missing.append(miss)
+        ranks = [self._keyword_ranks(sf, ft, kind, seg_parts)
+                 for sf, ft, kind in zip(sort, fts, kinds)]
         if after is not None and len(ties_c):
-            keep = after_mask(sort, kinds, columns, missing, after)
-            idx = np.flatnonzero(keep)
-            columns = [c[idx] for c in columns]
-            missing = [m[idx] if m is not None else None for m in missing]
-            scores_c, ties_c, addr_c = scores_c[idx], ties_c[idx], addr_c[idx]
-        top = self._top_k(sort, kinds, columns, missing, ties_c, q.k)
-        return ShardHits(
-            index=self.index, shard=self.shard, total=total,
-            columns=[c[top] for c in columns],
-            missing=[m[top] if m is not None else None for m in missing], kinds=kinds,
-            scores=scores_c[top], ties=ties_c[top], addr=addr_c[top],
-            max_score=max_score if q.track_scores else None, generation=gen,
-            terminated_early=terminated, took_ns=time.perf_counter_ns() - t0)
+            keep = np.flatnonzero(after_mask(sort, kinds, columns, missing, after))
+            columns = [col[keep] for col in columns]
+            ranks = [r[keep] if r is not None else None for r in ranks]
+            missing = [m[keep] if m is not None else None for m in missing]
+            scores_c, ties_c, addr_c = scores_c[keep], ties_c[keep], addr_c[keep]
+        return _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing, scores_c,
+                           ties_c, addr_c, total, max_score, terminated, ranks=ranks)
 
     @staticmethod
     def _top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
-               missing: list[np.ndarray | None], ties: np.ndarray, k: int) -> np.ndarray:
+               missing: list[np.ndarray | None], ties: np.ndarray, k: int,
+               ranks: list[np.ndarray | None] | None = None) -> np.ndarray:
+        """Rows of the top ``k`` in order. O(m) partition on the primary key, then
+        O(c log c) for the c rows tied with or before the k-th."""
         m = len(ties)
         if k <= 0 or m == 0:
             return np.zeros(0, dtype=np.int64)
         cand = np.arange(m)
+        prim = None
         if m > 4 * k and kinds and kinds[0] in ("score", "int", "float"):
-            # pre-select with a partition on the primary key (keeping every tie at the cut)
             prim = ascending_keys(sort[:1], kinds[:1], columns[:1], missing[:1], ties)[0]
+        elif m > 4 * k and kinds and kinds[0] == "keyword" and ranks and ranks[0] is not None:
+            flag, rank = ascending_keys(sort[:1], kinds[:1], columns[:1], missing[:1], ties,
+                                        ranks[:1])[:2]
+            prim = (flag.astype(np.int64) << np.int64(40)) + rank
+        if prim is not None:
+            # pre-select with a partition on the primary key (keeping every tie at the cut)
             kth = np.partition(prim, k - 1)[k - 1]
             cand = np.flatnonzero(prim <= kth)
         keys = ascending_keys(sort, kinds, [c[cand] for c in columns],
                               [mm[cand] if mm is not None else None for mm in missing],
-                              ties[cand])
+                              ties[cand],
+                              [r[cand] if r is not None else None for r in ranks]
+                              if ranks else None)
         return cand[order(keys)[:k]]
+
+    def _keyword_ranks(self, sf: SortField, ft: Any, kind: str,
+                       parts: list[tuple[Segment, np.ndarray, np.ndarray]]
+                       ) -> np.ndarray | None:
+        """Shard-wide ordinals of a keyword sort column (same order as its strings), so that
+        ordering never sorts strings per query: O(m) lookups. None when the column is not a
+        keyword or a ``missing`` substitute string takes part in the order."""
+        if kind != "keyword" or missing_substitute(sf, kind, ft) is not None:
+            return None
+        use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
+        glob = self._global_ords(sf.field)
+        out = []
+        for seg, docs, _ in parts:
+            fd = seg.fields.get(sf.field)
+            if not isinstance(fd, KeywordField) or seg.uid not in glob:
+                out.append(np.full(len(docs), -1, dtype=np.int64))
+                continue
+            ords = (fd.max_ord if use_max else fd.min_ord)[docs]
+            out.append(np.where(ords < 0, -1, glob[seg.uid][np.maximum(ords, 0)]))
+        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+
+    def _global_ords(self, field: str) -> dict[int, np.ndarray]:
+        """segment uid -> shard-wide rank of each of its ordinals for ``field``; rebuilt (one
+        O(U log U) sort of the distinct values) only when the segment list changed."""
+        segs = [s for s in self.segments if isinstance(s.fields.get(field), KeywordField)
+                and len(s.fields[field].sorted_values)]  # type: ignore[union-attr, arg-type]
+        key = tuple(s.uid for s in segs)
+        cache = self.__dict__.setdefault("_ords_cache", {})
+        got = cache.get(field)
+        if got is not None and got[0] == key:
+            return got[1]
+        values = [s.fields[field].sorted_values for s in segs]  # type: ignore[union-attr]
+        out: dict[int, np.ndarray] = {}
+        if len(segs) == 1:
+            out[segs[0].uid] = np.arange(len(values[0]), dtype=np.int64)
+        elif segs:
+            _, inv = np.unique(np.concatenate(values), return_inverse=True)
+            inv = inv.astype(np.int64).reshape(-1)
+            start = 0
+            for seg, v in zip(segs, values):
+                out[seg.uid] = inv[start:start + len(v)]
+                start += len(v)
+        cache[field] = (key, out)
+        return out
 
     def _sort_column(self, sf, ft, kind: str, parts, scores: np.ndarray,
                      ties: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -422,6 +541,51 @@ class ShardCore:
         return col, None
 
 
+@dataclass
+class _Candidates:
+    """Every match of one query on this shard, as columns (rows in segment order)."""
+
+    index: str
+    shard: int
+    generation: int
+    sort: tuple[SortField, ...]
+    kinds: list[str]
+    columns: list[np.ndarray]
+    missing: list[np.ndarray | None]
+    scores: np.ndarray
+    ties: np.ndarray
+    addr: np.ndarray
+    total: int
+    max_score: float | None
+    terminated: bool
+    order: np.ndarray | None = None
+    ranks: list[np.ndarray | None] | None = None   # shard-wide keyword ordinals per key
+
+    def hits(self, rows: np.ndarray, track_scores: bool, took_ns: int) -> ShardHits:
+        return ShardHits(
+            index=self.index, shard=self.shard, total=self.total,
+            columns=[c[rows] for c in self.columns],
+            missing=[m[rows] if m is not None else None for m in self.missing],
+            kinds=self.kinds, scores=self.scores[rows], ties=self.ties[rows],
+            addr=self.addr[rows], max_score=self.max_score if track_scores else None,
+            generation=self.generation, terminated_early=self.terminated, took_ns=took_ns)
+
+    def extended(self) -> tuple[tuple[SortField, ...], list[str], list[np.ndarray],
+                                list[np.ndarray | None]]:
+        """The sort with the tie-break appended as a last key (a strict total order)."""
+        return (self.sort + (SortField("_shard_doc"),), self.kinds + ["tiebreak"],
+                self.columns + [self.ties], self.missing + [None])
+
+    def key_at(self, row: int) -> list[Any]:
+        """The full key of one row: its value per sort key (None when missing) + tie-break."""
+        out: list[Any] = []
+        for col, miss in zip(self.columns, self.missing):
+            out.append(None if miss is not None and miss[row] else col[row].item()
+                       if hasattr(col[row], "item") else col[row])
+        out.append(int(self.ties[row]))
+        return out
+
+
 def _reduce_values(fd: NumericField, docs: np.ndarray, mode: str) -> np.ndarray:
     n = len(fd.present)
     sums = np.zeros(n, dtype=np.float64)
@@ -454,6 +618,7 @@ class ShardService:
 
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
         self.core = ShardCore(index, shard, mapping)
+        self.sim = ShardSimulator()   # simulated trouble, off by default (simulation.py)
 
     def apply(self, ops: list[WriteOp], mapping: Mapping | None = None,
               refresh: bool = False) -> tuple[list[dict[str, Any]], int]:
@@ -467,15 +632,38 @@ class ShardService:
     def set_mapping(self, mapping: Mapping) -> None:
         self.core.set_mapping(mapping)
 
+    # search calls run through ``self.sim``: a deadline, and simulated trouble when set
+
     def query(self, q: ShardQuery) -> ShardHits:
-        return self.core.query(q)
+        return self.sim.annotate(self.sim.run(self.core.query, q, deadline=q.deadline),
+                                 q.profile)
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
-                   generation: int | None) -> tuple[Stats, int]:
-        return self.core.term_stats(fields, terms, generation)
+                   generation: int | None, deadline: float | None = None
+                   ) -> tuple[Stats, int]:
+        return self.sim.run(self.core.term_stats, fields, terms, generation, deadline=deadline)
 
-    def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
-        return self.core.fetch(addrs)
+    def sample(self, q: ShardQuery, samples: int
+               ) -> tuple[int, list[Any], list[int], list[str]]:
+        return self.sim.run(self.core.sample, q, samples, deadline=q.deadline)
+
+    def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
+              limit: int) -> tuple[int, ShardHits]:
+        below, hits = self.sim.run(self.core.range, q, lo, hi, limit, deadline=q.deadline)
+        return below, self.sim.annotate(hits, q.profile)
+
+    def fetch(self, addrs: list[int], deadline: float | None = None, profile: bool = False
+              ) -> Any:
+        """The page's documents; with ``profile``, ``(docs, timings)``."""
+        docs = self.sim.run(self.core.fetch, addrs, deadline=deadline)
+        if not profile:
+            return docs
+        return docs, {"took_ns": self.sim.last_work_ns, "node": self.sim.node,
+                      "simulated_delay_ns": self.sim.last_delay_ns}
+
+    def simulate(self, spec: dict[str, Any] | None) -> None:
+        """Set (or with None clear) this shard's simulated trouble (``simulation.py``)."""
+        self.sim.configure(spec, salt=f"{self.core.index}/{self.core.shard}")
 
     def explain(self, q: ShardQuery, addrs: list[int]) -> tuple[str, list[dict[str, Any]]]:
         """(node id, explanations) for the page's hits on this shard."""
