@@ -202,6 +202,7 @@ class Coordinator(CursorOps):
             meta = self.indices.pop(n)
             for ref in meta.shards:
                 self.backend.destroy(ref)
+        self.forget_cursors_of(names)
         return {"acknowledged": True}
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,

@@ -130,6 +130,21 @@ class CursorOps:
             except Exception:  # noqa: BLE001 - the sweeper must outlive a failing shard
                 pass
 
+    def forget_cursors_of(self, names: list[str]) -> int:
+        """An index was deleted: its readers are gone, so are the cursors that read it (as in
+        Elasticsearch, which frees their contexts). Their pins on other indices are released in
+        the background. Returns how many cursors were dropped."""
+        gone = set(names)
+        dropped = [c for c in self.cursors.live() if gone & set(c.indices)]
+        for c in dropped:
+            self.cursors.close(c)
+        if dropped:
+            try:
+                asyncio.get_running_loop().create_task(self._release(dropped))
+            except RuntimeError:
+                pass
+        return len(dropped)
+
     def _check_indices(self, cursor: Cursor) -> None:
         """A cursor's indices must still be the ones it pinned (not deleted, not re-created)."""
         for name, u in zip(cursor.indices, cursor.uuids):
