@@ -800,8 +800,8 @@ Explanation = dict[str, Any]
 
 
 def _x(value: Any, description: str, details: list[Explanation] | None = None) -> Explanation:
-    # floats print as Java prints a float (shortest form that reads back as the same float32)
-    v = value if isinstance(value, int) else float(str(np.float32(value)))
+    # float32 values, printed like the hits' ``_score`` (so the top value equals it exactly)
+    v = value if isinstance(value, int) else float(np.float32(value))
     return {"value": v, "description": description, "details": details or []}
 
 
