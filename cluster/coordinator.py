@@ -20,7 +20,7 @@ import functools
 import os
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -31,7 +31,7 @@ from .cursor_ops import CursorOps
 from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution)
-from .fanout import fan_out
+from .fanout import fan_out, share
 from .mapping import Mapping, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
@@ -632,6 +632,9 @@ class Coordinator(CursorOps):
                 per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
         if not any(t for _, t in per_index_terms.values()):
             return None, gens
+        # at most half the time left: a shard too slow here is left out of the statistics
+        # (scores then rest on the shards that answered) rather than sink the query round
+        deadline = share(deadline, 0.5)
         calls = [functools.partial(self.backend.call, ref, "term_stats",
                                    *per_index_terms[m.name], gens.get((m.name, sid)), deadline)
                  for _, m, sid, ref in shard_list]
@@ -686,13 +689,15 @@ class Coordinator(CursorOps):
                                            bool, int]:
         """Query phase for deep pages (see ``deep_page.py``): samples, then a bounded range.
 
-        Both rounds share ``deadline``; a shard that fails or times out in either round is
-        left out (its matches are then missing from the count before the page, as a failed
-        shard's are from a classic page).
+        The samples get half the time left until ``deadline``, the range round the rest; a
+        shard that fails or times out in either round is left out (its matches are then
+        missing from the count before the page, as a failed shard's are from a classic page).
         """
-        outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample", q,
+        first = share(deadline, 0.5)
+        outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample",
+                                                    replace(q, deadline=first),
                                                     self.deep_page_samples)
-                                  for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
+                                  for (_, _, _, ref), q in zip(shard_list, queries)], first)
         failures: list[dict[str, Any]] = []
         timed_out = False
         live: list[int] = []

@@ -57,6 +57,18 @@ def is_retryable(exc: BaseException) -> bool:
     return "Actor" in type(exc).__name__ or "Actor" in type(inner).__name__
 
 
+def share(deadline: float | None, fraction: float) -> float | None:
+    """A deadline for one round of several: ``fraction`` of the time left until ``deadline``.
+
+    A search's statistics round and the deep page's sample round get half of what is left, so
+    one slow shard cannot spend the whole ``timeout`` before the round that finds the hits.
+    """
+    if deadline is None:
+        return None
+    now = time.time()
+    return now + max(0.0, deadline - now) * fraction
+
+
 async def fan_out(calls: list[Callable[[], Awaitable[Any]]], deadline: float | None
                   ) -> list[Outcome]:
     """Run every call concurrently; wait until all ended or ``deadline`` (``time.time()``)
