@@ -17,11 +17,24 @@ _WORD = (
     r"(?:(?!" + _IDEOGRAPH + r")\w)+)*"
 )
 _TOKEN_RE = re.compile(_IDEOGRAPH + "|" + _WORD)
+# ASCII text has no ideographs, so the per-character ideograph look-ahead can go: same tokens
+_ASCII_TOKEN_RE = re.compile(
+    r"\w+(?:(?:(?<=[^\W\d_])[.'\u2019:\u00b7](?=[^\W\d_])|(?<=\d)[.'\u2019,;](?=\d))\w+)*")
 MAX_TOKEN_LENGTH = 255
 
 
 def standard_tokens(text: str) -> list[str]:
-    """Lowercased word tokens of ``text`` in order (positions are list indices)."""
+    """Lowercased word tokens of ``text`` in order (positions are list indices).
+
+    ASCII text (the common case) takes a fast path: lowercase once, one ``findall`` with a
+    simpler pattern (no ideographs can occur), the same tokens as the general path.
+    """
+    if text.isascii():
+        toks = _ASCII_TOKEN_RE.findall(text.lower())
+        if "_" in text:
+            toks = [t for t in toks if t.strip("_")]
+        if not toks or max(map(len, toks)) <= MAX_TOKEN_LENGTH:
+            return toks
     out: list[str] = []
     for m in _TOKEN_RE.finditer(text):
         tok = m.group(0)

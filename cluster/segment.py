@@ -131,24 +131,22 @@ class NumericField:
 FieldData = TextField | KeywordField | NumericField
 
 
-def _build_postings(term_ids: dict[str, int], tids: list[int], docs: list[int],
-                    poss: list[int] | None) -> Postings:
+def _build_postings(term_ids: dict[str, int], tids: Any, docs: Any,
+                    poss: Any | None) -> Postings:
+    """CSR postings from one entry per token occurrence. ``docs`` (then ``poss``) must be
+    non-decreasing in the order given — the segment builders produce them so — which lets a
+    stable sort on the term id alone give the (term, doc, position) order. O(P log P)."""
     n_terms = len(term_ids)
-    if not tids:
+    if len(tids) == 0:
         empty = np.zeros(0, dtype=np.int32)
         return Postings(term_ids, np.zeros(n_terms + 1, dtype=np.int64), empty, empty,
                         np.zeros(1, dtype=np.int64) if poss is not None else None,
                         empty if poss is not None else None)
     t = np.asarray(tids, dtype=np.int32)
     d = np.asarray(docs, dtype=np.int32)
-    if poss is not None:
-        p = np.asarray(poss, dtype=np.int32)
-        order = np.lexsort((p, d, t))
-        t, d, p = t[order], d[order], p[order]
-    else:
-        order = np.lexsort((d, t))
-        t, d = t[order], d[order]
-        p = None
+    order = np.argsort(t, kind="stable")
+    t, d = t[order], d[order]
+    p = np.asarray(poss, dtype=np.int32)[order] if poss is not None else None
     key_change = np.ones(len(t), dtype=bool)
     key_change[1:] = (t[1:] != t[:-1]) | (d[1:] != d[:-1])
     starts = np.flatnonzero(key_change)
@@ -228,57 +226,79 @@ def _visible(seg: Segment, gen: int) -> np.ndarray:
 
 
 def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> TextField:
+    """Postings with positions, lengths and norms of a text field.
+
+    Python touches each *value* once (analysis); term ids come from one C-level pass over all
+    tokens (ids in order of first occurrence), docs and positions are computed with NumPy:
+    value ``k`` of a document starts at position ``tokens before it + k * gap``.
+    """
     analyze = get_analyzer(ft.analyzer)
-    term_ids: dict[str, int] = {}
-    tids: list[int] = []
-    docs: list[int] = []
-    poss: list[int] = []
-    lengths = np.zeros(n, dtype=np.int32)
+    all_toks: list[str] = []
+    counts: list[int] = []          # tokens of each value
+    value_doc: list[int] = []
+    value_k: list[int] = []         # index of the value within its document
     present = np.zeros(n, dtype=bool)
-    setdefault = term_ids.setdefault
     for doc, vals in entries:
-        pos = 0
-        count = 0
         for k, v in enumerate(vals):
-            if k:
-                pos += POSITION_INCREMENT_GAP
             toks = analyze(v)
-            for tok in toks:
-                tids.append(setdefault(tok, len(term_ids)))
-                poss.append(pos)
-                pos += 1
-            docs.extend([doc] * len(toks))
-            count += len(toks)
-        lengths[doc] = count
+            all_toks += toks
+            counts.append(len(toks))
+            value_doc.append(doc)
+            value_k.append(k)
         present[doc] = True
+    term_ids = {t: i for i, t in enumerate(dict.fromkeys(all_toks))}
+    tids = np.fromiter(map(term_ids.__getitem__, all_toks), dtype=np.int32,
+                       count=len(all_toks))
+    cnt = np.asarray(counts, dtype=np.int64)
+    vdoc = np.asarray(value_doc, dtype=np.int64)
+    vk = np.asarray(value_k, dtype=np.int64)
+    lengths = np.zeros(n, dtype=np.int32)
+    if len(cnt):
+        np.add.at(lengths, vdoc, cnt.astype(np.int32))
+    vstart = np.cumsum(cnt) - cnt                      # flat index of each value's first token
+    doc_start = np.maximum.accumulate(np.where(vk == 0, vstart, 0)) if len(vk) else vstart
+    base = np.repeat(doc_start - vk * POSITION_INCREMENT_GAP, cnt)
+    poss = np.arange(len(all_toks), dtype=np.int64) - base
+    docs = np.repeat(vdoc, cnt)
     postings = _build_postings(term_ids, tids, docs, poss)
     return TextField(postings, lengths, encode_norms(lengths), present)
 
 
 def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField:
-    term_ids: dict[str, int] = {}
-    tids: list[int] = []
-    docs: list[int] = []
+    """Postings and sorted ordinals (min/max per document) of a keyword field.
+
+    Python touches each *entry* once; term ids come from one C-level pass (order of first
+    occurrence), and the distinct values are sorted once (O(U log U)) for the ordinals.
+    """
+    all_vals: list[str] = []
+    entry_docs: list[int] = []
+    entry_counts: list[int] = []
+    for doc, vals in entries:
+        all_vals += vals
+        entry_docs.append(doc)
+        entry_counts.append(len(vals))
+    ed = np.asarray(entry_docs, dtype=np.int64)
+    ec = np.asarray(entry_counts, dtype=np.int32)
     present = np.zeros(n, dtype=bool)
     counts = np.zeros(n, dtype=np.int32)
-    setdefault = term_ids.setdefault
-    for doc, vals in entries:
-        for v in vals:
-            tids.append(setdefault(v, len(term_ids)))
-            docs.append(doc)
-        present[doc] = bool(vals)
-        counts[doc] = len(vals)
+    if len(ed):
+        present[ed] = ec > 0
+        counts[ed] = ec
+    term_list = list(dict.fromkeys(all_vals))
+    term_ids = {t: i for i, t in enumerate(term_list)}
+    tids = np.fromiter(map(term_ids.__getitem__, all_vals), dtype=np.int32, count=len(all_vals))
+    docs = np.repeat(ed, ec)
     postings = _build_postings(term_ids, tids, docs, None)
-    sorted_values = np.array(sorted(term_ids), dtype=object)
-    rank_of_tid = np.empty(len(term_ids), dtype=np.int32)
-    if len(term_ids):
-        order = np.argsort(np.array(list(term_ids), dtype=object), kind="stable")
-        rank_of_tid[order] = np.arange(len(term_ids), dtype=np.int32)
+    by_value = sorted(range(len(term_list)), key=term_list.__getitem__)
+    sorted_values = np.empty(len(term_list), dtype=object)
+    sorted_values[:] = [term_list[i] for i in by_value]
+    rank_of_tid = np.empty(len(term_list), dtype=np.int32)
+    rank_of_tid[np.asarray(by_value, dtype=np.int64)] = np.arange(len(term_list), dtype=np.int32)
     min_ord = np.full(n, -1, dtype=np.int32)
     max_ord = np.full(n, -1, dtype=np.int32)
-    if tids:
-        t = rank_of_tid[np.asarray(tids, dtype=np.int32)]
-        d = np.asarray(docs, dtype=np.int32)
+    if len(tids):
+        t = rank_of_tid[tids]
+        d = docs.astype(np.int32)
         big = np.iinfo(np.int32).max
         mins = np.full(n, big, dtype=np.int32)
         np.minimum.at(mins, d, t)
