@@ -26,9 +26,9 @@ from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
 from .simulation import ShardSimulator
-from .sorting import (SortField, after_mask, ascending_keys, check_sortable, coerce_after,
+from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
                       column_kind, compare_rows, field_type_for_sort, missing_substitute, order,
-                      tiebreak)
+                      rank_key, tiebreak)
 
 
 @dataclass
@@ -314,7 +314,7 @@ class ShardCore:
         assert c.order is not None
         step = max(1, -(-m // samples))
         ranks = list(range(0, m, step))
-        keys = [c.key_at(int(c.order[r])) for r in ranks]
+        keys = c.keys_at(c.order[ranks])
         return m, keys, ranks, c.kinds
 
     def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
@@ -325,15 +325,18 @@ class ShardCore:
         t0 = time.perf_counter_ns()
         c = self._sorted_candidates(q)
         sort_ext, kinds_ext, cols_ext, miss_ext = c.extended()
+        rk_ext = c.rank_space()
         if lo is not None:
-            gt, eq = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext, lo)
+            gt, eq = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext, c.in_rank_space(lo),
+                                  rk_ext)
             ge_lo = gt | eq
         else:
             ge_lo = np.ones(len(c.ties), dtype=bool)
         below = int((~ge_lo).sum())
         sel = ge_lo
         if hi is not None:
-            gt_h, eq_h = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext, hi)
+            gt_h, eq_h = compare_rows(sort_ext, kinds_ext, cols_ext, miss_ext,
+                                      c.in_rank_space(hi), rk_ext)
             sel = sel & ~(gt_h | eq_h)
         assert c.order is not None
         ordered = c.order[sel[c.order]][:limit]
@@ -410,16 +413,24 @@ class ShardCore:
             col, miss = self._sort_column(sf, ft, kind, seg_parts, scores_c, ties_c)
             columns.append(col)
             missing.append(miss)
-        ranks = [self._keyword_ranks(sf, ft, kind, seg_parts)
-                 for sf, ft, kind in zip(sort, fts, kinds)]
+        kw = [self._keyword_ranks(sf, ft, kind, seg_parts)
+              for sf, ft, kind in zip(sort, fts, kinds)]
+        ranks = [r[0] if r is not None else None for r in kw]
+        rank_values = [r[1] if r is not None else None for r in kw]
         if after is not None and len(ties_c):
-            keep = np.flatnonzero(after_mask(sort, kinds, columns, missing, after))
+            probe = _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing,
+                                scores_c, ties_c, addr_c, total, max_score, terminated,
+                                ranks=ranks, rank_values=rank_values)
+            keep = np.flatnonzero(compare_rows(sort, kinds, columns, missing,
+                                               probe.in_rank_space(after),
+                                               probe.rank_space())[0])
             columns = [col[keep] for col in columns]
             ranks = [r[keep] if r is not None else None for r in ranks]
             missing = [m[keep] if m is not None else None for m in missing]
             scores_c, ties_c, addr_c = scores_c[keep], ties_c[keep], addr_c[keep]
         return _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing, scores_c,
-                           ties_c, addr_c, total, max_score, terminated, ranks=ranks)
+                           ties_c, addr_c, total, max_score, terminated, ranks=ranks,
+                           rank_values=rank_values)
 
     @staticmethod
     def _top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
@@ -451,14 +462,15 @@ class ShardCore:
 
     def _keyword_ranks(self, sf: SortField, ft: Any, kind: str,
                        parts: list[tuple[Segment, np.ndarray, np.ndarray]]
-                       ) -> np.ndarray | None:
-        """Shard-wide ordinals of a keyword sort column (same order as its strings), so that
-        ordering never sorts strings per query: O(m) lookups. None when the column is not a
-        keyword or a ``missing`` substitute string takes part in the order."""
+                       ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(ranks, values)``: shard-wide ordinals of a keyword sort column (same order as its
+        strings) and the shard's distinct values they index, so that ordering never sorts
+        strings per query: O(m) lookups. None when the column is not a keyword or a
+        ``missing`` substitute string takes part in the order."""
         if kind != "keyword" or missing_substitute(sf, kind, ft) is not None:
             return None
         use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
-        glob = self._global_ords(sf.field)
+        glob, distinct = self._global_ords(sf.field)
         out = []
         for seg, docs, _ in parts:
             fd = seg.fields.get(sf.field)
@@ -467,31 +479,34 @@ class ShardCore:
                 continue
             ords = (fd.max_ord if use_max else fd.min_ord)[docs]
             out.append(np.where(ords < 0, -1, glob[seg.uid][np.maximum(ords, 0)]))
-        return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
+        return (np.concatenate(out) if out else np.zeros(0, dtype=np.int64)), distinct
 
-    def _global_ords(self, field: str) -> dict[int, np.ndarray]:
-        """segment uid -> shard-wide rank of each of its ordinals for ``field``; rebuilt (one
-        O(U log U) sort of the distinct values) only when the segment list changed."""
+    def _global_ords(self, field: str) -> tuple[dict[int, np.ndarray], np.ndarray]:
+        """``(segment uid -> shard-wide rank of each of its ordinals, distinct values)`` for
+        ``field``; rebuilt (one O(U log U) sort of the distinct values) only when the segment
+        list changed."""
         segs = [s for s in self.segments if isinstance(s.fields.get(field), KeywordField)
                 and len(s.fields[field].sorted_values)]  # type: ignore[union-attr, arg-type]
         key = tuple(s.uid for s in segs)
         cache = self.__dict__.setdefault("_ords_cache", {})
         got = cache.get(field)
         if got is not None and got[0] == key:
-            return got[1]
+            return got[1], got[2]
         values = [s.fields[field].sorted_values for s in segs]  # type: ignore[union-attr]
         out: dict[int, np.ndarray] = {}
+        distinct = np.zeros(0, dtype=object)
         if len(segs) == 1:
             out[segs[0].uid] = np.arange(len(values[0]), dtype=np.int64)
+            distinct = values[0]
         elif segs:
-            _, inv = np.unique(np.concatenate(values), return_inverse=True)
+            distinct, inv = np.unique(np.concatenate(values), return_inverse=True)
             inv = inv.astype(np.int64).reshape(-1)
             start = 0
             for seg, v in zip(segs, values):
                 out[seg.uid] = inv[start:start + len(v)]
                 start += len(v)
-        cache[field] = (key, out)
-        return out
+        cache[field] = (key, out, distinct)
+        return out, distinct
 
     def _sort_column(self, sf, ft, kind: str, parts, scores: np.ndarray,
                      ties: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
@@ -560,6 +575,23 @@ class _Candidates:
     terminated: bool
     order: np.ndarray | None = None
     ranks: list[np.ndarray | None] | None = None   # shard-wide keyword ordinals per key
+    rank_values: list[np.ndarray | None] | None = None  # the distinct values ranks index
+
+    def rank_space(self) -> list[np.ndarray | None] | None:
+        """Keyword keys as ``2·rank`` integers (see ``sorting.rank_key``), tie-break last."""
+        if not self.ranks or all(r is None for r in self.ranks):
+            return None
+        return [2 * r if r is not None else None for r in self.ranks] + [None]
+
+    def in_rank_space(self, key: list[Any]) -> list[Any]:
+        """A full key with its keyword values mapped like :meth:`rank_space`."""
+        if not self.ranks or not self.rank_values:
+            return key
+        out = list(key)
+        for j, vals in enumerate(self.rank_values):
+            if vals is not None and j < len(out) and out[j] is not None:
+                out[j] = rank_key(vals, out[j])
+        return out
 
     def hits(self, rows: np.ndarray, track_scores: bool, took_ns: int) -> ShardHits:
         return ShardHits(
@@ -575,6 +607,17 @@ class _Candidates:
         """The sort with the tie-break appended as a last key (a strict total order)."""
         return (self.sort + (SortField("_shard_doc"),), self.kinds + ["tiebreak"],
                 self.columns + [self.ties], self.missing + [None])
+
+    def keys_at(self, rows: np.ndarray) -> list[list[Any]]:
+        """:meth:`key_at` of many rows, vectorised (``tolist`` gives Python scalars)."""
+        cols = []
+        for col, miss in zip(self.columns, self.missing):
+            vals = col[rows].tolist()
+            if miss is not None:
+                vals = [None if mm else v for v, mm in zip(vals, miss[rows].tolist())]
+            cols.append(vals)
+        cols.append(self.ties[rows].tolist())
+        return [list(k) for k in zip(*cols)]
 
     def key_at(self, row: int) -> list[Any]:
         """The full key of one row: its value per sort key (None when missing) + tie-break."""

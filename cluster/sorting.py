@@ -239,14 +239,28 @@ def after_mask(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.n
     return compare_rows(sort, kinds, columns, missing, after)[0]
 
 
+def rank_key(sorted_values: np.ndarray, value: str) -> int:
+    """A keyword value in the doubled rank space of ``sorted_values`` (distinct, ascending):
+    ``2·i`` when it is ``sorted_values[i]``, else ``2·i − 1`` where ``i`` is its insertion
+    point — so integer comparisons against ``2·rank`` columns equal string comparisons."""
+    i = int(np.searchsorted(sorted_values, value, side="left")) if len(sorted_values) else 0
+    exact = i < len(sorted_values) and sorted_values[i] == value
+    return 2 * i if exact else 2 * i - 1
+
+
 def compare_rows(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.ndarray],
-                 missing: list[np.ndarray | None], key: list[Any]
+                 missing: list[np.ndarray | None], key: list[Any],
+                 ranks: list[np.ndarray | None] | None = None
                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``(after, equal)`` per row against one key (values in the columns' space). O(rows)."""
+    """``(after, equal)`` per row against one key (values in the columns' space). O(rows).
+
+    ``ranks`` (optional, per key): a keyword column as ``2·rank`` integers, with the key's
+    value for it already mapped by :func:`rank_key` — integer instead of string comparisons.
+    """
     n = len(columns[0]) if columns else 0
     gt = np.zeros(n, dtype=bool)
     eq = np.ones(n, dtype=bool)
-    for sf, kind, col, miss, av in zip(sort, kinds, columns, missing, key):
+    for j, (sf, kind, col, miss, av) in enumerate(zip(sort, kinds, columns, missing, key)):
         if kind == "keyword":
             miss_arr = np.zeros(n, dtype=bool) if miss is None else miss
             a_missing = av is None
@@ -256,7 +270,8 @@ def compare_rows(sort: tuple[SortField, ...], kinds: list[str], columns: list[np
                 row_gt = ~miss_arr if not missing_last else np.zeros(n, dtype=bool)
                 row_eq = miss_arr
             else:
-                vals = np.where(miss_arr, "", col).astype(object)
+                given = ranks[j] if ranks is not None and j < len(ranks) else None
+                vals = given if given is not None else np.where(miss_arr, "", col).astype(object)
                 cmp_gt = (vals < av) if sf.desc else (vals > av)
                 cmp_eq = vals == av
                 row_gt = np.where(miss_arr, missing_last, cmp_gt).astype(bool)
