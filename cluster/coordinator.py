@@ -510,7 +510,9 @@ class Coordinator(CursorOps):
                     "index level setting.")
         for m in metas:
             _check_fetch_limits(req, m)
-            check_clause_limits(req.query, m.mapping)   # too_many_clauses before any fan-out
+            # too_many_clauses / regex length before any fan-out
+            check_clause_limits(req.query, m.mapping, max_regex_length=int(
+                m.settings.get("max_regex_length", 1000)))
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)
                       for sid, ref in enumerate(m.shards)]

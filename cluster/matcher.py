@@ -147,10 +147,10 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                         minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
                         boost=q.boost, lenient=q.lenient or q.field == "*") for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
-    if isinstance(q, (Q.Prefix, Q.Wildcard, Q.MatchPhrase, Q.Range, Q.Exists)) \
+    if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range, Q.Exists)) \
             and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
-        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.MatchPhrase)):
+        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase)):
             fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
         if isinstance(q, Q.Exists):
             fields = [f for f in mapping.fields if fnmatch.fnmatchcase(f, q.field)]
@@ -172,17 +172,44 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
 
 # --- limits -----------------------------------------------------------------------------------
 
+MAX_REGEX_LENGTH = 1000   # index.max_regex_length
+
+
 def check_clause_limits(q: Q.Query, mapping: Mapping,
-                        max_clauses: int = Q.MAX_CLAUSE_COUNT) -> int:
+                        max_clauses: int = Q.MAX_CLAUSE_COUNT,
+                        max_regex_length: int = MAX_REGEX_LENGTH) -> int:
     """Lucene's limits on the query as it runs against ``mapping`` (after expansion and
     analysis): a boolean query with more than ``max_clauses`` clauses is ``too_many_clauses``;
-    more than ``max_clauses`` leaf clauses in the whole tree is ``too_many_nested_clauses``.
-    Returns the number of leaf clauses. O(size of the query)."""
-    leaves = _count_leaves(expand(q, mapping), mapping, max_clauses)
+    more than ``max_clauses`` leaf clauses in the whole tree is ``too_many_nested_clauses``;
+    a regular expression longer than ``max_regex_length`` is refused as Elasticsearch words
+    it. Returns the number of leaf clauses. O(size of the query)."""
+    expanded = expand(q, mapping)
+    _check_regex_length(expanded, max_regex_length)
+    leaves = _count_leaves(expanded, mapping, max_clauses)
     if leaves > max_clauses:
         raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
                              f"{max_clauses}", es_type="too_many_nested_clauses")
     return leaves
+
+
+def _check_regex_length(q: Q.Query, limit: int) -> None:
+    if isinstance(q, Q.Regexp) and len(q.value) > limit:
+        raise IllegalArgument(f"The length of regex [{len(q.value)}] used in the Regexp Query "
+                              f"request has exceeded the allowed maximum of [{limit}]. This "
+                              "maximum can be set by changing the [index.max_regex_length] "
+                              "index level setting.")
+    for sub in _children(q):
+        _check_regex_length(sub, limit)
+
+
+def _children(q: Q.Query) -> tuple[Q.Query, ...]:
+    if isinstance(q, Q.Bool):
+        return q.must + q.should + q.filter + q.must_not
+    if isinstance(q, Q.DisMax):
+        return q.queries
+    if isinstance(q, Q.ConstantScore):
+        return (q.filter,)
+    return ()
 
 
 def _flat_limit(n: int, max_clauses: int) -> None:
@@ -235,6 +262,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, Q.ConstantScore):
         _validate_values(q.filter, ctx)
+        return
+    if isinstance(q, Q.Regexp):
+        lucene_regex(q.value, q.flags, q.case_insensitive)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None
@@ -702,6 +732,98 @@ def wildcard_regex(pattern: str, case_insensitive: bool = False) -> re.Pattern[s
     return re.compile("".join(out), re.S | (re.I if case_insensitive else 0))
 
 
+_REGEX_CLASSES = {"d": r"[0-9]", "D": r"[^0-9]", "s": r"[ \t\n\r\f\v]",
+                  "S": r"[^ \t\n\r\f\v]", "w": r"[a-zA-Z0-9_]", "W": r"[^a-zA-Z0-9_]"}
+
+
+def lucene_regex(pattern: str, flags: str = "ALL",
+                 case_insensitive: bool = False) -> re.Pattern[str]:
+    """A Lucene ``RegExp`` as a Python pattern that must match a whole term.
+
+    Lucene's syntax: ``. ? * + {n,m} | ( ) [...]``, ``"literal"``, ``\\c`` escapes any
+    character (``\\d \\s \\w`` and their negations are classes); with the default flags
+    ``@`` is any string, ``#`` the empty language and ``<1-10>`` a numeric interval. ``^`` and
+    ``$`` are ordinary characters. ``~`` (complement) and ``&`` (intersection) are read as
+    literal characters here.
+    """
+    on = set(flags.split("|")) if flags else set()
+    every = "ALL" in on
+    anystring = every or "ANYSTRING" in on
+    empty = every or "EMPTY" in on
+    interval = every or "INTERVAL" in on
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    in_class = False
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n:
+            nxt = pattern[i + 1]
+            out.append(_REGEX_CLASSES.get(nxt, re.escape(nxt)) if not in_class
+                       else (_REGEX_CLASSES.get(nxt, re.escape(nxt))[1:-1]
+                             if nxt in _REGEX_CLASSES else re.escape(nxt)))
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+                out.append("]")
+            elif c in "[&~|" or c == "\\":
+                out.append(re.escape(c))
+            else:
+                out.append(c)
+            i += 1
+            continue
+        if c == "[":
+            in_class = True
+            out.append("[")
+            if i + 1 < n and pattern[i + 1] == "^":
+                out.append("^")
+                i += 1
+            i += 1
+            continue
+        if c == '"':
+            end = pattern.find('"', i + 1)
+            if end < 0:
+                raise IllegalArgument(f"expected '\"' at position {n}")
+            out.append(re.escape(pattern[i + 1:end]))
+            i = end + 1
+            continue
+        if c == "@" and anystring:
+            out.append(".*")
+        elif c == "#" and empty:
+            out.append("(?!)")
+        elif c == "<" and interval and (m := re.match(r"<(\d+)-(\d+)>", pattern[i:])):
+            lo, hi = sorted((int(m.group(1)), int(m.group(2))))
+            width = len(m.group(1)) if len(m.group(1)) == len(m.group(2)) else 0
+            if hi - lo <= 10_000:
+                nums = [str(v).zfill(width) for v in range(lo, hi + 1)]
+                out.append("(?:" + "|".join(sorted(nums, key=len, reverse=True)) + ")")
+            else:
+                out.append(r"\d+")
+            i += m.end()
+            continue
+        elif c in ".?*+|(){},":
+            out.append(c)
+        else:
+            out.append(re.escape(c))
+        i += 1
+    try:
+        return re.compile("".join(out), re.S | (re.I if case_insensitive else 0))
+    except re.error as e:
+        raise IllegalArgument(f"failed to create query: invalid regular expression "
+                              f"[{pattern}]: {e}", es_type="query_shard_exception") from None
+
+
+def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    rx = lucene_regex(q.value, q.flags, q.case_insensitive)
+    if q.field == "_id":
+        return _const(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), q.boost)
+    fd = seg.fields.get(q.field)
+    if not isinstance(fd, (TextField, KeywordField)):
+        return _none(seg)
+    return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), q.boost)
+
+
 def _e_wildcard(q: Q.Wildcard, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     rx = wildcard_regex(q.pattern, q.case_insensitive)
     if q.field == "_id":
@@ -788,6 +910,7 @@ _EVAL: dict[type, Any] = {
     Q.Ids: _e_ids,
     Q.Prefix: _e_prefix,
     Q.Wildcard: _e_wildcard,
+    Q.Regexp: _e_regexp,
     Q.Bool: _e_bool,
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
@@ -844,6 +967,8 @@ def describe(q: Q.Query) -> str:
         return boosted(f"{q.field}:{q.value}*")
     if isinstance(q, Q.Wildcard):
         return boosted(f"{q.field}:{q.pattern}")
+    if isinstance(q, Q.Regexp):
+        return boosted(f"{q.field}:/{q.value}/")
     if isinstance(q, Q.ConstantScore):
         return boosted(f"ConstantScore({describe(q.filter)})")
     if isinstance(q, Q.Bool):

@@ -111,6 +111,16 @@ class Wildcard(Query):
 
 
 @dataclass(frozen=True)
+class Regexp(Query):
+    """A Lucene regular expression that a whole term must match."""
+
+    field: str = ""
+    value: str = ""
+    flags: str = "ALL"
+    case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
 class Bool(Query):
     must: tuple[Query, ...] = ()
     should: tuple[Query, ...] = ()
@@ -615,6 +625,27 @@ def _p_wildcard(body: dict[str, Any], st: _State) -> Query:
                     boost=_float("wildcard", "boost", o.get("boost", 1.0)))
 
 
+REGEXP_FLAGS = {"ALL", "ANYSTRING", "COMPLEMENT", "EMPTY", "INTERSECTION", "INTERVAL", "NONE"}
+
+
+def _p_regexp(body: dict[str, Any], st: _State) -> Query:
+    fname, o = _field_query("regexp", body, ("value",),
+                            {"value", "flags", "flags_value", "case_insensitive",
+                             "max_determinized_states", "rewrite"})
+    value = o.get("value")
+    fname = _require_field(fname)
+    if value is None:
+        raise IllegalArgument("value cannot be null")
+    flags = str(o.get("flags", "ALL")).upper()
+    for f in flags.split("|"):
+        if f and f not in REGEXP_FLAGS:
+            raise IllegalArgument(f"Unknown regexp flag [{f}]")
+    return Regexp(field=fname, value=_text_value(value), flags=flags,
+                  case_insensitive=_bool_value("regexp", "case_insensitive",
+                                               o.get("case_insensitive", False)),
+                  boost=_float("regexp", "boost", o.get("boost", 1.0)))
+
+
 _BOOL_FIELDS = ("must", "should", "must_not", "filter", "adjust_pure_negative",
                 "minimum_should_match", "boost", "_name")
 
@@ -738,6 +769,7 @@ _PARSERS = {
     "ids": _p_ids,
     "prefix": _p_prefix,
     "wildcard": _p_wildcard,
+    "regexp": _p_regexp,
     "bool": _p_bool,
     "constant_score": _p_constant_score,
     "dis_max": _p_dis_max,

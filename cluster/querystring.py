@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 
 from .errors import ParsingError, TooManyClauses
 from .query import (MAX_CLAUSE_COUNT, MAX_NESTED_DEPTH, Bool, DisMax, Exists, Match, MatchAll,
-                    MatchNone, MatchPhrase, Prefix, Query, QueryString, Range, Wildcard)
+                    MatchNone, MatchPhrase, Prefix, Query, QueryString, Range, Regexp, Wildcard)
 
 __all__ = ["expand_query_string"]
 
@@ -119,6 +119,9 @@ class _Builder:
 
     def wildcard(self, fields: Fields, pattern: str) -> Query:
         return self.per_field(fields, lambda f, b: Wildcard(field=f, pattern=pattern, boost=b))
+
+    def regexp(self, fields: Fields, pattern: str) -> Query:
+        return self.per_field(fields, lambda f, b: Regexp(field=f, value=pattern, boost=b))
 
     def star(self, fields: Fields) -> Query:
         """``*``: every document for the ``*`` field, else documents that have the field."""
@@ -225,6 +228,8 @@ class _Lexer:
             return _Tok("PHRASE", self._quoted(), start)
         if c in "[{":
             return _Tok("RANGE", self._range(), start)
+        if c == "/":
+            return _Tok("REGEX", self._regex(), start)
         if c in "]}":
             raise _Syntax("unexpected range end")
         word = self._word()
@@ -283,6 +288,25 @@ class _Lexer:
                 self.i += 1
         raise _Syntax("unterminated quote")
 
+    def _regex(self) -> str:
+        """A ``/regex/`` term (Lucene's REGEXPTERM): the raw text up to the next unescaped
+        ``/`` (escapes are left for the regular expression to read)."""
+        s = self.s
+        self.i += 1
+        out: list[str] = []
+        while self.i < len(s):
+            c = s[self.i]
+            if c == "\\" and self.i + 1 < len(s):
+                out.append(s[self.i:self.i + 2])
+                self.i += 2
+            elif c == "/":
+                self.i += 1
+                return "".join(out)
+            else:
+                out.append(c)
+                self.i += 1
+        raise _Syntax("unterminated regular expression")
+
     def _range_bound(self) -> tuple[str, bool]:
         """One bound: quoted, or up to whitespace / ``]`` / ``}``. Returns (text, quoted)."""
         while self._peek() and self._peek() in _WS:
@@ -324,7 +348,7 @@ class _Lexer:
                           include_lower, end == "]")
 
 
-_CLAUSE_START = {"TERM", "PHRASE", "RANGE", "LPAREN", "PLUS", "MINUS", "NOT"}
+_CLAUSE_START = {"TERM", "PHRASE", "RANGE", "REGEX", "LPAREN", "PLUS", "MINUS", "NOT"}
 _MODIFIERS = {"PLUS": "must", "MINUS": "must_not", "NOT": "must_not"}
 
 
@@ -449,6 +473,9 @@ class _ClassicParser:
         if tok.kind == "PHRASE":
             slop, boost = self._modifiers()
             return _boosted(self.b.phrase(fields, str(tok.value), _slop(slop)), boost)
+        if tok.kind == "REGEX":
+            _, boost = self._modifiers()
+            return _boosted(self.b.regexp(fields, str(tok.value)), boost)
         if tok.kind == "RANGE":
             spec = tok.value
             assert isinstance(spec, _RangeSpec)

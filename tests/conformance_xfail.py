@@ -19,8 +19,6 @@ XFAIL: dict[str, str] = {
     # stretch (INDEX.md)
     "elasticsearch/scroll/20_keep_alive.yml::Max keep alive":
         "stretch: cluster.put_settings (search.max_keep_alive) not implemented",
-    "elasticsearch/search/30_limits.yml::Regexp length limit":
-        "stretch: regexp query (and index.max_regex_length) not implemented",
     "elasticsearch/search/350_point_in_time.yml::msearch":
         "stretch: msearch not implemented",
 }

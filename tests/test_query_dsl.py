@@ -315,6 +315,17 @@ def test_wildcard(books) -> None:
     assert id_set(books, {"wildcard": {"tag": {"wildcard": "?et"}}}) == {"3"}
 
 
+def test_regexp_matches_whole_terms_in_lucene_syntax(books) -> None:
+    assert id_set(books, {"regexp": {"title": "qu.*k"}}) == {"1", "2"}
+    assert id_set(books, {"regexp": {"title": {"value": "b[a-z]{3}n"}}}) == {"1", "4"}
+    assert id_set(books, {"regexp": {"title": "qu"}}) == set()               # whole term only
+    assert id_set(books, {"regexp": {"tag": "[aA]nimal"}}) == {"1", "2"}
+    assert id_set(books, {"regexp": {"tag": {"value": "ANIMAL", "case_insensitive": True}}}) \
+        == {"1", "2"}
+    assert id_set(books, {"regexp": {"tag": "p@"}}) == {"3"}                # @: any string
+    assert id_set(books, {"query_string": {"query": "title:/f.x/"}}) == {"1", "2", "4"}
+
+
 # --------------------------------------------------------------------------- bool
 
 def test_bool_must_filter_must_not(books) -> None:

@@ -171,6 +171,20 @@ def test_a_query_string_expanding_past_the_limit_is_refused(small) -> None:
     assert e.es_type in ("too_many_clauses", "too_many_nested_clauses")
 
 
+def test_a_regex_longer_than_index_max_regex_length_is_refused(small) -> None:
+    reason = ("The length of regex [1001] used in the Regexp Query request has exceeded the "
+              "allowed maximum of [1000]. This maximum can be set by changing the "
+              "[index.max_regex_length] index level setting.")
+    for body in ({"query": {"regexp": {"k": "a" * 1001}}},
+                 {"query": {"query_string": {"query": "/" + "a" * 1001 + "/"}}}):
+        e = search_error(small, body)
+        assert (e.es_type, e.reason, e.status) == ("illegal_argument_exception", reason, 400)
+    c = LocalCluster().create("rx", 1, {"properties": {"k": {"type": "keyword"}}},
+                              max_regex_length=2000)
+    c.index("rx", {"1": {"k": "a" * 1001}})
+    assert c.ids("rx", {"query": {"regexp": {"k": "a" * 1001}}}) == ["1"]
+
+
 def test_a_value_a_field_cannot_hold_fails_the_query_on_every_shard(small) -> None:
     c = LocalCluster().create("nums", 3, {"properties": {"n": {"type": "long"},
                                                          "d": {"type": "date"}}})
