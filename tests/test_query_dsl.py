@@ -559,3 +559,35 @@ def test_sorting_on_a_text_field_is_refused_as_elasticsearch_words_it(sortable) 
            "that require per-document field data like aggregations and sorting, so these " \
            "operations are disabled by default. Please use a keyword field instead." in text
     assert "illegal_argument_exception" in text
+
+
+# --------------------------------------------------------------------------- URI search over HTTP
+
+def test_http_uri_search_with_q_df_default_operator_and_count(es) -> None:
+    import orjson
+    es.put("/books", json={"settings": {"number_of_shards": 2}, "mappings": MAPPINGS})
+    lines = []
+    for i, d in DOCS.items():
+        lines += [orjson.dumps({"index": {"_index": "books", "_id": i}}), orjson.dumps(d)]
+    assert es.post("/_bulk?refresh=true", content=b"\n".join(lines) + b"\n",
+                   headers={"content-type": "application/x-ndjson"}).json()["errors"] is False
+
+    def q(**params) -> list[str]:
+        r = es.get("/books/_search", params=params)
+        assert r.status_code == 200, r.text
+        return [h["_id"] for h in r.json()["hits"]["hits"]]
+    assert q(q="quick fox", df="title", default_operator="AND") == ["2", "1"]
+    assert set(q(q="quick fox", df="title", default_operator="OR")) == {"1", "2", "4"}
+    assert set(q(q="title:dog")) == {"3", "4"}
+    assert set(q(q="title:(dog OR jumps) AND NOT views:7")) == {"2", "3"}
+    assert set(q(q="views:[0 TO 7]")) == {"1", "4"}
+    assert set(q(q="tag:Animal")) == {"2"}
+    assert set(q(q="fox", sort="views:desc")) == {"1", "2", "4"}
+    assert q(q="fox", sort="views:desc") == ["2", "4", "1"]
+    r = es.get("/books/_count", params={"q": "fox", "df": "title"})
+    assert r.json()["count"] == 3
+    r = es.get("/books/_search", params={"q": "title:(unclosed"})
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["root_cause"][0]["type"] == "query_shard_exception"
+    assert err["root_cause"][0]["reason"] == "Failed to parse query [title:(unclosed]"
