@@ -739,8 +739,28 @@ def _p_dis_max(body: dict[str, Any], st: _State) -> Query:
     return DisMax(queries=tuple(queries), tie_breaker=tie_breaker, boost=boost)
 
 
+_QUERY_STRING_OPTS = {
+    "query", "default_field", "fields", "default_operator", "analyzer", "quote_analyzer",
+    "allow_leading_wildcard", "auto_generate_synonyms_phrase_query", "max_determinized_states",
+    "enable_position_increments", "fuzziness", "fuzzy_prefix_length", "fuzzy_max_expansions",
+    "fuzzy_rewrite", "phrase_slop", "analyze_wildcard", "rewrite", "minimum_should_match",
+    "quote_field_suffix", "lenient", "time_zone", "type", "tie_breaker", "escape",
+    "fuzzy_transpositions", "boost", "_name"}
+_SIMPLE_QUERY_STRING_OPTS = {
+    "query", "fields", "analyzer", "default_operator", "flags", "lenient", "analyze_wildcard",
+    "auto_generate_synonyms_phrase_query", "minimum_should_match", "quote_field_suffix",
+    "fuzzy_prefix_length", "fuzzy_max_expansions", "fuzzy_transpositions", "boost", "_name"}
+
+
 def _p_query_string(body: dict[str, Any], st: _State, simple: bool = False) -> Query:
     name = "simple_query_string" if simple else "query_string"
+    allowed = _SIMPLE_QUERY_STRING_OPTS if simple else _QUERY_STRING_OPTS
+    for k, v in body.items():
+        if k not in allowed:
+            raise ParsingError(f"[{name}] unsupported field [{k}]" if simple
+                               else f"[{name}] query does not support [{k}]")
+        if k != "fields" and not _is_value(v):
+            raise ParsingError(f"[{name}] unknown token [{_token(v)}] after [{k}]")
     if "query" not in body:
         raise ParsingError(f"[{name}] must be provided with a [query]")
     fields: tuple[tuple[str, float], ...] = ()

@@ -86,6 +86,10 @@ def parse_error(dsl) -> SearchError:
      "[bool] unknown field [shuold] did you mean [should]?"),
     ({"query_string": {"default_field": "a"}}, "parsing_exception",
      "[query_string] must be provided with a [query]"),
+    ({"query_string": {"query": "a", "defualt_field": "a"}}, "parsing_exception",
+     "[query_string] query does not support [defualt_field]"),
+    ({"simple_query_string": {"query": "a", "field": ["a"]}}, "parsing_exception",
+     "[simple_query_string] unsupported field [field]"),
 ])
 def test_malformed_queries_are_refused_with_elasticsearch_wording(dsl, es_type, reason) -> None:
     e = parse_error(dsl)
