@@ -240,8 +240,8 @@ class Registry:
 
     def touch(self, c: Cursor, keep_alive_ms: int | None = None) -> None:
         """Renew a cursor on use: it now expires ``keep_alive`` after this access."""
-        if keep_alive_ms is not None:
-            c.keep_alive_ms = keep_alive_ms
+        if keep_alive_ms is not None:   # Elasticsearch keeps the longest keep-alive asked for
+            c.keep_alive_ms = max(c.keep_alive_ms, keep_alive_ms)
         c.expires_at = self.clock() + c.keep_alive_ms / 1000.0
         heapq.heappush(self._deadlines, (c.expires_at, c.number))
 

@@ -531,12 +531,40 @@ def format_date(stored: int, ftype: FieldType | None, fmt: str | None = None) ->
         return str(nanos // 1_000_000)
     secs, rem = divmod(nanos, 1_000_000_000)
     dt = _EPOCH + _dt.timedelta(seconds=secs)
-    if fmt and "nanos" in fmt:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem:09d}Z"
+    first = fmt.split("||")[0].strip() if fmt else None
+    if first and first not in _ISO_NAMES and (first in _NAMED_PATTERNS
+                                              or re.search(r"[yuMdHms]", first)):
+        return _java_format(dt, rem, _NAMED_PATTERNS.get(first, first))
+    if first and "nanos" in first:
+        # Java prints the nano-of-second with 3 to 9 digits (trailing zeros dropped)
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem:09d}".rstrip("0").ljust(3, "0") + "Z"
     if fmt in ("strict_date_optional_time", "date_optional_time", "strict_date_time",
                "date_time", None) or fmt:
         return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem // 1_000_000:03d}Z"
     return stored
+
+
+def _java_format(dt: _dt.datetime, nanos: int, pattern: str) -> str:
+    """Print a UTC instant with a Java ``DateTimeFormatter`` pattern (numeric fields only)."""
+    out = []
+    for m in _JAVA_TOKEN_RE.finditer(pattern):
+        literal, letters, other = m.groups()
+        if literal is not None:
+            out.append(literal)
+        elif other is not None:
+            out.append(other)
+        else:
+            c, n = letters[0], len(letters)
+            if c in "yu":
+                out.append(f"{dt.year % 100:02d}" if n == 2 else f"{dt.year:0{max(n, 4)}d}")
+            elif c == "S":
+                out.append(f"{nanos:09d}"[:n].ljust(n, "0"))
+            elif c in "XxZ":
+                out.append("Z" if c == "X" else "+0000")
+            else:
+                v = {"M": dt.month, "d": dt.day, "H": dt.hour, "m": dt.minute, "s": dt.second}[c]
+                out.append(f"{v:0{n}d}")
+    return "".join(out)
 
 
 # --- parsing documents -----------------------------------------------------------------------

@@ -26,6 +26,7 @@ from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
 from .simulation import ShardSimulator
+from .sorting import scale_date
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
                       column_kind, compare_rows, field_type_for_sort, missing_substitute, order,
                       rank_key, tiebreak)
@@ -550,7 +551,7 @@ class ShardCore:
                 vals = _reduce_values(fd, docs, mode)
             else:
                 vals = fd.min[docs]
-            vals = np.where(fd.present[docs], vals, subst).astype(dtype)
+            vals = np.where(fd.present[docs], scale_date(vals, sf, ft), subst).astype(dtype)
             out_l.append(vals)
         col = np.concatenate(out_l) if out_l else np.zeros(0, dtype=dtype)
         return col, None

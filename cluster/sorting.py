@@ -292,8 +292,28 @@ def compare_rows(sort: tuple[SortField, ...], kinds: list[str], columns: list[np
     return gt, eq
 
 
+def sort_date_type(sf: SortField, ft: FieldType | None) -> FieldType | None:
+    """The field type a date sort key is expressed in: ``numeric_type`` (``date`` or
+    ``date_nanos``) lets indices with millisecond and nanosecond dates sort together."""
+    if ft is None or ft.kind != "date" or sf.numeric_type not in ("date", "date_nanos") \
+            or ft.type == sf.numeric_type:
+        return ft
+    return FieldType(ft.path, sf.numeric_type, format=ft.format)
+
+
+def scale_date(values: np.ndarray, sf: SortField, ft: FieldType | None) -> np.ndarray:
+    """A date column in the unit of the sort's ``numeric_type`` (millis <-> nanos)."""
+    target = sort_date_type(sf, ft)
+    if target is ft or ft is None or target is None:
+        return values
+    if target.type == "date_nanos":
+        return values.astype(np.int64) * np.int64(1_000_000)
+    return values.astype(np.int64) // np.int64(1_000_000)
+
+
 def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -> Any:
     """A key's value as Elasticsearch prints it in a hit's ``sort`` array."""
+    ft = sort_date_type(sf, ft)
     if value is None:
         return None
     if kind == "score":
@@ -335,6 +355,17 @@ def _after_parse_error(sf: SortField, value: Any) -> IllegalArgument:
                                       "reason": f"For input string: \"{_java_str(value)}\""})
 
 
+def _matches_date_format(value: str, fmt: str, mapping: Any) -> bool:
+    """Whether a search_after string is written in the sort's own ``format`` (Elasticsearch
+    parses it with that formatter only)."""
+    alternatives = [f.strip() for f in fmt.split("||")]
+    numeric = value.strip().lstrip("-").replace(".", "", 1).isdigit()
+    if numeric and any(f in ("epoch_millis", "epoch_second") for f in alternatives):
+        return True
+    named = [f for f in alternatives if f not in ("epoch_millis", "epoch_second")]
+    return bool(named) and mapping._date_components(value.strip(), "||".join(named)) is not None
+
+
 def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldType | None],
                  after: list[Any]) -> list[Any]:
     """``search_after`` values in each key's value space, with Elasticsearch's checks.
@@ -351,6 +382,7 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
                               f"{len(sort)}.")
     out: list[Any] = []
     for sf, kind, ft, v in zip(sort, kinds, fts, after):
+        ft = sort_date_type(sf, ft)
         if kind == "keyword":
             out.append(None if v is None else _java_str(v))
             continue
@@ -377,8 +409,10 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
         if ft is not None and ft.kind == "date" and isinstance(v, str):
             fmt = sf.format or ft.format
             try:
-                from .mapping import parse_date_nanos
-                nanos = parse_date_nanos(v, fmt)
+                from . import mapping
+                if sf.format and not _matches_date_format(v, sf.format, mapping):
+                    raise ValueError("not in the sort's format")
+                nanos = mapping.parse_date_nanos(v, fmt)
             except ValueError:
                 fmt_name = fmt or "strict_date_optional_time||epoch_millis"
                 raise ParsingError(f"failed to parse date field [{v}] with format [{fmt_name}]",

@@ -225,3 +225,65 @@ def test_added_sort_keys_are_hidden_from_hits():
     assert resp["hits"]["hits"][0]["sort"] == [3]
     strip_hits_sort(resp, 0, keep=False)
     assert "sort" not in resp["hits"]["hits"][0]
+
+
+# --- search_after values (sorting.coerce_after) -----------------------------------------------------
+
+def _coerce(sort, after, fts=None):
+    from shardsearch.cluster.sorting import coerce_after, column_kind
+    fts = fts or [None] * len(sort)
+    return coerce_after(sort, [column_kind(sf, ft) for sf, ft in zip(sort, fts)], fts, after)
+
+
+def test_search_after_on_the_default_score_sort_is_refused():
+    with pytest.raises(IllegalArgument, match=r"^Sort must contain at least one field\.$"):
+        _coerce(SCORE_SORT, [1.0])
+
+
+def test_search_after_must_have_one_value_per_sort_key():
+    from shardsearch.cluster.mapping import FieldType
+    with pytest.raises(IllegalArgument, match=r"^search_after has 2 value\(s\) but sort has 1\.$"):
+        _coerce((SortField("n"),), [1, 2], [FieldType("n", "long")])
+
+
+def test_search_after_values_convert_like_java():
+    from shardsearch.cluster.mapping import FieldType
+    sort = (SortField("n"), SortField("k"), SortField("b"), SortField("_shard_doc"))
+    fts = [FieldType("n", "long"), FieldType("k", "keyword"), FieldType("b", "boolean"), None]
+    assert _coerce(sort, [1.9, True, "true", "7"], fts) == [1, "true", 1, 7]
+    assert _coerce(sort, ["12", None, False, 3], fts) == [12, None, 0, 3]
+
+
+def test_a_non_number_for_a_numeric_key_names_the_field():
+    from shardsearch.cluster.mapping import FieldType
+    with pytest.raises(IllegalArgument) as e:
+        _coerce((SortField("n"),), ["toto"], [FieldType("n", "long")])
+    assert e.value.reason == "Failed to parse search_after value for field [n]."
+    assert e.value.to_cause()["caused_by"] == {"type": "number_format_exception",
+                                               "reason": 'For input string: "toto"'}
+
+
+def test_a_date_search_after_is_parsed_with_the_sort_format_only():
+    from shardsearch.cluster.errors import ParsingError
+    from shardsearch.cluster.mapping import FieldType
+    ft = FieldType("t", "date")
+    iso = SortField("t", format="strict_date_optional_time_nanos")
+    assert _coerce((iso,), ["2021-02-11T08:30:04.828Z"], [ft]) == [1613032204828]
+    custom = SortField("t", format="yyyy-MM-dd | HH:mm:ss.SSS")
+    assert _coerce((custom,), ["2021-02-11 | 08:30:04.828"], [ft]) == [1613032204828]
+    for fmt in ("yyyy-MM-dd HH:mm:ss.SSS", "epoch_millis"):
+        with pytest.raises(ParsingError, match="failed to parse date field"):
+            _coerce((SortField("t", format=fmt),), ["2021-02-11T08:30:04.828Z"], [ft])
+
+
+def test_numeric_type_puts_millis_and_nanos_dates_on_one_scale():
+    from shardsearch.cluster.mapping import FieldType
+    from shardsearch.cluster.sorting import scale_date, sort_value_out
+    millis, nanos = FieldType("t", "date"), FieldType("t", "date_nanos")
+    as_nanos = SortField("t", numeric_type="date_nanos", format="strict_date_optional_time_nanos")
+    col = scale_date(np.array([1613032204828]), as_nanos, millis)
+    assert col.tolist() == [1613032204828000000]
+    assert sort_value_out(as_nanos, "int", col[0], millis) == "2021-02-11T08:30:04.828Z"
+    as_millis = SortField("t", numeric_type="date")
+    assert scale_date(np.array([1613032204828733000]), as_millis, nanos).tolist() == \
+        [1613032204828]
