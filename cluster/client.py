@@ -11,12 +11,23 @@ search here and over HTTP give the same answer.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
 
 from .request import parse_search
 from .runtime import get_coordinator, start_ray, stop_ray
+
+
+def _decoded(resp: dict[str, Any]) -> dict[str, Any]:
+    """A search response as the HTTP API shows it: internal keys dropped, ``_source`` decoded."""
+    for key in ("_snapshot", "_after", "_page_token"):
+        resp.pop(key, None)
+    for h in resp["hits"]["hits"]:
+        if isinstance(h.get("_source"), bytes):
+            h["_source"] = orjson.loads(h["_source"])
+    return resp
 
 
 class Cluster:
@@ -135,12 +146,36 @@ class Cluster:
         if "paging" in req_body:   # ours: auto | from_size | deep_page (request.py)
             params["paging"] = str(req_body.pop("paging"))
         req = parse_search(tuple((index or "_all").split(",")), params, req_body)
-        resp = self._call("search", req)
-        resp.pop("_snapshot", None)
-        for h in resp["hits"]["hits"]:
-            if isinstance(h.get("_source"), bytes):
-                h["_source"] = orjson.loads(h["_source"])
-        return resp
+        return _decoded(self._call("search", req))
+
+    # --- beyond the window: scroll, point in time (cursor_ops.py) ------------------------------
+
+    def scroll(self, scroll_id: str, scroll: str = "1m") -> dict[str, Any]:
+        """The next batch of a scroll opened with ``search(..., params={"scroll": "1m"})``."""
+        return _decoded(self._call("scroll", scroll_id, scroll))
+
+    def clear_scroll(self, scroll_id: str | list[str] = "_all") -> dict[str, Any]:
+        ids = [scroll_id] if isinstance(scroll_id, str) else list(scroll_id)
+        return self._call("clear_scroll", ids)
+
+    def open_point_in_time(self, index: str, keep_alive: str = "1m") -> str:
+        """A point in time over ``index``; search it with ``search(pit={"id": ...})``."""
+        return self._call("open_pit", index, keep_alive)["id"]
+
+    def close_point_in_time(self, pit_id: str) -> bool:
+        return bool(self._call("close_pits", [pit_id])[0][1])
+
+    def scan(self, index: str | None = None, query: dict[str, Any] | None = None,
+             size: int = 1000, scroll: str = "1m", **body: Any) -> Iterator[dict[str, Any]]:
+        """Every matching hit, batch by batch through a scroll (like ``helpers.scan``)."""
+        resp = self.search(index, query=query, size=size, params={"scroll": scroll}, **body)
+        scroll_id = resp["_scroll_id"]
+        try:
+            while resp["hits"]["hits"]:
+                yield from resp["hits"]["hits"]
+                resp = self.scroll(scroll_id, scroll)
+        finally:
+            self.clear_scroll(scroll_id)
 
     def count(self, index: str | None = None, query: dict[str, Any] | None = None) -> int:
         from .query import MatchAll, parse_query

@@ -535,3 +535,23 @@ def test_every_search_offers_a_page_token_and_a_bad_one_is_refused(es, few):
     assert _hits(again)[0]["_id"] == "1"
     _error(es.get(f"/{big}/_search", params={"consistent_page": "garbage"}), 400,
            "illegal_argument_exception")
+
+
+# --- Python API ------------------------------------------------------------------------------------
+
+def test_python_api_scan_scroll_and_point_in_time(es, cluster):
+    cluster.create_index("py", shards=2, mappings=MAPPINGS)
+    cluster.bulk("py", [_doc(i) for i in range(300)], ids=[str(i) for i in range(300)],
+                 refresh=True)
+    ns = [h["_source"]["n"] for h in cluster.scan("py", size=64, sort=[{"n": "desc"}])]
+    assert ns == list(range(299, -1, -1))
+    first = cluster.search("py", size=100, params={"scroll": "1m"})
+    second = cluster.scroll(first["_scroll_id"])
+    assert len({h["_id"] for h in first["hits"]["hits"] + second["hits"]["hits"]}) == 200
+    assert cluster.clear_scroll(first["_scroll_id"])["num_freed"] == 2
+    pit = cluster.open_point_in_time("py", "1m")
+    cluster.index("py", _doc(1000), id="1000", refresh=True)
+    resp = cluster.search(pit={"id": pit}, size=1000, sort=[{"n": "asc"}])
+    assert resp["hits"]["total"]["value"] == 300 and resp["pit_id"] == pit
+    assert cluster.close_point_in_time(pit) is True
+    assert "_page_token" not in cluster.search("py")
