@@ -24,7 +24,7 @@ from . import query as Q
 from .analysis import get_analyzer
 from .errors import IllegalArgument, ParsingError, TooManyClauses
 from .mapping import FieldType, Mapping, parse_date_math
-from .scoring import B, K1, LENGTH_TABLE, Stats, bm25, idf, norm_inverse_cache
+from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32

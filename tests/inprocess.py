@@ -10,7 +10,6 @@ import asyncio
 from typing import Any
 
 import orjson
-
 from shardsearch.api.json import dumps
 from shardsearch.cluster.backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import MapperParsing, SearchError
 from shardsearch.cluster.mapping import Mapping, parse_document

@@ -15,7 +15,6 @@ three, which must answer identically.
 from __future__ import annotations
 
 import pytest
-
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 from shardsearch.cluster.matcher import sloppy_phrase_freq
@@ -108,7 +107,7 @@ def test_match_minimum_should_match_counts_terms(books) -> None:
 
 def test_match_minimum_should_match_percentages_round_down(books) -> None:
     # 3 terms: 66% -> 1.98 -> 1 term; 67% -> 2.01 -> 2 terms; -34% -> 3 - 1.02 -> 2 terms
-    q = lambda spec: id_set(books, {"match": {"title": {"query": "quick brown dog",  # noqa: E731
+    q = lambda spec: id_set(books, {"match": {"title": {"query": "quick brown dog",
                                                         "minimum_should_match": spec}}})
     assert q("66%") == {"1", "2", "3", "4"}
     assert q("67%") == {"1", "4"}

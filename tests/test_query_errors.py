@@ -11,7 +11,6 @@ parse reasons with a ``[line:col]`` location, which we do not have.
 from __future__ import annotations
 
 import pytest
-
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 from shardsearch.cluster.query import parse_query

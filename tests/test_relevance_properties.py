@@ -12,7 +12,6 @@ from __future__ import annotations
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from inprocess import LocalCluster
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]

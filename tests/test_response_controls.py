@@ -4,7 +4,6 @@ documents, in process and over HTTP."""
 from __future__ import annotations
 
 import pytest
-
 from inprocess import LocalCluster
 
 DOC = {"title": "fox", "obj": {"a": 1, "b": {"c": 2, "d": 3}}, "arr": [{"x": 1, "y": 2}], "n": 1}

@@ -19,7 +19,6 @@ from collections import Counter
 
 import orjson
 import pytest
-
 from conftest import CORPORA_DIR
 from inprocess import LocalCluster
 from shardsearch.cluster.analysis import standard_tokens
