@@ -517,7 +517,7 @@ class Coordinator(CursorOps):
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)
                       for sid, ref in enumerate(m.shards)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
-            or req.min_score is not None
+            or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
                                         snapshot, deadline, prof)

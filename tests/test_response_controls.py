@@ -141,3 +141,16 @@ def test_http_source_track_total_hits_and_explain_parameters(es) -> None:
                                     "timeout": "5s"}).json()
     assert "total" not in r["hits"] and r["terminated_early"] is True
     assert r["timed_out"] is False
+
+
+def test_explain_gives_real_scores_even_when_sorting_by_a_field() -> None:
+    c = LocalCluster().create("x", 2)
+    c.index("x", {"1": {"t": "quick fox", "n": 2}, "2": {"t": "quick dog", "n": 1}})
+    r = c.search("x", {"query": {"match": {"t": "quick"}}, "sort": ["n"], "explain": True})
+    scored = c.search("x", {"query": {"match": {"t": "quick"}}})["hits"]["hits"]
+    by_id = {h["_id"]: h["_score"] for h in scored}
+    for h in r["hits"]["hits"]:
+        assert h["_score"] is None
+        assert h["_explanation"]["value"] == by_id[h["_id"]]
+        assert h["_explanation"]["description"].startswith("weight(t:quick in ")
+
