@@ -140,6 +140,9 @@ def generate_id() -> str:
 class Coordinator(CursorOps):
     """Index metadata, write routing and search orchestration (no Ray in here)."""
 
+    # pages with from + size up to this come back with their documents from the query phase
+    prefetch_max = 50
+
     def __init__(self, backend: ShardBackend, cluster_name: str = "shardsearch") -> None:
         self.backend = backend
         self.cluster_name = cluster_name
@@ -538,6 +541,9 @@ class Coordinator(CursorOps):
         if prof is not None:
             prof.phase("stats")
         deep = self._use_deep_page(req, len(shard_list))
+        if not deep and prof is None and k <= self.prefetch_max:
+            for q in queries:   # query-and-fetch: small pages save the fetch round trip
+                q.prefetch = k
         if deep:
             hits_list, failures, timed_out, page_from = await self._deep_query_phase(
                 shard_list, queries, req.from_, req.size, deadline, prof)
@@ -777,10 +783,15 @@ class Coordinator(CursorOps):
         for i, e in enumerate(page):
             by_shard.setdefault(e.shard_pos, []).append(i)
         out: list[Any] = [None] * len(page)
-        keys = list(by_shard)
+        keys = []
         calls = []
-        for pos in keys:
+        for pos in by_shard:
             (_, _, _, ref), h = hits_list[pos]
+            if h.docs is not None and all(page[i].row < len(h.docs) for i in by_shard[pos]):
+                for i in by_shard[pos]:   # query-and-fetch: already here
+                    out[i] = h.docs[page[i].row]
+                continue
+            keys.append(pos)
             addrs = [int(h.addr[page[i].row]) for i in by_shard[pos]]
             calls.append(functools.partial(self.backend.call, ref, "fetch", addrs, deadline,
                                            prof is not None))

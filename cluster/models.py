@@ -33,6 +33,7 @@ class ShardQuery:
     pin: str | None = None               # a cursor id that pins ``generation`` on this shard
     deadline: float | None = None        # wall-clock time (time.time()) the answer is due by
     profile: bool = False                # fill ``ShardHits.profile`` (``"profile": true``)
+    prefetch: int = 0                    # query-and-fetch: also return the top rows' documents
 
 
 @dataclass
@@ -53,6 +54,7 @@ class ShardHits:
     terminated_early: bool = False
     took_ns: int = 0
     profile: dict[str, Any] | None = None   # shard-side timings when the query asked for them
+    docs: list[FetchedDoc] | None = None    # query-and-fetch: documents of the first rows
 
     def __len__(self) -> int:
         return len(self.addr)
