@@ -497,8 +497,11 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
         limits = httpx.Limits(max_connections=max(plan.connections) + 2,
                               max_keepalive_connections=max(plan.connections) + 2)
         async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+            # no periodic refresh while bulk loading (Elasticsearch's advice for bulk loads):
+            # one refresh at the end makes one segment per shard
             settings = {"number_of_shards": shards, "number_of_replicas": 0,
-                        "max_result_window": max(plan.depths) + 10 * SIZE}
+                        "max_result_window": max(plan.depths) + 10 * SIZE,
+                        "refresh_interval": "-1"}
             body = {"settings": settings, "mappings": corpus.mapping,
                     "_bench": {"text_field": corpus.text_field, "sort_field": corpus.sort_field}}
             if engine == "shardsearch":
@@ -563,7 +566,7 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
     ours = report["shardsearch"]
     if not ours:
         return {}
-    key = "2" if "2" in ours else sorted(ours, key=lambda k: abs(int(k) - 2))[0]
+    key = "2" if "2" in ours else min(ours, key=lambda k: abs(int(k) - 2))
     res = ours[key]
     runs = res["runs"]
     deep = max(r["depth"] for r in runs if r["query"] == "match")
@@ -644,7 +647,7 @@ def plot(report: dict[str, Any], out: Path) -> list[Path]:
 
     paths = []
     ours = report["shardsearch"]
-    key = "2" if "2" in ours else (sorted(ours, key=int)[0] if ours else None)
+    key = "2" if "2" in ours else (min(ours, key=int) if ours else None)
     queries = ["match", "sort", "match_all"]
     fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
     for ax, q in zip(axes, queries):
