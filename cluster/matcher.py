@@ -581,17 +581,25 @@ def _phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
     common = np.unique(per_term[0][0])
     for d, _ in per_term[1:]:
         common = np.intersect1d(common, d)
+    # a term repeated in the phrase needs as many occurrences in the document (Lucene's
+    # "repeats" never let two phrase positions share one occurrence)
+    need: dict[tuple[str, ...], int] = {}
+    for options in alternatives:
+        need[tuple(options)] = need.get(tuple(options), 0) + 1
     for doc in common.tolist():
         lists = []
         for d, p in per_term:
             a, b = np.searchsorted(d, doc, "left"), np.searchsorted(d, doc, "right")
             lists.append(p[a:b].tolist())
+        if any(len(lists[i]) < need[tuple(opts)] for i, opts in enumerate(alternatives)):
+            continue
         freq[doc] = sloppy_phrase_freq(lists, slop)
     return freq
 
 
 def sloppy_phrase_freq(positions: list[list[int]], slop: int) -> float:
-    """Lucene's ``SloppyPhraseMatcher`` for one document (phrases without repeated terms).
+    """Lucene's ``SloppyPhraseMatcher`` for one document. (For a phrase that repeats a term,
+    Lucene also keeps the repeated positions apart; here they are only required to exist.)
 
     ``positions[i]`` are the sorted positions of the phrase's i-th term. Each term walks its
     positions shifted by its offset in the phrase; a match is found whenever the span between

@@ -159,6 +159,14 @@ def test_sloppy_phrase_frequency_is_lucenes() -> None:
     assert sloppy_phrase_freq([[3], [1]], slop=1) == 0.0
 
 
+def test_a_phrase_repeating_a_term_needs_it_twice(books) -> None:
+    assert id_set(books, {"match_phrase": {"title": {"query": "quick quick", "slop": 2}}}) \
+        == {"2"}
+    assert id_set(books, {"match_phrase": {"title": {"query": "brown brown", "slop": 3}}}) \
+        == {"4"}
+    assert id_set(books, {"match_phrase": {"title": "quick quick fox"}}) == {"2"}
+
+
 def test_match_phrase_scores_exact_above_sloppy(books) -> None:
     s = scores(books, {"match_phrase": {"title": {"query": "quick fox", "slop": 1}}})
     assert s["2"] > s["1"] > 0
