@@ -8,6 +8,7 @@ from starlette.middleware.base import BaseHTTPMiddleware
 
 from .. import __version__
 from . import errors
+from .auth import AuthConfig, AuthMiddleware
 from .deps import CoordinatorClient
 from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import cluster, cursors, documents, indices, search, simulation
@@ -27,12 +28,15 @@ class _ProductHeader(BaseHTTPMiddleware):
         return response
 
 
-def create_app(coordinator: CoordinatorClient) -> FastAPI:
-    """An app serving Elasticsearch's REST API through ``coordinator``."""
+def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -> FastAPI:
+    """An app serving Elasticsearch's REST API through ``coordinator``; with ``auth`` holding
+    credentials, only requests that carry one of them (``api/auth.py``)."""
     app = FastAPI(title="shardsearch", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url=None)
     app.state.coordinator = coordinator
     errors.install(app)
+    if auth is not None and auth.enabled:   # inside _ProductHeader: a 401 carries it too
+        app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
     for module in (cluster, simulation, cursors, search, documents, indices):
         app.include_router(module.router)

@@ -13,15 +13,41 @@ from .shard import ShardService
 
 
 class ShardBackend(Protocol):
-    def create(self, index: str, shard: int, mapping: Mapping) -> Any: ...
+    def create(self, index: str, shard: int, mapping: Mapping, **options: Any) -> Any: ...
     async def call(self, ref: Any, method: str, *args: Any) -> Any: ...
     def destroy(self, ref: Any) -> None: ...
+    # one search's view of the shards (the replicated backend: the same copy for every phase)
+    def session(self, refs: list[Any]) -> list[Any]: ...
+    # one row per shard copy: prirep, state, node_id, docs...
+    async def describe(self, ref: Any) -> list[dict[str, Any]]: ...
+    def reconfigure(self, refs: list[Any], settings: dict[str, Any], replicas: int) -> None: ...
+    def nodes(self) -> list[dict[str, Any]]: ...
 
 
-class LocalBackend:
+class _OneCopy:
+    """Defaults for backends whose shards have a single copy (no replicas)."""
+
+    def session(self, refs: list[Any]) -> list[Any]:
+        return refs
+
+    async def describe(self, ref: Any) -> list[dict[str, Any]]:
+        try:
+            info = await self.call(ref, "info")  # type: ignore[attr-defined]
+        except Exception:  # noqa: BLE001 - a dead shard is a row, not an error
+            return [{"prirep": "p", "state": "UNASSIGNED", "docs": None, "node_id": None}]
+        return [{**info, "prirep": "p", "state": "STARTED"}]
+
+    def reconfigure(self, refs: list[Any], settings: dict[str, Any], replicas: int) -> None:
+        return None
+
+    def nodes(self) -> list[dict[str, Any]]:
+        return []
+
+
+class LocalBackend(_OneCopy):
     """Shards as plain objects in this process (unit tests, single-process experiments)."""
 
-    def create(self, index: str, shard: int, mapping: Mapping) -> ShardService:
+    def create(self, index: str, shard: int, mapping: Mapping, **options: Any) -> ShardService:
         return ShardService(index, shard, mapping)
 
     async def call(self, ref: ShardService, method: str, *args: Any) -> Any:
@@ -32,7 +58,7 @@ class LocalBackend:
         return None
 
 
-class RayBackend:
+class RayBackend(_OneCopy):
     """Shards as Ray actors; a call is one actor hop, awaited without blocking the event loop."""
 
     def __init__(self, namespace_prefix: str = "shardsearch") -> None:
@@ -42,7 +68,7 @@ class RayBackend:
         self._cls = shard_actor_class()
         self._prefix = namespace_prefix
 
-    def create(self, index: str, shard: int, mapping: Mapping) -> Any:
+    def create(self, index: str, shard: int, mapping: Mapping, **options: Any) -> Any:
         import uuid
         name = f"{self._prefix}:{index}:{shard}:{uuid.uuid4().hex[:8]}"
         return self._cls.options(name=name, lifetime=None).remote(index, shard, mapping)

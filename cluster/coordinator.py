@@ -32,6 +32,7 @@ from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution)
 from .fanout import fan_out, share
+from .health import cluster_health, status_of
 from .mapping import Mapping, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
@@ -154,6 +155,8 @@ class Coordinator(CursorOps):
         self.deep_page_threshold = 1000
         self.deep_page_samples = DEFAULT_SAMPLES
         self.sim_rules: list[SimulationRule] = []   # simulated trouble now on (simulation.py)
+        # index metadata on disk and recovery (durability.py); None keeps indices in memory
+        self.durable: Any = None
         # periodic refresh (index.refresh_interval, 1s by default), as Elasticsearch does it;
         # the service turns it on, in-process unit tests refresh explicitly
         self.auto_refresh = False
@@ -188,8 +191,12 @@ class Coordinator(CursorOps):
         meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),
                          number_of_shards=shards, number_of_replicas=replicas,
                          settings=settings, mapping=mapping)
-        meta.shards = [self.backend.create(name, i, mapping) for i in range(shards)]
+        meta.shards = [self.backend.create(name, i, mapping, replicas=replicas,
+                                           settings=settings, uuid=meta.uuid)
+                       for i in range(shards)]
         self.indices[name] = meta
+        if self.durable is not None:
+            self.durable.saved(meta)
         return {"acknowledged": True, "shards_acknowledged": True, "index": name}
 
     def _auto_create(self, name: str) -> IndexMeta:
@@ -205,6 +212,8 @@ class Coordinator(CursorOps):
             meta = self.indices.pop(n)
             for ref in meta.shards:
                 self.backend.destroy(ref)
+            if self.durable is not None:
+                self.durable.deleted(meta)
         self.forget_cursors_of(names)
         return {"acknowledged": True}
 
@@ -269,6 +278,8 @@ class Coordinator(CursorOps):
         for n in names:
             meta = self.indices[n]
             meta.mapping.merge(body)
+            if self.durable is not None:
+                self.durable.saved(meta)
             await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
                                    for s in meta.shards))
         return {"acknowledged": True}
@@ -296,6 +307,11 @@ class Coordinator(CursorOps):
                     meta.settings[k] = v
             if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
                 meta.number_of_replicas = _int_setting(flat, "number_of_replicas", 1)
+                meta.settings["number_of_replicas"] = meta.number_of_replicas
+            # replicas added or removed, translog durability... reach the shard copies
+            self.backend.reconfigure(meta.shards, flat, meta.number_of_replicas)
+            if self.durable is not None:
+                self.durable.saved(meta)
         return {"acknowledged": True}
 
     # --- writes -------------------------------------------------------------------------------
@@ -370,6 +386,8 @@ class Coordinator(CursorOps):
             except SearchError as e:
                 results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
                                 "error": e.to_cause()}
+        if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
+            self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
         calls = []
         keys = list(per_shard)
         for (name, sid) in keys:
@@ -391,7 +409,8 @@ class Coordinator(CursorOps):
                 r = dict(r)
                 r["_index"] = name
                 if "error" not in r:
-                    r["_shards"] = {"total": 1, "successful": 1, "failed": 0}
+                    r["_shards"] = dict(getattr(outcome, "shards", None)
+                                        or {"total": 1, "successful": 1, "failed": 0})
                     r["_primary_term"] = 1
                     if refresh:
                         r["forced_refresh"] = True
@@ -517,8 +536,8 @@ class Coordinator(CursorOps):
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
                 m.settings.get("max_regex_length", 1000)))
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
-        shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)
-                      for sid, ref in enumerate(m.shards)]
+        shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
+                      for sid, ref in enumerate(self.backend.session(m.shards))]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
@@ -868,34 +887,23 @@ class Coordinator(CursorOps):
     # --- cluster ------------------------------------------------------------------------------
 
     async def shard_infos(self) -> list[dict[str, Any]]:
+        """One row per shard copy (primary ``p`` / replica ``r``): state, node, documents."""
         refs = [(m, sid, ref) for m in self.indices.values() for sid, ref in enumerate(m.shards)]
-        outcomes = await asyncio.gather(*(self.backend.call(ref, "info") for _, _, ref in refs),
+        outcomes = await asyncio.gather(*(self.backend.describe(ref) for _, _, ref in refs),
                                         return_exceptions=True)
         out = []
-        for (m, sid, _), o in zip(refs, outcomes):
-            if isinstance(o, BaseException):
-                out.append({"index": m.name, "shard": sid, "state": "UNASSIGNED", "docs": None,
-                            "node_id": None})
-            else:
-                o = dict(o)
-                o["state"] = "STARTED"
-                out.append(o)
+        for (m, sid, _), rows in zip(refs, outcomes):
+            if isinstance(rows, BaseException):
+                rows = [{"prirep": "p", "state": "UNASSIGNED", "docs": None, "node_id": None}]
+            for r in rows:
+                out.append({**r, "index": m.name, "shard": sid})
         return out
 
     async def health(self) -> dict[str, Any]:
+        """green / yellow / red from the copies' states (``health.py``)."""
         infos = await self.shard_infos()
-        active = sum(1 for i in infos if i["state"] == "STARTED")
-        unassigned = len(infos) - active
-        status = "green" if unassigned == 0 else "red"
-        out = {"cluster_name": self.cluster_name, "status": status, "timed_out": False,
-                "number_of_nodes": 1, "number_of_data_nodes": 1,
-                "active_primary_shards": active, "active_shards": active,
-                "relocating_shards": 0, "initializing_shards": 0,
-                "unassigned_shards": unassigned, "delayed_unassigned_shards": 0,
-                "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
-                "task_max_waiting_in_queue_millis": 0,
-                "active_shards_percent_as_number": 100.0 if not infos else
-                100.0 * active / len(infos)}
+        out = {"cluster_name": self.cluster_name,
+               **cluster_health(infos, self.backend.nodes())}
         sim = self.simulation()
         if sim["enabled"]:   # ours: simulated trouble is on (simulation.py)
             out["simulation"] = sim
@@ -952,9 +960,9 @@ class Coordinator(CursorOps):
         out = []
         for n in sorted(names):
             m = self.indices[n]
-            docs = sum(i["docs"] or 0 for i in infos if i["index"] == n)
-            health = "green" if all(i["state"] == "STARTED" for i in infos if i["index"] == n) \
-                else "red"
+            mine = [i for i in infos if i["index"] == n]
+            docs = sum(i["docs"] or 0 for i in mine if i.get("prirep", "p") == "p")
+            health = status_of(mine)
             out.append({"health": health, "status": "open", "index": n, "uuid": m.uuid,
                         "pri": str(m.number_of_shards), "rep": str(m.number_of_replicas),
                         "docs.count": str(docs), "docs.deleted": "0", "store.size": None,
@@ -1095,6 +1103,10 @@ def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
 
 
 def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
+    if isinstance(getattr(exc, "cause", None), SearchError):
+        exc = exc.cause  # type: ignore[attr-defined]
+    if isinstance(exc, SearchError) and exc.status == 503:
+        return exc.to_cause()
     return {"type": "unavailable_shards_exception",
             "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
 
@@ -1110,18 +1122,25 @@ class CoordinatorService:
     Run as a Ray async actor (many searches in flight at once on one event loop).
     """
 
-    def __init__(self) -> None:
-        from .backend import RayBackend
-        self.core = Coordinator(RayBackend())
+    def __init__(self, data_dir: str | None = None) -> None:
+        from .replication import ReplicatedBackend
+        self.core = Coordinator(ReplicatedBackend(data_dir=data_dir))
         self.core.auto_refresh = True
+        if data_dir is not None:   # indices persist there, and are reopened now
+            from .durability import Durability
+            self.core.durable = Durability(self.core, data_dir)
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        if self.core.durable is not None:
+            await self.core.durable.ready()
         result = getattr(self.core, method)(*args, **kwargs)
         if asyncio.iscoroutine(result):
             result = await result
         return result
 
     async def ping(self) -> str:
+        if self.core.durable is not None:
+            await self.core.durable.ready()
         return "pong"
 
 

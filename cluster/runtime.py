@@ -46,17 +46,26 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     return {"address": getattr(ctx, "address_info", {}).get("gcs_address"), "started": started}
 
 
-def get_coordinator(create: bool = True):
-    """The named coordinator actor of this Ray namespace (created on first use)."""
+def get_coordinator(create: bool = True, data_dir: str | None = None):
+    """The named coordinator actor of this Ray namespace (created on first use).
+
+    With ``data_dir`` indices persist there (and are reopened now); the coordinator then also
+    restarts by itself if its process dies. It runs on this process's node (softly pinned), so
+    stopping another node of a cluster never takes it down.
+    """
     import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from .coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
 
     if not create:
         return ray.get_actor(COORDINATOR_NAME, namespace=NAMESPACE)
     cls = coordinator_actor_class()
+    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
     return cls.options(name=COORDINATOR_NAME, namespace=NAMESPACE, get_if_exists=True,
-                       lifetime=None).remote()
+                       lifetime=None, scheduling_strategy=here,
+                       max_restarts=-1 if data_dir else 0).remote(
+        None if data_dir is None else str(data_dir))
 
 
 def stop_ray() -> None:

@@ -18,15 +18,37 @@ def _serve(args: argparse.Namespace) -> int:
     from shardsearch.api.deps import RayCoordinator
     from shardsearch.cluster.runtime import get_coordinator, start_ray, stop_ray
 
+    from shardsearch.api.auth import AuthConfig, is_loopback
+
+    try:
+        auth = AuthConfig.load(args.auth_file)
+    except ValueError as e:
+        print(f"shardsearch: {e}", file=sys.stderr, flush=True)
+        return 2
+    if not is_loopback(args.host) and not auth.enabled and not args.insecure:
+        print(f"shardsearch: refusing to listen on {args.host} without credentials: anyone "
+              "who can reach it could read and change every index. Configure API keys or "
+              "users (--auth-file, SHARDSEARCH_API_KEYS, SHARDSEARCH_USERS), or pass "
+              "--insecure if the network is trusted.", file=sys.stderr, flush=True)
+        return 2
+    data_dir = None if args.in_memory else (args.data_dir or _default_data_dir())
     address = args.ray_address or os.environ.get("RAY_ADDRESS") or None
     info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb)
     where = "a private local Ray" if address is None else f"the Ray cluster at {address}"
-    handle = get_coordinator()
+    handle = get_coordinator(data_dir=data_dir)
     import ray
-    ray.get(handle.ping.remote())
-    app = create_app(RayCoordinator(handle))
-    print(f"shardsearch: using {where}; listening on http://{args.host}:{args.port}",
-          flush=True)
+    try:
+        ray.get(handle.ping.remote())   # waits for indices found in the data dir to recover
+    except ray.exceptions.RayError as e:
+        print(f"shardsearch: the coordinator could not start: {e}", file=sys.stderr,
+              flush=True)
+        if info.get("started"):
+            stop_ray()
+        return 1
+    app = create_app(RayCoordinator(handle), auth=auth)
+    stored = "in memory only" if data_dir is None else f"data in {data_dir}"
+    print(f"shardsearch: using {where}; {stored}; listening on http://{args.host}:{args.port}"
+          + ("" if auth.enabled else " (no authentication)"), flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
                             access_log=False, lifespan="off")
     server = uvicorn.Server(config)
@@ -42,6 +64,11 @@ def _serve(args: argparse.Namespace) -> int:
             stop_ray()
         print("shardsearch: stopped", flush=True)
     return 0
+
+
+def _default_data_dir() -> str:
+    import platformdirs
+    return platformdirs.user_data_dir("shardsearch")
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -67,6 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CPUs for the embedded Ray (default: all of this machine's)")
     s.add_argument("--object-store-mb", type=int, default=None,
                    help="object store size for the embedded Ray, in MiB (default: Ray's)")
+    s.add_argument("--data-dir", default=None,
+                   help="where indices are stored (default: the user's data folder, "
+                        "e.g. ~/.local/share/shardsearch); indices found there are reopened")
+    s.add_argument("--in-memory", action="store_true",
+                   help="keep indices in memory only (lost when the service stops)")
+    s.add_argument("--auth-file", default=None,
+                   help="JSON file of API keys and users allowed to connect (see README); "
+                        "also SHARDSEARCH_API_KEYS / SHARDSEARCH_USERS")
+    s.add_argument("--insecure", action="store_true",
+                   help="allow listening on a non-loopback address without credentials")
     s.add_argument("--log-level", default="warning",
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="HTTP server log level (default warning)")

@@ -24,12 +24,13 @@ def test_help_explains_every_option() -> None:
     assert "serve" in top
 
 
-def test_serve_starts_a_private_ray_answers_and_stops_on_ctrl_c() -> None:
+def test_serve_starts_a_private_ray_answers_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "RAY_ADDRESS": ""}
     env.pop("RAY_ADDRESS")
     proc = subprocess.Popen([EXE, "serve", "--port", str(port), "--num-cpus", "1",
-                             "--object-store-mb", "80"], stdout=subprocess.PIPE,
+                             "--object-store-mb", "80", "--data-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=env)
     try:
         url = f"http://127.0.0.1:{port}"

@@ -45,10 +45,19 @@ def test_every_response_carries_the_elastic_product_header(es) -> None:
 
 
 def test_cluster_health_is_green_with_live_shards(es) -> None:
-    es.put("/h", json={"settings": {"number_of_shards": 2}})
+    es.put("/h", json={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
     body = es.get("/_cluster/health").json()
     assert body["status"] == "green"
     assert body["active_primary_shards"] >= 2
+
+
+def test_cluster_health_is_yellow_when_replicas_have_no_other_node(es) -> None:
+    """One Ray node: a replica may not share its primary's node (Elasticsearch's rule), so the
+    default replica stays unassigned and health is yellow, not green."""
+    es.put("/h", json={"settings": {"number_of_shards": 2}})
+    body = es.get("/_cluster/health").json()
+    assert body["status"] == "yellow"
+    assert body["active_primary_shards"] == 2 and body["unassigned_shards"] == 2
 
 
 def test_create_index_defaults_to_one_shard_and_accepts_replicas(es) -> None:
@@ -86,7 +95,8 @@ def test_cat_indices_as_text_and_json(es) -> None:
     load(es, "cat", 4, shards=2)
     rows = es.get("/_cat/indices?format=json").json()
     row = next(r for r in rows if r["index"] == "cat")
-    assert row["docs.count"] == "4" and row["pri"] == "2" and row["health"] == "green"
+    # one node: the default replica is unassigned, so the index is yellow (as Elasticsearch)
+    assert row["docs.count"] == "4" and row["pri"] == "2" and row["health"] == "yellow"
     text = es.get("/_cat/indices?v").text
     assert text.splitlines()[0].split()[:3] == ["health", "status", "index"]
     assert any(line.split()[2] == "cat" for line in text.splitlines()[1:])

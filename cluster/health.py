@@ -1,0 +1,50 @@
+"""Cluster health from the state of every shard copy (pure: tested without Ray).
+
+Elasticsearch's rule: ``red`` when some shard has no active copy (its data cannot be read),
+``yellow`` when every shard has an active copy but some replica is not active (unassigned,
+down, or still catching up), ``green`` when every copy is active. A copy row (as
+``Coordinator.shard_infos`` lists them) has ``index``, ``shard``, ``prirep`` (``p``/``r``) and
+``state`` (``STARTED``, ``INITIALIZING`` or ``UNASSIGNED``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+
+def _by_shard(rows: list[dict[str, Any]]) -> dict[tuple[str, int], list[dict[str, Any]]]:
+    out: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["index"], int(r["shard"])), []).append(r)
+    return out
+
+
+def status_of(rows: list[dict[str, Any]]) -> str:
+    """green / yellow / red for the copies in ``rows`` (an index, or the whole cluster)."""
+    shards = _by_shard(rows)
+    if any(not any(c["state"] == "STARTED" for c in copies) for copies in shards.values()):
+        return "red"
+    if any(c["state"] != "STARTED" for c in rows):
+        return "yellow"
+    return "green"
+
+
+def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
+    """The body of ``GET /_cluster/health`` (without ``cluster_name``)."""
+    shards = _by_shard(rows)
+    active_primary = sum(1 for copies in shards.values()
+                         if any(c["state"] == "STARTED" for c in copies))
+    active = sum(1 for c in rows if c["state"] == "STARTED")
+    initializing = sum(1 for c in rows if c["state"] == "INITIALIZING")
+    unassigned = sum(1 for c in rows if c["state"] == "UNASSIGNED")
+    nodes = nodes or []
+    data_nodes = [n for n in nodes if n.get("resource")] or nodes
+    return {"status": status_of(rows), "timed_out": False,
+            "number_of_nodes": max(1, len(nodes)),
+            "number_of_data_nodes": max(1, len(data_nodes)),
+            "active_primary_shards": active_primary, "active_shards": active,
+            "relocating_shards": 0, "initializing_shards": initializing,
+            "unassigned_shards": unassigned, "delayed_unassigned_shards": 0,
+            "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
+            "task_max_waiting_in_queue_millis": 0,
+            "active_shards_percent_as_number": 100.0 if not rows else 100.0 * active / len(rows)}

@@ -1,0 +1,511 @@
+"""On-disk storage of a shard copy and of index metadata (pure encoding + file IO, no Ray).
+
+Design invariant 5 ("durable before acknowledged") lives here. A shard copy keeps, in its own
+directory::
+
+    snap-<last_op>.snap     compact snapshot of the copy's state after command ``last_op``
+    log-<first_op>.wal      write-ahead log: every command after the snapshot, in order
+
+Both files are sequences of *framed records*::
+
+    [u32 little-endian payload length][u32 CRC-32 of the payload][payload]
+
+A record whose frame is incomplete (a crash in the middle of a write) or whose CRC does not
+match is never decoded: the log is cut there (``WriteAheadLog.open`` truncates the file at the
+last good record). A snapshot must be complete — header, body, footer, every CRC — or loading
+it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
+so there is nothing to fall back on and guessing would silently lose documents.
+
+Payloads are JSON (``orjson``): a log record is one *command* the coordinator sent the shard
+(``apply`` a list of :class:`~cluster.shard.WriteOp`, ``refresh``, ``mapping``, ``settings``)
+with the command number the coordinator assigned, so replaying the log runs the very same
+commands in the very same order and reproduces the state exactly: sequence numbers, versions,
+refresh generations. Bytes (``_source``) are stored as their UTF-8 text, or base64 when they
+are not UTF-8.
+
+Files are replaced atomically: write a temporary file, ``fsync`` it, ``rename`` it over the
+old one, ``fsync`` the directory (``write_atomic``). Index metadata (settings, mapping, uuid)
+is one JSON file per index written that way by the coordinator (:class:`MetaStore`).
+"""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import os
+import pickle
+import shutil
+import struct
+import threading
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+_FRAME = struct.Struct("<II")
+MAX_RECORD = 1 << 30           # a length beyond this is garbage, not a record
+SNAPSHOT_FORMAT = 1
+
+
+class StorageCorrupt(Exception):
+    """A file that must be whole is not (a snapshot, metadata): recovery stops, naming it."""
+
+    def __init__(self, path: str | os.PathLike[str], detail: str) -> None:
+        super().__init__(f"corrupt shardsearch file [{path}]: {detail}")
+        self.path = str(path)
+        self.detail = detail
+
+    def __reduce__(self):  # keep both fields across pickling (Ray)
+        return (StorageCorrupt, (self.path, self.detail))
+
+
+# --- framing ------------------------------------------------------------------------------------
+
+def frame(payload: bytes) -> bytes:
+    """One framed record: length, CRC-32, payload."""
+    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def scan(data: bytes) -> tuple[list[bytes], int, str | None]:
+    """Every whole, checksummed record at the start of ``data``.
+
+    Returns ``(payloads, good_end, problem)``: ``good_end`` is the offset just after the last
+    good record; ``problem`` says why scanning stopped early (None when ``data`` ended exactly
+    after a record). O(len(data)).
+    """
+    out: list[bytes] = []
+    pos = 0
+    n = len(data)
+    while pos < n:
+        if n - pos < _FRAME.size:
+            return out, pos, f"torn record header at offset {pos}"
+        length, crc = _FRAME.unpack_from(data, pos)
+        if length > MAX_RECORD:
+            return out, pos, f"impossible record length {length} at offset {pos}"
+        end = pos + _FRAME.size + length
+        if end > n:
+            return out, pos, f"torn record at offset {pos} ({n - pos} of {end - pos} bytes)"
+        payload = data[pos + _FRAME.size:end]
+        if zlib.crc32(payload) != crc:
+            return out, pos, f"checksum mismatch at offset {pos}"
+        out.append(bytes(payload))
+        pos = end
+    return out, pos, None
+
+
+# --- durable file helpers -----------------------------------------------------------------------
+
+def fsync_dir(path: str | os.PathLike[str]) -> None:
+    """Make a rename or a new file in ``path`` durable (POSIX: fsync the directory)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` all at once: temp file, fsync, rename, fsync the dir."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}-{threading.get_ident()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, p)
+    fsync_dir(p.parent)
+
+
+# --- codecs: commands and documents as JSON -----------------------------------------------------
+
+def encode_bytes(b: bytes | None) -> Any:
+    """``_source`` bytes as JSON: its text when UTF-8 (always, for JSON sources), else base64."""
+    if b is None:
+        return None
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"b64": base64.b64encode(b).decode("ascii")}
+
+
+def decode_bytes(v: Any) -> bytes | None:
+    if v is None:
+        return None
+    if isinstance(v, dict):
+        return base64.b64decode(v["b64"])
+    return v.encode("utf-8")
+
+
+def encode_value(v: Any) -> list[Any]:
+    """A WriteOp attribute as a tagged JSON pair: ``["j", json]``, ``["b", text]``,
+    ``["x", base64 bytes]`` or ``["p", base64 pickle]`` (values JSON cannot hold exactly)."""
+    if isinstance(v, bytes):
+        enc = encode_bytes(v)
+        return ["b", enc] if isinstance(enc, str) else ["x", enc["b64"]]
+    try:
+        orjson.dumps(v)
+        return ["j", v]
+    except TypeError:
+        return ["p", base64.b64encode(pickle.dumps(v, protocol=5)).decode("ascii")]
+
+
+def decode_value(v: list[Any]) -> Any:
+    tag, val = v
+    if tag == "j":
+        return val
+    if tag == "b":
+        return val.encode("utf-8")
+    if tag == "x":
+        return base64.b64decode(val)
+    if tag == "p":
+        return pickle.loads(base64.b64decode(val))
+    raise ValueError(f"unknown value tag {tag!r}")
+
+
+def encode_op(op: Any) -> dict[str, Any]:
+    """A :class:`~cluster.shard.WriteOp` (any dataclass) as a JSON object, field by field."""
+    return {f.name: encode_value(getattr(op, f.name)) for f in dataclasses.fields(op)}
+
+
+def decode_op(d: dict[str, Any], cls: type) -> Any:
+    """The dataclass back; fields unknown to ``cls`` (an older/newer version) are ignored."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: decode_value(v) for k, v in d.items() if k in names})
+
+
+def encode_mapping(mapping: Any) -> dict[str, Any] | None:
+    return None if mapping is None else dict(mapping.__getstate__())
+
+
+def decode_mapping(state: dict[str, Any] | None) -> Any:
+    if state is None:
+        return None
+    from .mapping import Mapping
+    m = Mapping.__new__(Mapping)
+    m.__setstate__(dict(state))
+    return m
+
+
+def encode_command(op_no: int, kind: str, body: dict[str, Any]) -> bytes:
+    """The payload of one log record."""
+    return orjson.dumps({"op": op_no, "kind": kind, **body})
+
+
+def decode_command(payload: bytes) -> dict[str, Any]:
+    return orjson.loads(payload)
+
+
+# --- the write-ahead log --------------------------------------------------------------------------
+
+def _numbered(directory: Path, prefix: str, suffix: str) -> list[tuple[int, Path]]:
+    out = []
+    for p in directory.glob(f"{prefix}*{suffix}"):
+        middle = p.name[len(prefix):-len(suffix)]
+        if middle.isdigit():
+            out.append((int(middle), p))
+    return sorted(out)
+
+
+def log_name(first_op: int) -> str:
+    return f"log-{first_op:016d}.wal"
+
+
+def snapshot_name(last_op: int) -> str:
+    return f"snap-{last_op:016d}.snap"
+
+
+class WriteAheadLog:
+    """Append-only command log of one shard copy, in files ``log-<first_op>.wal``.
+
+    ``append`` writes a framed record (buffered); ``sync`` makes everything appended durable
+    (``fsync``). A writer calls ``sync`` once per request or bulk (group commit) before it
+    acknowledges, or leaves it to a periodic ``sync`` (``index.translog.durability: async``).
+    Thread-safe: a background syncer may call ``sync`` while the owner appends.
+    """
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file: Any = None
+        self._path: Path | None = None
+        self._dirty = False
+        self.bytes_since_snapshot = 0
+        self.first_op: int | None = None     # first command number this log can still replay
+        self.cut: list[str] = []             # what recovery cut off, for the operator
+
+    # reading ----------------------------------------------------------------------------------
+
+    def recover(self, after_op: int) -> Iterator[tuple[int, bytes]]:
+        """Yield ``(op_no, payload)`` of every good record with ``op_no > after_op``, in order.
+
+        A torn or corrupt tail of the newest file is cut off (the file is truncated there); a
+        bad record in an older file is a hole in the middle of history and raises
+        :class:`StorageCorrupt`. Must run (to the end) before the first ``append``.
+        """
+        files = _numbered(self.dir, "log-", ".wal")
+        # files wholly covered by the snapshot are not needed (and may be leftovers)
+        keep = [(first, p) for i, (first, p) in enumerate(files)
+                if i + 1 >= len(files) or files[i + 1][0] > after_op + 1]
+        self.first_op = keep[0][0] if keep else None
+        for i, (first, path) in enumerate(keep):
+            data = path.read_bytes()
+            payloads, good_end, problem = scan(data)
+            if problem is not None:
+                if i + 1 < len(keep):
+                    raise StorageCorrupt(path, f"{problem}, and later log files exist")
+                self.cut.append(f"{path.name}: {problem}; {len(data) - good_end} bytes cut")
+                with open(path, "r+b") as f:
+                    f.truncate(good_end)
+                    f.flush()
+                    os.fsync(f.fileno())
+            self.bytes_since_snapshot += good_end
+            for payload in payloads:
+                op_no = orjson.loads(payload)["op"]
+                if op_no > after_op:
+                    yield op_no, payload
+
+    def records_after(self, after_op: int) -> list[bytes] | None:
+        """Payloads of the commands after ``after_op`` (for a copy catching up), or None when
+        the log no longer reaches back that far (a snapshot replaced it)."""
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+            files = _numbered(self.dir, "log-", ".wal")
+        if not files or files[0][0] > after_op + 1:
+            return None
+        out: list[bytes] = []
+        for first, path in files:
+            payloads, _, _ = scan(path.read_bytes())
+            for payload in payloads:
+                if orjson.loads(payload)["op"] > after_op:
+                    out.append(payload)
+        return out
+
+    # writing ----------------------------------------------------------------------------------
+
+    def _open_for(self, op_no: int) -> None:
+        files = _numbered(self.dir, "log-", ".wal")
+        if files:
+            self._path = files[-1][1]
+        else:
+            self._path = self.dir / log_name(op_no)
+            if self.first_op is None:
+                self.first_op = op_no
+        existed = self._path.exists()
+        self._file = open(self._path, "ab")
+        if not existed:
+            fsync_dir(self.dir)
+
+    def append(self, op_no: int, payload: bytes) -> None:
+        """Append one command (not yet durable: see ``sync``)."""
+        with self._lock:
+            if self._file is None:
+                self._open_for(op_no)
+            rec = frame(payload)
+            self._file.write(rec)
+            self._dirty = True
+            self.bytes_since_snapshot += len(rec)
+
+    def sync(self) -> None:
+        """Everything appended so far is on disk when this returns."""
+        with self._lock:
+            if self._file is not None and self._dirty:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._dirty = False
+
+    def restart_after(self, last_op: int) -> None:
+        """After a snapshot of ``last_op``: new commands go to a fresh file and the older
+        files (wholly covered by the snapshot) are deleted."""
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+                self._file.close()
+                self._file = None
+            old = _numbered(self.dir, "log-", ".wal")
+            self._path = self.dir / log_name(last_op + 1)
+            self._file = open(self._path, "ab")
+            fsync_dir(self.dir)
+            for _, p in old:
+                if p != self._path:
+                    p.unlink(missing_ok=True)
+            fsync_dir(self.dir)
+            self.first_op = last_op + 1
+            self.bytes_since_snapshot = 0
+            self._dirty = False
+
+    def close(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                try:
+                    self._file.flush()
+                    os.fsync(self._file.fileno())
+                finally:
+                    self._file.close()
+                    self._file = None
+
+
+# --- snapshots ------------------------------------------------------------------------------------
+
+def encode_snapshot(header: dict[str, Any], sections: list[dict[str, Any]]) -> bytes:
+    """A whole snapshot as bytes: header record, body records, footer record."""
+    parts = [frame(orjson.dumps({"kind": "header", "format": SNAPSHOT_FORMAT, **header}))]
+    for s in sections:
+        parts.append(frame(orjson.dumps(s)))
+    parts.append(frame(orjson.dumps({"kind": "footer", "records": len(sections)})))
+    return b"".join(parts)
+
+
+def decode_snapshot(data: bytes, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(header, sections)`` of a snapshot, or :class:`StorageCorrupt` naming ``where``."""
+    payloads, _, problem = scan(data)
+    if problem is not None:
+        raise StorageCorrupt(where, problem)
+    try:
+        recs = [orjson.loads(p) for p in payloads]
+    except orjson.JSONDecodeError as e:
+        raise StorageCorrupt(where, f"undecodable record: {e}") from None
+    if len(recs) < 2 or recs[0].get("kind") != "header" or recs[-1].get("kind") != "footer":
+        raise StorageCorrupt(where, "missing header or footer (incomplete snapshot)")
+    if recs[0].get("format") != SNAPSHOT_FORMAT:
+        raise StorageCorrupt(where, f"unknown snapshot format {recs[0].get('format')}")
+    if recs[-1].get("records") != len(recs) - 2:
+        raise StorageCorrupt(where, "record count in the footer does not match")
+    return recs[0], recs[1:-1]
+
+
+class SnapshotStore:
+    """The snapshot files of one shard copy (``snap-<last_op>.snap``); only the newest counts."""
+
+    def __init__(self, directory: str | os.PathLike[str]) -> None:
+        self.dir = Path(directory)
+        self.dir.mkdir(parents=True, exist_ok=True)
+
+    def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The newest snapshot, or None if there is none. Corrupt -> ``StorageCorrupt``."""
+        snaps = _numbered(self.dir, "snap-", ".snap")
+        if not snaps:
+            return None
+        path = snaps[-1][1]
+        return decode_snapshot(path.read_bytes(), str(path))
+
+    def write(self, last_op: int, data: bytes) -> Path:
+        """Store a snapshot atomically and delete the older ones."""
+        path = self.dir / snapshot_name(last_op)
+        write_atomic(path, data)
+        for _, p in _numbered(self.dir, "snap-", ".snap"):
+            if p != path:
+                p.unlink(missing_ok=True)
+        fsync_dir(self.dir)
+        return path
+
+
+def parse_byte_size(raw: Any, default: int) -> int:
+    """Elasticsearch byte sizes (``512mb``, ``16kb``, ``1gb``, plain bytes)."""
+    if raw is None:
+        return default
+    s = str(raw).strip().lower()
+    units = {"pb": 1 << 50, "tb": 1 << 40, "gb": 1 << 30, "mb": 1 << 20, "kb": 1 << 10,
+             "b": 1}
+    for unit, mult in units.items():
+        if s.endswith(unit):
+            try:
+                return int(float(s[:-len(unit)]) * mult)
+            except ValueError:
+                return default
+    try:
+        return int(s)
+    except ValueError:
+        return default
+
+
+# --- index metadata -------------------------------------------------------------------------------
+
+class MetaStore:
+    """Index metadata under ``<data_dir>/indices/<uuid>/meta.json`` (one atomic file each).
+
+    The coordinator writes it on every change of an index's settings or mapping, before it
+    acknowledges; it is what a restarted service reads to know its indices. A directory
+    without ``meta.json`` is a deleted (or never completed) index and is removed on load.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        self.root = Path(data_dir)
+        self.indices = self.root / "indices"
+        self.indices.mkdir(parents=True, exist_ok=True)
+
+    def path(self, uuid: str) -> Path:
+        return self.indices / uuid / "meta.json"
+
+    def save(self, meta: dict[str, Any]) -> None:
+        write_atomic(self.path(meta["uuid"]), orjson.dumps(meta, option=orjson.OPT_INDENT_2))
+
+    def delete(self, uuid: str) -> None:
+        """Forget an index: its ``meta.json`` goes first (atomically), then the rest."""
+        d = self.indices / uuid
+        meta = d / "meta.json"
+        if meta.exists():
+            meta.unlink()
+            fsync_dir(d)
+        shutil.rmtree(d, ignore_errors=True)
+
+    def load_all(self) -> list[dict[str, Any]]:
+        """Every index's metadata (sorted by creation time); leftovers are removed."""
+        out = []
+        for d in sorted(self.indices.iterdir()) if self.indices.exists() else []:
+            if not d.is_dir():
+                continue
+            meta = d / "meta.json"
+            if not meta.exists():
+                shutil.rmtree(d, ignore_errors=True)
+                continue
+            try:
+                out.append(orjson.loads(meta.read_bytes()))
+            except orjson.JSONDecodeError as e:
+                raise StorageCorrupt(meta, f"not JSON: {e}") from None
+        out.sort(key=lambda m: (m.get("created_ms", 0), m.get("name", "")))
+        return out
+
+
+def copy_dir(data_dir: str | os.PathLike[str], index_uuid: str, shard: int, copy: int) -> Path:
+    """Where one shard copy keeps its files."""
+    return Path(data_dir) / "indices" / index_uuid / str(shard) / str(copy)
+
+
+class DataDirLock:
+    """An exclusive lock on a data directory: two services must never share one.
+
+    ``flock`` is released by the kernel when the process dies, so a crash never leaves the
+    directory locked.
+    """
+
+    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+        import fcntl
+        Path(data_dir).mkdir(parents=True, exist_ok=True)
+        self.path = Path(data_dir) / ".lock"
+        self._f = open(self.path, "a+")
+        try:
+            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._f.close()
+            raise RuntimeError(f"data directory [{data_dir}] is in use by another shardsearch "
+                               "service") from None
+        self._f.seek(0)
+        self._f.truncate()
+        self._f.write(str(os.getpid()))
+        self._f.flush()
+
+    def release(self) -> None:
+        try:
+            self._f.close()
+        except OSError:
+            pass
