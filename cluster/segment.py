@@ -131,6 +131,60 @@ class NumericField:
 FieldData = TextField | KeywordField | NumericField
 
 
+class SourceStore:
+    """The stored ``_source`` of a segment's documents: one contiguous buffer plus offsets.
+
+    One allocation instead of a bytes object per document: ~40 bytes less per document, and the
+    per-document objects that arrived with the writes can be freed whole (no fragmentation).
+    Indexing returns the document's bytes (a copy, made only for the page being fetched).
+    """
+
+    __slots__ = ("blob", "offsets")
+
+    def __init__(self, sources: list[bytes]) -> None:
+        self.blob = b"".join(sources)
+        self.offsets = np.zeros(len(sources) + 1, dtype=np.int64)
+        if sources:
+            np.cumsum(np.fromiter(map(len, sources), dtype=np.int64, count=len(sources)),
+                      out=self.offsets[1:])
+
+    def __getitem__(self, i: int) -> bytes:
+        i = int(i)
+        if i < 0:
+            i += len(self)
+        return self.blob[self.offsets[i]:self.offsets[i + 1]]
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+
+def fresh_strings(values: list[str]) -> list[str]:
+    """Equal strings allocated afresh and side by side (one join, one split).
+
+    Strings kept for a segment's life (terms, ids) were allocated among millions of transient
+    ones (tokens, parsed documents); copying them lets the allocator return that memory.
+    """
+    if not values:
+        return values
+    out = "\x00".join(values).split("\x00")
+    return out if len(out) == len(values) else values
+
+
+def release_free_memory() -> None:
+    """Give freed heap memory back to the operating system (glibc ``malloc_trim``; no-op
+    elsewhere). Called after a refresh, which frees a whole write buffer at once."""
+    import gc
+    gc.collect()
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _build_postings(term_ids: dict[str, int], tids: Any, docs: Any,
                     poss: Any | None) -> Postings:
     """CSR postings from one entry per token occurrence. ``docs`` (then ``poss``) must be
@@ -183,7 +237,8 @@ class Segment:
         Cost: O(tokens) Python work to assign term ids, then O(P log P) NumPy sorting.
         """
         n = len(docs)
-        ids = np.array([d.id for d in docs], dtype=object)
+        ids = np.empty(n, dtype=object)
+        ids[:] = fresh_strings([d.id for d in docs])
         seq = np.array([d.seq for d in docs], dtype=np.int64)
         version = np.array([d.version for d in docs], dtype=np.int64)
         created = np.full(n, generation, dtype=np.int32)
@@ -205,7 +260,7 @@ class Segment:
             elif kind in ("numeric", "date", "boolean"):
                 fields[fname] = _build_numeric(entries, n, ft)
         return cls(next(_uid_counter), ids, seq, version, created, deleted,
-                   [d.source for d in docs], [d.routing for d in docs], fields)
+                   SourceStore([d.source for d in docs]), [d.routing for d in docs], fields)
 
     def visible(self, gen: int) -> np.ndarray:
         """bool[n]: the versions visible at refresh generation ``gen``. O(n), cached."""
@@ -246,7 +301,7 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
             value_doc.append(doc)
             value_k.append(k)
         present[doc] = True
-    term_ids = {t: i for i, t in enumerate(dict.fromkeys(all_toks))}
+    term_ids = {t: i for i, t in enumerate(fresh_strings(list(dict.fromkeys(all_toks))))}
     tids = np.fromiter(map(term_ids.__getitem__, all_toks), dtype=np.int32,
                        count=len(all_toks))
     cnt = np.asarray(counts, dtype=np.int64)
@@ -284,7 +339,7 @@ def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField
     if len(ed):
         present[ed] = ec > 0
         counts[ed] = ec
-    term_list = list(dict.fromkeys(all_vals))
+    term_list = fresh_strings(list(dict.fromkeys(all_vals)))
     term_ids = {t: i for i, t in enumerate(term_list)}
     tids = np.fromiter(map(term_ids.__getitem__, all_vals), dtype=np.int32, count=len(all_vals))
     docs = np.repeat(ed, ec)

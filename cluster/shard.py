@@ -24,7 +24,8 @@ from .mapping import Mapping, parse_document
 from .matcher import Context, evaluate, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
-from .segment import BufferedDoc, KeywordField, NumericField, Segment, TextField
+from .segment import (BufferedDoc, KeywordField, NumericField, Segment, TextField,
+                      release_free_memory)
 from .simulation import ShardSimulator
 from .sorting import scale_date
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
@@ -178,6 +179,8 @@ class ShardCore:
             for i, d in enumerate(docs):
                 self.live[d.id] = (seg, i)
             self.buffer = {}
+            del docs
+            release_free_memory()
         self.generation = gen
         return gen
 
