@@ -31,6 +31,12 @@ class RayCoordinator:
             if isinstance(cause, SearchError):
                 raise cause from None
             raise
+        except ray.exceptions.RayActorError as e:
+            # the coordinator's process died: it restarts (with a data dir) and reopens the
+            # indices; until then the cluster has no master, as Elasticsearch would say
+            raise SearchError(f"the coordinator is unavailable ({type(e).__name__}); retry "
+                              "shortly", es_type="master_not_discovered_exception",
+                              status=503) from None
 
 
 class LocalCoordinator:

@@ -39,6 +39,8 @@ class Durability:
         self.reserved: dict[str, int] = {}     # index name -> sequence numbers reserved below
         self._recovery: asyncio.Task | None = None
         self.report: dict[str, Any] = {}
+        if hasattr(coordinator.backend, "on_change"):   # in-sync copies, placements
+            coordinator.backend.on_change = self._group_changed
 
     # --- writes -------------------------------------------------------------------------------
 
@@ -47,7 +49,13 @@ class Durability:
                 "number_of_shards": meta.number_of_shards,
                 "number_of_replicas": meta.number_of_replicas,
                 "settings": meta.settings, "mapping": encode_mapping(meta.mapping),
-                "seq_reserved": self.reserved.get(meta.name, 0)}
+                "seq_reserved": self.reserved.get(meta.name, 0),
+                "shards": [g.record() if hasattr(g, "record") else {} for g in meta.shards]}
+
+    def _group_changed(self, group: Any) -> None:
+        meta = self.coord.indices.get(group.index)
+        if meta is not None and group in meta.shards:
+            self.saved(meta)
 
     def saved(self, meta: Any) -> None:
         """Persist ``meta`` (atomic replace) before the change is acknowledged."""
@@ -89,8 +97,10 @@ class Durability:
                              number_of_shards=int(d["number_of_shards"]),
                              number_of_replicas=int(d["number_of_replicas"]),
                              settings=settings, mapping=mapping)
+            records = list(d.get("shards") or [])
             meta.shards = [backend.open(meta.name, i, mapping, replicas=meta.number_of_replicas,
-                                        settings=settings, uuid=meta.uuid)
+                                        settings=settings, uuid=meta.uuid,
+                                        record=records[i] if i < len(records) else None)
                            for i in range(meta.number_of_shards)]
             self.reserved[meta.name] = int(d.get("seq_reserved", 0))
             self.coord.indices[meta.name] = meta

@@ -34,7 +34,14 @@ such a copy is recognised when it comes back (its last command is not the group'
 from an in-sync copy from scratch (``reset`` + snapshot): a write that was never acknowledged
 cannot linger on one copy only.
 
-Placement (``RayTransport.place``): copies of one shard go to different Ray nodes. Nodes that
+The in-sync set (Elasticsearch's in-sync allocation ids): the copies that hold every
+acknowledged command. A copy leaves it when a write fails on it — persisted (``on_change``)
+*before* that write is acknowledged — and joins it again once caught up. A copy that is merely
+down without having missed a write stays in it. After a restart a shard continues only from an
+in-sync copy; while none is back the shard is red and writes wait, rather than start from a
+stale copy and lose acknowledged writes.
+
+Placement (``ReplicatedBackend.place``): copies of one shard go to different Ray nodes. Nodes that
 advertise a custom resource named ``shardsearch_node_*`` (``ray_config/``) are data nodes and a
 copy is pinned to its node by that resource (it waits for the node to come back, where its
 files are); otherwise copies are pinned softly to node ids (``NodeAffinitySchedulingStrategy``,
@@ -281,6 +288,8 @@ class ShardGroup:
         self.pending_mapping = False
         self.stalled = False
         self.destroyed = False
+        self.in_sync_set: set[int] = set()     # copies holding every acknowledged command
+        self.needs_base = False                # reopened, and no in-sync copy answered yet
         self._lock: asyncio.Lock | None = None
         self._rr = shard
         for no in range(1 + replicas):
@@ -322,6 +331,18 @@ class ShardGroup:
 
     def in_sync(self, c: Copy) -> bool:
         return c.last_op == self.next_op - 1 and c.last_id == self.last_id
+
+    def _persist(self) -> None:
+        """The in-sync set or placements changed: the index metadata records them."""
+        hook = self.backend.on_change
+        if hook is not None and not self.destroyed:
+            hook(self)
+
+    def record(self) -> dict[str, Any]:
+        """What the index metadata keeps of this shard (see ``durability.py``)."""
+        return {"in_sync": sorted(self.in_sync_set),
+                "placements": [c.placement.resource if c.placement is not None else None
+                               for c in self.copies]}
 
     # --- commands -------------------------------------------------------------------------------
 
@@ -383,6 +404,10 @@ class ShardGroup:
                     if ok:
                         self.next_op, self.last_id = op + 1, cmd_id
                         self.stalled = False
+                        stale = {c.no for c in targets if c.last_id != cmd_id}
+                        if stale & self.in_sync_set:
+                            self.in_sync_set -= stale
+                            self._persist()      # before the write is acknowledged
                         return _with_shards(ok[0], len(self.copies), len(ok), failed)
                 if time.monotonic() > deadline:
                     raise ShardUnavailable(
@@ -413,6 +438,9 @@ class ShardGroup:
             reach.append(c)
         if not reach:
             return
+        if self.needs_base:
+            self._adopt_base(reach)
+            return
         started = False
         for c in reach:
             if self.in_sync(c) or (c.last_op == self.next_op and c.last_id == cmd_id):
@@ -422,7 +450,10 @@ class ShardGroup:
                 c.state = INITIALIZING
         if started:
             return
-        best = max(reach, key=lambda c: (c.last_op, -c.no))
+        base = [c for c in reach if c.no in self.in_sync_set]
+        if not base:
+            return                  # only stale copies answer: wait for an in-sync one
+        best = max(base, key=lambda c: (c.last_op, -c.no))
         if not best.info.get("persistent"):
             for c in reach:
                 c.reason = "lost its data (memory only)"
@@ -432,6 +463,23 @@ class ShardGroup:
                   self.index, self.shard, self.next_op - 1, best.no, best.last_op)
         self.next_op, self.last_id = best.last_op + 1, best.last_id
         best.state, best.diverged, best.reason = STARTED, False, None
+        self.in_sync_set = {best.no}
+        self._persist()
+
+    def _adopt_base(self, reach: list[Copy]) -> bool:
+        """A reopened shard continues from its furthest reachable in-sync copy (if any)."""
+        base = [c for c in reach if c.no in self.in_sync_set] if self.in_sync_set else reach
+        if not base:
+            for c in reach:
+                c.state, c.reason = INITIALIZING, "waiting for an in-sync copy"
+            return False
+        best = max(base, key=lambda c: (c.last_op, -c.no))
+        self.next_op, self.last_id = best.last_op + 1, best.last_id
+        self.needs_base = False
+        for c in reach:   # same last command id: the same history (log matching)
+            c.state = STARTED if self.in_sync(c) else INITIALIZING
+        self.in_sync_set |= {c.no for c in reach if c.state == STARTED}
+        return True
 
     # --- reads and broadcasts -------------------------------------------------------------------
 
@@ -478,11 +526,21 @@ class ShardGroup:
                  and (c.state != STARTED or ping_started)]
         outs = await asyncio.gather(*(self._call(c, "position", timeout=PING_TIMEOUT)
                                       for c in probe), return_exceptions=True)
+        reached = []
         for c, o in zip(probe, outs):
             if isinstance(o, BaseException):
                 if c.state != UNASSIGNED and not is_slow(o):
                     self.mark_down(c, o)
                 continue
+            reached.append((c, o))
+        if self.needs_base:
+            for c, o in reached:
+                c.info, c.last_op, c.last_id = o, int(o["last_op"]), o.get("last_id")
+            async with self.lock:
+                if self.needs_base and self._adopt_base([c for c, _ in reached]):
+                    self._persist()
+            return
+        for c, o in reached:
             restarted = c.info.get("started_at") not in (None, o.get("started_at"))
             c.info = o
             if c.state == STARTED:
@@ -535,6 +593,9 @@ class ShardGroup:
                         break
                     if final and self.in_sync(c):
                         c.state, c.reason = STARTED, None
+                        if c.no not in self.in_sync_set:
+                            self.in_sync_set.add(c.no)
+                            self._persist()
                         log.warning("copy %s of [%s][%s] is in sync again at command %s",
                                     c.no, self.index, self.shard, c.last_op)
                     elif final and c.last_id != self.last_id and c.last_op == self.next_op - 1:
@@ -576,7 +637,8 @@ class ShardGroup:
                          "pid": c.info.get("pid") if c.state != UNASSIGNED else None,
                          "last_op": c.last_op, "reason": c.reason,
                          "generation": c.info.get("generation"),
-                         "max_seq": c.info.get("max_seq")})
+                         "max_seq": c.info.get("max_seq"),
+                         "pins": c.info.get("pins", 0) if c.state == STARTED else 0})
         return rows
 
 
@@ -686,6 +748,7 @@ class ReplicatedBackend:
         self.data_dir = None if data_dir is None else str(data_dir)
         self.write_timeout = write_timeout
         self.groups: list[ShardGroup] = []
+        self.on_change: Any = None       # called with a group whose record changed
         self._monitor: asyncio.Task | None = None
         self._tick = 0
 
@@ -698,6 +761,7 @@ class ReplicatedBackend:
             self.place(g, c, force=c.no == 0)
             if c.handle is not None:
                 c.state, c.last_op = STARTED, -1
+                g.in_sync_set.add(c.no)
         self.groups.append(g)
         self._ensure_monitor()
         return g
@@ -760,6 +824,7 @@ class ReplicatedBackend:
         want = 1 + max(0, replicas)
         while len(ref.copies) > want:
             c = ref.copies.pop()
+            ref.in_sync_set.discard(c.no)
             if c.handle is not None:
                 self.transport.kill(c.handle)
         while len(ref.copies) < want:
@@ -807,6 +872,7 @@ class ReplicatedBackend:
         c.reason = None
         if c.state == UNASSIGNED and not force:
             c.state = INITIALIZING   # a new copy starts empty: the monitor fills it
+        g._persist()
 
     # --- monitor ------------------------------------------------------------------------------
 
@@ -837,12 +903,23 @@ class ReplicatedBackend:
     # --- recovery -----------------------------------------------------------------------------
 
     def open(self, index: str, shard: int, mapping: Mapping, *, replicas: int,
-             settings: dict[str, Any], uuid: str) -> ShardGroup:
-        """A group for an existing shard: its copies start and recover from their files; they
-        are not in sync until :meth:`ShardGroup.recover` has heard from them."""
+             settings: dict[str, Any], uuid: str, record: dict[str, Any] | None = None
+             ) -> ShardGroup:
+        """A group for an existing shard: its copies start and recover from their files (on
+        the data nodes recorded for them, if any); nothing is in sync until
+        :func:`recover_group` has heard from them."""
         g = ShardGroup(self, index, shard, uuid, mapping, settings, replicas)
+        record = record or {}
+        places = list(record.get("placements") or [])
+        g.in_sync_set = set(record.get("in_sync", range(len(g.copies))))
+        g.needs_base = True
         for c in g.copies:
-            self.place(g, c, force=c.no == 0)
+            res = places[c.no] if c.no < len(places) else None
+            if res is not None:      # back to the node that holds its files
+                c.placement = Placement(None, res)
+                c.handle = self.transport.spawn(g.spec(c.no), c.placement)
+            else:
+                self.place(g, c, force=c.no in g.in_sync_set)
             if c.handle is not None:
                 c.state = INITIALIZING
         self.groups.append(g)
@@ -851,10 +928,14 @@ class ReplicatedBackend:
 
 
 async def recover_group(g: ShardGroup, timeout: float = 300.0) -> list[dict[str, Any]]:
-    """Wait for the copies of a reopened shard to load their files; continue the group's
-    history from the furthest one. Copies that hold something else at that point are rebuilt;
-    copies that do not answer are probed again by the monitor. Returns the answers."""
-    live = [c for c in g.copies if c.handle is not None]
+    """Wait for the copies of a reopened shard to load their files, and continue the shard's
+    history from its furthest in-sync copy. Copies on nodes that are not in the cluster now
+    are not waited for (the monitor takes them when their node is back). Returns the answers
+    of the copies that answered."""
+    alive = {n["resource"] for n in g.backend.nodes() if n.get("resource")}
+    live = [c for c in g.copies if c.handle is not None and
+            (c.placement is None or c.placement.resource is None
+             or c.placement.resource in alive)]
     outs = await asyncio.gather(*(g._call(c, "position", timeout=timeout) for c in live),
                                 return_exceptions=True)
     got = []
@@ -865,10 +946,10 @@ async def recover_group(g: ShardGroup, timeout: float = 300.0) -> list[dict[str,
             continue
         c.info, c.last_op, c.last_id = o, int(o["last_op"]), o.get("last_id")
         got.append(c)
-    if not got:
-        return []
-    best = max(got, key=lambda c: (c.last_op, -c.no))
-    g.next_op, g.last_id = best.last_op + 1, best.last_id
-    for c in got:
-        c.state = STARTED if g.in_sync(c) else INITIALIZING
-    return [c.info for c in got]
+    for c in g.copies:
+        if c not in got and c.state != UNASSIGNED:
+            c.state, c.reason = UNASSIGNED, c.reason or "node not in the cluster"
+    if got and not g._adopt_base(got):
+        log.error("[%s][%s]: no in-sync copy is back yet (in-sync: %s); the shard waits for "
+                  "one", g.index, g.shard, sorted(g.in_sync_set))
+    return [c.info for c in got if c.state == STARTED]

@@ -50,20 +50,19 @@ def get_coordinator(create: bool = True, data_dir: str | None = None):
     """The named coordinator actor of this Ray namespace (created on first use).
 
     With ``data_dir`` indices persist there (and are reopened now); the coordinator then also
-    restarts by itself if its process dies. It runs on this process's node (softly pinned), so
-    stopping another node of a cluster never takes it down.
+    restarts by itself if its process dies. It runs on the head node (Ray's
+    ``node:__internal_head__`` resource), where ``shardsearch serve`` runs, so stopping another
+    node of a cluster never takes it down.
     """
     import ray
-    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
     from .coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
 
     if not create:
         return ray.get_actor(COORDINATOR_NAME, namespace=NAMESPACE)
     cls = coordinator_actor_class()
-    here = NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=True)
     return cls.options(name=COORDINATOR_NAME, namespace=NAMESPACE, get_if_exists=True,
-                       lifetime=None, scheduling_strategy=here,
+                       lifetime=None, resources={"node:__internal_head__": 0.001},
                        max_restarts=-1 if data_dir else 0).remote(
         None if data_dir is None else str(data_dir))
 

@@ -58,8 +58,11 @@ async def cat_indices(request: Request, coord: Coord, index: str | None = None) 
 @router.get("/_cat/shards/{index}")
 async def cat_shards(request: Request, coord: Coord, index: str | None = None) -> Response:
     infos = await coord.call("shard_infos")
-    rows = [{"index": i["index"], "shard": str(i["shard"]), "prirep": "p", "state": i["state"],
-             "docs": i.get("docs"), "node": i.get("node_id")} for i in infos
+    # one row per copy (p: acting primary, r: replica); ``pid`` and ``copy`` are ours
+    rows = [{"index": i["index"], "shard": str(i["shard"]), "prirep": i.get("prirep", "p"),
+             "state": i["state"], "docs": i.get("docs"), "node": i.get("node_id"),
+             "id": i.get("node_id"), "unassigned.reason": i.get("reason"),
+             "pid": i.get("pid"), "copy": i.get("copy")} for i in infos
             if index is None or i["index"] == index]
     return _cat(rows, query_params(request), ["index", "shard", "prirep", "state", "docs",
                                               "node"])
