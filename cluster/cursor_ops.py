@@ -26,14 +26,37 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from .cursors import (PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry, check_keep_alive,
-                      decode_page_token, empty_response, encode_page_token, missing_context,
-                      parse_keep_alive, pit_sort, snapshot_in, strip_hits_sort, with_tiebreak)
-from .errors import ActionRequestValidation, SearchPhaseExecution
+from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry,
+                      check_keep_alive, decode_page_token, empty_response, encode_page_token,
+                      missing_context, parse_keep_alive, pit_sort, snapshot_in,
+                      strip_hits_sort, with_tiebreak)
+from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
 from .request import SearchRequest
 from .sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
+SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def _nest(flat: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in sorted(flat.items()):
+        node = out
+        *parents, leaf = key.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[leaf] = value
+    return out
 
 
 class CursorOps:
@@ -152,6 +175,46 @@ class CursorOps:
             if meta is None or meta.uuid != u:
                 raise missing_context(str(cursor.number))
 
+    # --- search.* cluster settings ----------------------------------------------------------------
+
+    def _search_settings(self) -> dict[str, dict[str, str]]:
+        st = self.__dict__.get("_search_settings_store")
+        if st is None:
+            st = {"persistent": {}, "transient": {}}
+            self.__dict__["_search_settings_store"] = st
+        return st
+
+    def _max_keep_alive(self) -> int:
+        st = self._search_settings()
+        raw = st["transient"].get("search.max_keep_alive",
+                                  st["persistent"].get("search.max_keep_alive"))
+        return MAX_KEEP_ALIVE_MS if raw is None else parse_keep_alive(raw, "search.max_keep_alive")
+
+    def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``PUT /_cluster/settings`` for the settings cursors obey (``search.max_keep_alive``,
+        ``search.default_keep_alive``); ``null`` resets one. Others are refused, as Elasticsearch
+        refuses settings it does not know."""
+        st = self._search_settings()
+        staged = {scope: dict(st[scope]) for scope in st}
+        for scope in ("persistent", "transient"):
+            section = body.get(scope) or {}
+            if not isinstance(section, dict):
+                raise IllegalArgument(f"[{scope}] must be an object")
+            for key, value in _flatten(section).items():
+                if key not in SEARCH_SETTINGS:
+                    raise IllegalArgument(f"{scope} setting [{key}], not recognized")
+                if value is None:
+                    staged[scope].pop(key, None)
+                else:
+                    parse_keep_alive(value, key)
+                    staged[scope][key] = str(value)
+        st.update(staged)
+        return {"acknowledged": True, **self.get_cluster_settings()}
+
+    def get_cluster_settings(self) -> dict[str, Any]:
+        st = self._search_settings()
+        return {scope: _nest(st[scope]) for scope in ("persistent", "transient")}
+
     # --- the entry point of every search ---------------------------------------------------------
 
     async def search_with_cursors(self, req: SearchRequest) -> dict[str, Any]:
@@ -176,7 +239,7 @@ class CursorOps:
                 else "[keep_alive] is not specified"
             raise ActionRequestValidation(f"Validation Failed: 1: {msg};")
         ms = parse_keep_alive(keep_alive, "keep_alive")
-        check_keep_alive(ms)
+        check_keep_alive(ms, self._max_keep_alive())
         names = self.resolve(expr, ignore_unavailable=ignore_unavailable,
                              allow_no_indices=allow_no_indices)
         cursor, failed = await self._open_cursor("pit", names, ms)
@@ -220,7 +283,7 @@ class CursorOps:
         ms = None
         if keep is not None:
             ms = parse_keep_alive(keep, "keep_alive")
-            check_keep_alive(ms)
+            check_keep_alive(ms, self._max_keep_alive())
         self._check_indices(cursor)
         self.cursors.touch(cursor, ms)
         if not cursor.indices:
@@ -236,7 +299,7 @@ class CursorOps:
 
     async def _open_scroll(self, req: SearchRequest) -> dict[str, Any]:
         ms = parse_keep_alive(req.scroll, "scroll")
-        check_keep_alive(ms)
+        check_keep_alive(ms, self._max_keep_alive())
         names = [m.name for m in self._targets(req)]
         cursor, _ = await self._open_cursor("scroll", names, ms)
         sort, added = with_tiebreak(req.sort or SCORE_SORT)
@@ -264,7 +327,7 @@ class CursorOps:
         ms = None
         if keep_alive is not None:
             ms = parse_keep_alive(keep_alive, "scroll")
-            check_keep_alive(ms)
+            check_keep_alive(ms, self._max_keep_alive())
         self._check_indices(cursor)
         self.cursors.touch(cursor, ms)
         async with cursor.lock:

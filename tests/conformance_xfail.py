@@ -8,8 +8,6 @@ from __future__ import annotations
 
 XFAIL: dict[str, str] = {
     # stretch (INDEX.md)
-    "elasticsearch/scroll/20_keep_alive.yml::Max keep alive":
-        "stretch: cluster.put_settings (search.max_keep_alive) not implemented",
     "elasticsearch/search/350_point_in_time.yml::msearch":
         "stretch: msearch not implemented",
 }

@@ -555,3 +555,23 @@ def test_python_api_scan_scroll_and_point_in_time(es, cluster):
     assert resp["hits"]["total"]["value"] == 300 and resp["pit_id"] == pit
     assert cluster.close_point_in_time(pit) is True
     assert "_page_token" not in cluster.search("py")
+
+
+def test_search_max_keep_alive_cluster_setting_limits_cursors(es, few):
+    try:
+        resp = es.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": "1m"}})
+        assert resp.json() == {"acknowledged": True,
+                               "persistent": {"search": {"max_keep_alive": "1m"}},
+                               "transient": {}}
+        err = _error(es.post("/big/_search?scroll=2m"), 400, "illegal_argument_exception")
+        assert err["reason"] == ("Keep alive for request (2m) is too large. It must be less than "
+                                 "(1m). This limit can be set by changing the "
+                                 "[search.max_keep_alive] cluster level setting.")
+        _error(es.post("/big/_pit?keep_alive=1h"), 400, "illegal_argument_exception")
+        assert es.post("/big/_search?scroll=1m").status_code == 200
+        _error(es.put("/_cluster/settings", json={"persistent": {"search.bogus": "1m"}}), 400,
+               "illegal_argument_exception")
+    finally:
+        es.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})
+    assert es.get("/_cluster/settings").json() == {"persistent": {}, "transient": {}}
+    assert es.post("/big/_search?scroll=2m").status_code == 200

@@ -183,3 +183,22 @@ async def clear_scroll(request: Request, coord: Coord) -> JSONResponse:
 @router.delete("/_search/scroll/{scroll_id}")
 async def clear_scroll_with_id(scroll_id: str, request: Request, coord: Coord) -> JSONResponse:
     return await _clear_scroll(request, coord, scroll_id)
+
+
+# --- search.* cluster settings (the keep-alive limits cursors obey) ----------------------------------
+
+@router.put("/_cluster/settings")
+async def put_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout"},
+                 request.url.path)
+    body = _object_body(await json_body(request))
+    return JSONResponse(await coord.call("put_cluster_settings", body), pretty="pretty" in params)
+
+
+@router.get("/_cluster/settings")
+async def get_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout",
+                                   "include_defaults", "local"}, request.url.path)
+    return JSONResponse(await coord.call("get_cluster_settings"), pretty="pretty" in params)
