@@ -30,7 +30,7 @@ from .deep_page import DEFAULT_SAMPLES, bracket
 from .cursor_ops import CursorOps
 from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
-                     ResourceAlreadyExists, SearchError, SearchPhaseExecution)
+                     ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
 from .health import cluster_health, status_of
 from .mapping import Mapping, parse_document
@@ -541,15 +541,15 @@ class Coordinator(CursorOps):
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
-        stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
-                                        snapshot, deadline, prof)
+        stats, gens, guessed = await self._stats_cached(shard_list, req, scoring, snapshot,
+                                                        deadline, prof)
         k = req.from_ + req.size if req.search_after is None else req.size
         queries = [ShardQuery(query=req.query, sort=sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
                               after=req.search_after,
                               track_scores=scoring or not req.sort,
                               min_score=req.min_score, terminate_after=req.terminate_after,
-                              deadline=deadline, profile=req.profile)
+                              deadline=deadline, profile=req.profile, latest=guessed)
                    for rank, m, sid, _ in shard_list]
         if req.search_type == "query_then_fetch" and scoring:
             local = await fan_out([functools.partial(self._local_stats, ref, req.query, m,
@@ -575,6 +575,10 @@ class Coordinator(CursorOps):
                 "search_after" if req.search_after is not None else "from_size"
             prof.cursor = "scroll" if req.scroll else None
             prof.phase("query")
+        if guessed and any(f["reason"].get("type") == StaleGeneration.es_type
+                           for f in failures):
+            self._stats_memo().clear()   # a shard refreshed: statistics and snapshot afresh
+            return await self.search(req, snapshot)
         if failures and not hits_list:
             raise _all_failed(failures)
         if failures and not req.allow_partial_search_results:
@@ -643,6 +647,48 @@ class Coordinator(CursorOps):
         if req.paging == "deep_page":
             return True
         return shards > 1 and req.from_ >= self.deep_page_threshold
+
+    def _stats_memo(self) -> dict[Any, Any]:
+        return self.__dict__.setdefault("_stats_cache", {})
+
+    async def _stats_cached(self, shard_list, req: SearchRequest, scoring: bool,
+                            snapshot: dict[tuple[str, int], int] | None,
+                            deadline: float | None, prof: SearchProfile | None
+                            ) -> tuple[Stats | None, dict[tuple[str, int], int], bool]:
+        """:meth:`_stats` without its fan-out when the same terms were counted on the same
+        shards at the same generations: ``(stats, snapshot, guessed)``.
+
+        A pinned snapshot (point in time, scroll, page token) names every generation, and what
+        a generation sees never changes, so its statistics are cached for good. A search at
+        "now" reuses the generations the last count saw and marks them ``guessed``: a shard
+        that has refreshed since answers ``StaleGeneration`` and the search runs again with a
+        fresh count — so results equal the uncached path's. Profiled and ``query_then_fetch``
+        searches always count.
+        """
+        if prof is not None or req.search_type == "query_then_fetch" or not scoring \
+                or isinstance(req.query, MatchAll):
+            stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
+                                            snapshot, deadline, prof)
+            return stats, gens, False
+        pinned = bool(snapshot) and all((m.name, sid) in snapshot for _, m, sid, _ in shard_list)
+        try:
+            key = (repr(req.query), pinned,
+                   tuple((m.name, m.uuid, getattr(m.mapping, "version", None), sid,
+                          snapshot.get((m.name, sid)) if pinned and snapshot else None)
+                         for _, m, sid, _ in shard_list))
+        except Exception:  # noqa: BLE001 - an unprintable query: no cache
+            key = None
+        memo = self._stats_memo()
+        got = memo.get(key) if key is not None else None
+        if got is not None:
+            return got[0], dict(got[1]), not pinned
+        stats, gens = await self._stats(shard_list, req.query, scoring, req.search_type,
+                                        snapshot, deadline, prof)
+        if key is not None and all((m.name, sid) in gens for _, m, sid, _ in shard_list):
+            if len(memo) >= 1024:
+                memo.pop(next(iter(memo)))
+            memo[key] = (stats, dict(gens))
+        return stats, gens, False
 
     async def _stats(self, shard_list, query: Query, scoring: bool, search_type: str,
                      snapshot: dict[tuple[str, int], int] | None,

@@ -111,6 +111,14 @@ class SearchContextMissing(SearchError):
     status = 404
 
 
+class StaleGeneration(SearchError):
+    """A search guessed a shard's latest refresh from cached statistics and the shard has
+    refreshed since; the coordinator drops the cache and runs the search again (internal)."""
+
+    es_type = "stale_generation_exception"
+    status = 503
+
+
 class VersionConflict(SearchError):
     es_type = "version_conflict_engine_exception"
     status = 409

@@ -34,6 +34,8 @@ class ShardQuery:
     deadline: float | None = None        # wall-clock time (time.time()) the answer is due by
     profile: bool = False                # fill ``ShardHits.profile`` (``"profile": true``)
     prefetch: int = 0                    # query-and-fetch: also return the top rows' documents
+    latest: bool = False                 # ``generation`` is a guess of the latest refresh:
+                                         # raise StaleGeneration when the shard moved past it
 
 
 @dataclass

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .errors import MapperParsing
+from .errors import MapperParsing, StaleGeneration
 from .mapping import Mapping, parse_document
 from .matcher import Context, evaluate, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
@@ -366,6 +366,9 @@ class ShardCore:
 
     def _candidates(self, q: ShardQuery) -> _Candidates:
         """Every match of ``q`` in the snapshot (after ``search_after``), as columns."""
+        if q.latest and q.generation is not None and q.generation != self.generation:
+            raise StaleGeneration(f"shard [{self.index}][{self.shard}] is at generation "
+                                  f"[{self.generation}], not [{q.generation}]")
         gen = self.generation if q.generation is None else q.generation
         mapping = self.mapping
         sort = q.sort

@@ -1,0 +1,135 @@
+"""The hot path's shortcuts give the same answers as the plain path.
+
+Shortcuts: keyword sorts by shard-wide ordinals (no per-query string sort), documents riding
+along with the query phase for small pages (query-and-fetch), and global statistics reused
+while no shard has refreshed (a stale guess is detected by the shard and the search re-run).
+"""
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import shardsearch.cluster.shard as shard_mod
+from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.coordinator import Coordinator
+from shardsearch.cluster.request import parse_search
+
+
+async def _cluster(docs: list[dict[str, Any]], shards: int, batches: int = 3) -> Coordinator:
+    c = Coordinator(LocalBackend())
+    c.create_index("d", {"settings": {"number_of_shards": shards},
+                         "mappings": {"properties": {"tag": {"type": "keyword"},
+                                                     "n": {"type": "long"},
+                                                     "text": {"type": "text"}}}})
+    step = max(1, -(-len(docs) // batches))
+    for k in range(0, len(docs), step):
+        await c.bulk([{"action": "index", "index": "d", "id": str(i), "source": d}
+                      for i, d in enumerate(docs[k:k + step], start=k)], refresh=True)
+    return c
+
+
+def _page(resp: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [(h["_id"], h["_score"], h.get("sort"), h["_source"]) for h in resp["hits"]["hits"]]
+
+
+tag = st.one_of(st.none(), st.sampled_from(["a", "b", "bb", "", "Z", "é", "a b"]),
+                st.lists(st.sampled_from(["a", "b", "q"]), min_size=0, max_size=3))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tags=st.lists(tag, min_size=0, max_size=60), shards=st.integers(1, 3),
+       order=st.sampled_from(["asc", "desc"]), missing=st.sampled_from(["_last", "_first"]),
+       mode=st.sampled_from([None, "min", "max"]), frm=st.integers(0, 20),
+       size=st.integers(0, 15), after=st.sampled_from([None, "a", "b", "bb", "zz", ""]),
+       deep=st.booleans())
+def test_keyword_sort_by_ordinals_equals_sorting_the_strings(tags, shards, order, missing,
+                                                              mode, frm, size, after,
+                                                              deep) -> None:
+    docs = [{"n": i % 3} if t is None else {"n": i % 3, "tag": t} for i, t in enumerate(tags)]
+    spec: dict[str, Any] = {"order": order, "missing": missing}
+    if mode:
+        spec["mode"] = mode
+    body: dict[str, Any] = {"sort": [{"tag": spec}, {"n": "asc"}], "size": size}
+    if after is not None:
+        body["search_after"] = [after, 1]
+    else:
+        body["from"] = frm
+
+    async def run() -> tuple[Any, Any]:
+        c = await _cluster(docs, shards)
+        if deep:
+            c.deep_page_threshold, c.deep_page_samples = 0, 3
+        fast = await c.search(parse_search(("d",), {}, dict(body)))
+        orig = shard_mod.ShardCore._keyword_ranks
+        shard_mod.ShardCore._keyword_ranks = lambda *a, **k: None  # type: ignore[assignment]
+        try:
+            plain = await c.search(parse_search(("d",), {}, dict(body)))
+        finally:
+            shard_mod.ShardCore._keyword_ranks = orig  # type: ignore[method-assign]
+        return fast, plain
+
+    fast, plain = asyncio.run(run())
+    assert _page(fast) == _page(plain)
+
+
+def test_query_and_fetch_returns_the_page_the_fetch_phase_returns() -> None:
+    rng = random.Random(5)
+    docs = [{"n": rng.randint(0, 5), "tag": rng.choice("xyz"),
+             "text": " ".join(rng.choice(["a", "b", "c"]) for _ in range(3))}
+            for _ in range(80)]
+
+    async def run() -> list[tuple[Any, Any]]:
+        c = await _cluster(docs, 3)
+        out = []
+        for body in ({"query": {"match": {"text": "a"}}, "size": 7, "from": 3},
+                     {"sort": [{"n": "desc"}], "size": 10},
+                     {"sort": [{"tag": "asc"}, {"n": "asc"}], "search_after": ["x", 2]}):
+            c.prefetch_max = 50
+            fast = await c.search(parse_search(("d",), {}, dict(body)))
+            c.prefetch_max = 0
+            plain = await c.search(parse_search(("d",), {}, dict(body)))
+            out.append((_page(fast), _page(plain)))
+        return out
+
+    for fast, plain in asyncio.run(run()):
+        assert fast == plain and fast
+
+
+def test_cached_statistics_never_serve_a_stale_snapshot() -> None:
+    """After a refresh the next search sees the new documents, scored with statistics that
+    count them (equal to a coordinator that never cached anything)."""
+    docs = [{"text": "a b"}, {"text": "a"}, {"text": "b c"}, {"text": "a a c"}]
+    more = [{"text": "a"}, {"text": "c c"}, {"text": "a b c"}]
+    body = {"query": {"match": {"text": "a"}}, "size": 20}
+
+    async def run() -> tuple[Any, Any, Any]:
+        c = await _cluster(docs, 2, batches=1)
+        calls: list[str] = []
+        orig = c.backend.call
+
+        async def spy(ref: Any, method: str, *args: Any) -> Any:
+            calls.append(method)
+            return await orig(ref, method, *args)
+        c.backend.call = spy  # type: ignore[method-assign]
+        first = await c.search(parse_search(("d",), {}, dict(body)))
+        assert calls.count("term_stats") == 2 and "fetch" not in calls   # query-and-fetch
+        again = await c.search(parse_search(("d",), {}, dict(body)))   # from the cache
+        assert calls.count("term_stats") == 2
+        assert _page(again) == _page(first)
+        await c.bulk([{"action": "index", "index": "d", "id": f"m{i}", "source": d}
+                      for i, d in enumerate(more)], refresh=True)
+        after = await c.search(parse_search(("d",), {}, dict(body)))
+        assert calls.count("term_stats") == 4   # the stale guess was caught, then recounted
+        fresh = await _cluster(docs, 2, batches=1)
+        await fresh.bulk([{"action": "index", "index": "d", "id": f"m{i}", "source": d}
+                          for i, d in enumerate(more)], refresh=True)
+        expected = await fresh.search(parse_search(("d",), {}, dict(body)))
+        return first, after, expected
+
+    first, after, expected = asyncio.run(run())
+    assert after["hits"]["total"]["value"] == first["hits"]["total"]["value"] + 2
+    assert _page(after) == _page(expected)
