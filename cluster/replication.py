@@ -232,9 +232,12 @@ class LocalTransport:
     def __init__(self, nodes: list[str] | None = None) -> None:
         self.node_names = list(nodes or ["local"])
         self.handles: list[LocalHandle] = []
+        self.absent: set[tuple[int, int]] = set()   # (shard, copy) spawned down (node away)
 
     def spawn(self, spec: dict[str, Any], placement: Placement) -> LocalHandle:
         h = LocalHandle(spec, placement.node_id)
+        if (spec["shard"], spec["copy"]) in self.absent:
+            h.crash()
         self.handles.append(h)
         return h
 
