@@ -122,6 +122,10 @@ class Durability:
             self.saved(meta)
             report[meta.name] = {"shards": len(meta.shards), "complete": complete,
                                  "next_seq": meta.next_seq}
+        # what the log replayed becomes searchable, as Elasticsearch refreshes after recovery
+        # (a command like any other: every copy refreshes at the same point of its history)
+        await asyncio.gather(*(g.command("refresh", ()) for m in metas for g in m.shards
+                               if g.started), return_exceptions=True)
         self.report = {"indices": report, "seconds": round(time.monotonic() - t0, 3)}
         if metas:
             log.warning("recovered %d indices from %s in %.1fs", len(metas), self.data_dir,

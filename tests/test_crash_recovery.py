@@ -1,0 +1,135 @@
+"""Durable before acknowledged: kill -9 the whole service during a bulk load, restart it.
+
+``shardsearch serve --data-dir`` runs as its own process with its own private Ray; the test
+kills every process of it at once (SIGKILL: no shutdown code runs, as when a machine loses
+power — except that the page cache survives, which is what ``fsync`` guarantees anyway), then
+starts it again on the same data directory.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from conftest import free_port
+from service_proc import ServeProcess
+
+pytestmark = pytest.mark.slow
+
+ARGS = ["--num-cpus", "2", "--object-store-mb", "80"]
+
+
+def bulk_body(index: str, docs: list[tuple[str, dict]]) -> bytes:
+    lines = []
+    for doc_id, src in docs:
+        lines.append(orjson.dumps({"index": {"_index": index, "_id": doc_id}}))
+        lines.append(orjson.dumps(src))
+    return b"\n".join(lines) + b"\n"
+
+
+def doc(i: int) -> dict:
+    words = ["red", "green", "blue", "amber", "teal"]
+    return {"title": " ".join(words[j % 5] for j in range(i % 7 + 1)) + f" item {i}", "n": i,
+            "pad": "x" * (i % 50)}
+
+
+def all_hits(c: httpx.Client, index: str, body: dict) -> list[dict]:
+    r = c.post(f"/{index}/_search", json={**body, "size": 2000, "seq_no_primary_term": True,
+                                           "version": True})
+    assert r.status_code == 200, r.text
+    return r.json()["hits"]["hits"]
+
+
+def test_kill_9_mid_bulk_loses_no_acknowledged_write(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    port = free_port()
+    svc = ServeProcess(port, [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve1.log")
+    acked: dict[str, tuple[int, int, dict]] = {}     # id -> (seq, version, source)
+    sent: dict[str, dict] = {}
+    try:
+        svc.wait_up()
+        with httpx.Client(base_url=svc.url, timeout=60) as c:
+            # an index loaded before the crash: its answers must come back identical
+            assert c.put("/stable", json={"settings": {"number_of_shards": 2,
+                                                       "number_of_replicas": 0}}).status_code \
+                == 200
+            r = c.post("/_bulk?refresh=true", content=bulk_body(
+                "stable", [(str(i), doc(i)) for i in range(300)]),
+                headers={"content-type": "application/x-ndjson"})
+            assert not r.json()["errors"]
+            scored = {"query": {"match": {"title": "amber teal"}}}
+            before = all_hits(c, "stable", scored)
+            assert len(before) > 100
+            assert c.put("/load", json={"settings": {
+                "number_of_shards": 3, "number_of_replicas": 0,
+                "translog.flush_threshold_size": "64kb"}}).status_code == 200
+
+        stop = threading.Event()
+        batches = [0]
+
+        def loader() -> None:
+            i = 0
+            with httpx.Client(base_url=svc.url, timeout=60) as lc:
+                while not stop.is_set():
+                    docs = [(f"d{i + j}", doc(i + j)) for j in range(40)]
+                    # overwrite some earlier documents too (versions must survive)
+                    if i >= 80:
+                        docs += [(f"d{i - 80 + j}", {**doc(i + j), "rev": 2}) for j in range(5)]
+                    for k, v in docs:
+                        sent.setdefault(k, v)
+                    try:
+                        r = lc.post("/_bulk", content=bulk_body("load", docs),
+                                    headers={"content-type": "application/x-ndjson"})
+                    except httpx.HTTPError:
+                        return                                   # the service died
+                    for (k, v), item in zip(docs, r.json()["items"]):
+                        res = item["index"]
+                        assert "error" not in res, res
+                        acked[k] = (res["_seq_no"], res["_version"], v)
+                        sent[k] = v
+                    batches[0] += 1
+                    i += 40
+        t = threading.Thread(target=loader, daemon=True)
+        t.start()
+        deadline = time.monotonic() + 90
+        while batches[0] < 12 and time.monotonic() < deadline and t.is_alive():
+            time.sleep(0.05)
+        assert batches[0] >= 12, svc.tail()
+        svc.kill9()                       # in the middle of the next bulk
+        stop.set()
+        t.join(timeout=60)
+    finally:
+        svc.stop()
+
+    svc2 = ServeProcess(port, [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve2.log")
+    try:
+        svc2.wait_up()
+        with httpx.Client(base_url=svc2.url, timeout=60) as c:
+            assert all_hits(c, "stable", scored) == before       # same hits, scores, order
+            # every acknowledged write is there, with its sequence number and version
+            for doc_id, (seq, version, src) in acked.items():
+                r = c.get(f"/load/_doc/{doc_id}")
+                assert r.status_code == 200, (doc_id, r.text)
+                got = r.json()
+                assert (got["_seq_no"], got["_version"]) >= (seq, version), doc_id
+                if (got["_seq_no"], got["_version"]) == (seq, version):
+                    assert got["_source"] == src
+            # searchable, in sequence order; anything not acknowledged is whole or absent
+            hits = all_hits(c, "load", {"query": {"match_all": {}}})
+            seqs = [h["_seq_no"] for h in hits]
+            assert seqs == sorted(seqs)
+            found = {h["_id"]: h for h in hits}
+            assert set(acked) <= set(found)
+            for doc_id, h in found.items():
+                assert doc_id in sent, doc_id                       # never invented
+                if doc_id not in acked:
+                    assert h["_source"] == sent[doc_id]             # whole, never half
+            # and the service goes on: new writes continue the sequence
+            r = c.post("/load/_doc/after?refresh=true", json={"title": "after"})
+            assert r.status_code == 201 and r.json()["_seq_no"] > max(seqs)
+    finally:
+        svc2.stop()
