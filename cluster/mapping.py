@@ -10,6 +10,7 @@ arrays hold several values), and values that do not fit their field fail *that d
 from __future__ import annotations
 
 import copy
+import functools
 import datetime as _dt
 import math
 import re
@@ -48,9 +49,10 @@ class FieldType:
     format: str | None = None
     null_value: Any = None
 
-    @property
+    @functools.cached_property
     def kind(self) -> str:
-        """How the engine stores it: ``text``, ``keyword``, ``numeric``, ``date``, ``boolean``."""
+        """How the engine stores it: ``text``, ``keyword``, ``numeric``, ``date``, ``boolean``.
+        (Cached: read once per value of every document parsed.)"""
         if self.type in TEXT_TYPES:
             return "text"
         if self.type in KEYWORD_TYPES:
@@ -588,6 +590,8 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
                        "reason": detail or f"For input string: \"{value}\""})
 
     kind = ft.kind
+    if type(value) is str and (kind == "text" or kind == "keyword"):
+        return value   # the common case, as below (str(value) is value)
     if isinstance(value, (dict, list)):
         raise fail("field value is an object or array")
     if kind in ("text", "keyword"):
@@ -667,6 +671,7 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     strict = mapping.dynamic in ("strict",)
     fields = mapping.fields
     objects = mapping.objects
+    multi = mapping.multi
     pending: dict[str, FieldType] = {}
     pending_multi: dict[str, list[str]] = {}
 
@@ -701,7 +706,7 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
             return
         stored = _coerce(value, ft, doc_id)
         parsed.setdefault(path, []).append(stored)
-        for sub_path in mapping.multi.get(path) or pending_multi.get(path, ()):
+        for sub_path in multi.get(path) or pending_multi.get(path, ()):
             sub_ft = fields.get(sub_path) or pending[sub_path]
             if sub_ft.kind == "other":
                 continue
