@@ -350,6 +350,8 @@ class Coordinator(CursorOps):
                 source_bytes = None
                 fields = None
                 src = item.get("source")
+                if src is None and item.get("raw") is not None and action in ("index", "create"):
+                    src = orjson.loads(item["raw"])   # the HTTP layer sends the bytes only
                 if action in ("index", "create"):
                     if not isinstance(src, dict):
                         raise MapperParsing("failed to parse, document is empty"

@@ -231,6 +231,9 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
                           es_type="action_request_validation_exception", status=400)
     items = parse_bulk(raw, index, params.get("routing"))
     good = [it for it in items if "error" not in it]
+    for it in good:   # documents cross to the coordinator as their bytes: cheaper than dicts
+        if it.get("raw") is not None and it["action"] in ("index", "create"):
+            it.pop("source", None)
     resp = await coord.call("bulk", good, refresh_param(params)) if good else \
         {"took": 0, "errors": False, "items": []}
     results = iter(resp["items"])
