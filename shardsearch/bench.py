@@ -24,10 +24,12 @@ import os
 import platform
 import random
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -293,15 +295,36 @@ def _child_env() -> dict[str, str]:
     return env
 
 
+def _process_label(p: Any) -> str:
+    """A short name for a process of a server's tree (Ray workers by their actor class)."""
+    try:
+        cmd = p.cmdline()
+    except Exception:  # noqa: BLE001
+        cmd = []
+    name = p.name()
+    if cmd and cmd[0].startswith("ray::"):
+        return cmd[0]
+    for part in cmd:
+        if part.endswith(("raylet", "gcs_server")):
+            return part.rsplit("/", 1)[-1]
+    if "shardsearch.cli" in cmd or "shardsearch.bench_peers" in cmd:
+        return "http front end (driver)"
+    return name
+
+
 class Server:
     """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
 
     def __init__(self, engine: str, log_dir: Path) -> None:
         self.engine = engine
         self.port = free_port()
+        self.data_dir: str | None = None
         if engine == "shardsearch":
+            # a fresh data directory: durable writes as configured by default, no old indices
+            self.data_dir = tempfile.mkdtemp(prefix="shardsearch-bench-")
             cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
-                   "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512"]
+                   "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512",
+                   "--data-dir", self.data_dir]
         else:
             cmd = [sys.executable, "-m", "shardsearch.bench_peers", "--engine", engine,
                    "--port", str(self.port)]
@@ -345,14 +368,17 @@ class Server:
         """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
         processes and workers)."""
         rss = pss = 0
+        by_name: dict[str, int] = {}
         for p in self.processes():
             try:
                 info = p.memory_full_info()
                 rss += info.rss
                 pss += getattr(info, "pss", info.rss)
+                name = _process_label(p)
+                by_name[name] = by_name.get(name, 0) + getattr(info, "pss", info.rss)
             except Exception:  # noqa: BLE001 - a process that just exited
                 continue
-        return {"rss": rss, "pss": pss}
+        return {"rss": rss, "pss": pss, "pss_by_process": by_name}
 
     def _sample(self) -> None:
         while not self._stop_sampling.wait(0.5):
@@ -376,6 +402,8 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
         self.log.close()
+        if self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
 
 
 # --- the benchmark ------------------------------------------------------------------------------

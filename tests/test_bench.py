@@ -1,0 +1,148 @@
+"""``shardsearch bench``'s parts: corpus loading, the bounded load generator, the peers' endpoint,
+and the report (targets, table, plots). The full benchmark is not run here (it takes minutes);
+no timing is asserted."""
+from __future__ import annotations
+
+import asyncio
+import gzip
+from pathlib import Path
+
+import httpx
+import orjson
+import pytest
+
+from shardsearch import bench
+from shardsearch.bench_peers import create_peer_app
+
+
+def test_percentile_interpolates_between_ranks() -> None:
+    xs = [1.0, 2.0, 3.0, 4.0, 5.0]
+    assert bench.percentile(xs, 0.5) == 3.0
+    assert bench.percentile(xs, 0.99) == pytest.approx(4.96)
+    assert bench.percentile([], 0.5) is None
+    assert bench.percentile([7.0], 0.99) == 7.0
+
+
+def test_summarize_reports_milliseconds_and_completed_requests_per_second() -> None:
+    st = bench.summarize([0.002, 0.001, 0.003], errors=1, wall_s=0.5)
+    assert (st.requests, st.errors, st.p50_ms, st.rps) == (3, 1, 2.0, 6.0)
+    assert st.p99_ms == pytest.approx(2.98)
+
+
+def test_synthetic_corpus_is_deterministic_and_pages_deep() -> None:
+    a, b = bench.synthetic_lines(500), bench.synthetic_lines(500)
+    assert a == b
+    docs = [orjson.loads(x) for x in a]
+    assert sum("webster" in d["text"].split() for d in docs) > 400
+    corpus = bench.load_corpus(None, 300) if not bench.DEFAULT_CORPUS.exists() else None
+    if corpus is not None:
+        assert corpus.name == "synthetic" and corpus.term == "webster"
+
+
+def test_load_corpus_reads_a_gzipped_ndjson_slice_and_infers_fields(tmp_path: Path) -> None:
+    path = tmp_path / "c.ndjson.gz"
+    with gzip.open(path, "wb") as f:
+        f.write(b"\n".join(bench.synthetic_lines(50)) + b"\n\n")
+    corpus = bench.load_corpus(path, 20)
+    assert len(corpus) == 20 and corpus.ids[0] == "syn-0"
+    assert corpus.text_field == "text" and corpus.sort_field == "headword"
+    assert corpus.mapping["properties"]["words"] == {"type": "long"}
+    assert corpus.raw_bytes == sum(len(x) + 1 for x in corpus.lines)
+
+
+def test_bulk_bodies_pair_each_action_with_its_document() -> None:
+    corpus = bench.load_corpus(None, 5) if not bench.DEFAULT_CORPUS.exists() else \
+        bench.load_corpus(bench.DEFAULT_CORPUS, 5)
+    bodies = bench.bulk_bodies(corpus, 2)
+    assert len(bodies) == 3
+    lines = b"".join(bodies).strip().split(b"\n")
+    assert len(lines) == 10
+    assert orjson.loads(lines[0]) == {"index": {"_id": corpus.ids[0]}}
+    assert lines[1] == corpus.lines[0]
+
+
+def test_search_after_bodies_end_with_the_tie_break() -> None:
+    corpus = bench.Corpus("c", [], [], 0, {}, "text", "headword", "webster")
+    body = bench.query_body(corpus, "match", search_after=[1.5, 7], tiebreak=True)
+    assert body["sort"] == [{"_score": "desc"}, {"_doc": "asc"}]
+    assert body["search_after"] == [1.5, 7] and "from" not in body
+    assert bench.query_body(corpus, "sort", frm=10)["sort"] == [{"headword": "asc"}]
+
+
+def test_load_generator_stops_at_the_request_count(base_url: str) -> None:
+    async def run() -> bench.LoadStats:
+        async with httpx.AsyncClient() as client:
+            return await bench.run_load(client, base_url + "/_search", b"{}", requests=20,
+                                        connections=4, time_cap_s=30)
+    st = asyncio.run(run())
+    assert st.requests + st.errors == 20 and st.errors == 0
+
+
+def test_load_generator_stops_at_the_time_cap(base_url: str) -> None:
+    async def run() -> bench.LoadStats:
+        async with httpx.AsyncClient() as client:
+            return await bench.run_load(client, base_url + "/_search", b"{}",
+                                        requests=10**9, connections=2, time_cap_s=0.3)
+    st = asyncio.run(run())
+    assert 0 < st.requests < 10**9 and st.wall_s < 30
+
+
+@pytest.mark.parametrize("engine", ["tantivy", "sqlite"])
+def test_peer_answers_the_benchmark_queries_in_elasticsearch_shape(engine: str) -> None:
+    if engine == "tantivy":
+        pytest.importorskip("tantivy")
+    from starlette.testclient import TestClient
+    corpus = bench.Corpus("syn", bench.synthetic_lines(60), [f"syn-{i}" for i in range(60)], 0,
+                          {}, "text", "headword", "webster")
+    with TestClient(create_peer_app(engine)) as client:
+        meta = {"_bench": {"text_field": "text", "sort_field": "headword"}}
+        assert client.put("/p", content=orjson.dumps(meta)).status_code == 200
+        for body in bench.bulk_bodies(corpus, 25):
+            assert client.post("/p/_bulk", content=body).status_code == 200
+        assert client.post("/p/_refresh").status_code == 200
+        total = sum("webster" in orjson.loads(x)["text"].split() for x in corpus.lines)
+        r = client.post("/p/_search", json=bench.query_body(corpus, "match")).json()
+        assert r["hits"]["total"]["value"] == total and len(r["hits"]["hits"]) == 10
+        assert r["hits"]["hits"][0]["_score"] > 0 and "_source" in r["hits"]["hits"][0]
+        r = client.post("/p/_search", json=bench.query_body(corpus, "sort", frm=5)).json()
+        heads = sorted(orjson.loads(x)["headword"] for x in corpus.lines)
+        assert [h["sort"][0] for h in r["hits"]["hits"]] == heads[5:15]
+        r = client.post("/p/_search", json=bench.query_body(corpus, "match_all")).json()
+        assert r["hits"]["total"]["value"] == 60
+        r = client.post("/p/_search", json=bench.query_body(corpus, "sort", search_after=["a"]))
+        assert r.status_code == 400
+
+
+def _fake_report() -> dict:
+    runs = []
+    for engine, shards in (("shardsearch", 2), ("tantivy", 1)):
+        for q in ("match_all", "sort", "match"):
+            for depth, method in ((0, "from"), (100, "from"), (100, "search_after")):
+                for c in (1, 8):
+                    runs.append({"engine": engine, "shards": shards, "query": q, "depth": depth,
+                                 "method": method, "connections": c, "total_hits": 200,
+                                 "requests": 5, "errors": 0, "wall_s": 1.0,
+                                 "p50_ms": 2.0 + depth / 100, "p99_ms": 3.0, "mean_ms": 2.0,
+                                 "rps": 100.0 * c})
+    res = {"runs": [r for r in runs if r["engine"] == "shardsearch"],
+           "bulk": {"docs_per_s": 1000.0},
+           "memory": {"loaded_above_empty_pss": 3 << 20, "raw_ndjson_bytes": 1 << 20,
+                      "peak_rss": 100 << 20}}
+    peer = dict(res, runs=[r for r in runs if r["engine"] == "tantivy"])
+    return {"machine": {"nproc": 2, "cpu": "cpu", "ram_gib": 24, "python": "3.11",
+                        "load_avg_start": [0.1, 0.1, 0.1]},
+            "corpus": {"name": "syn", "docs": 200, "raw_bytes": 1 << 20, "text_field": "text",
+                       "sort_field": "headword", "term": "webster"},
+            "shardsearch": {"2": res}, "peers": ["tantivy"], "tantivy": peer}
+
+
+def test_report_computes_the_targets_and_writes_table_and_plots(tmp_path: Path) -> None:
+    report = _fake_report()
+    t = bench.targets(report)
+    assert t["deep_over_page1_from"]["value"] == 1.5
+    assert t["page1_rps_vs_tantivy"]["value"] == 1.0
+    assert t["memory_above_empty_over_raw"]["value"] == 3.0
+    table = bench.markdown_table(report)
+    assert "| shardsearch | 2 | match | 100 | search_after |" in table
+    paths = bench.plot(report, tmp_path)
+    assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
