@@ -35,9 +35,9 @@ from an in-sync copy from scratch (``reset`` + snapshot): a write that was never
 cannot linger on one copy only.
 
 The in-sync set (Elasticsearch's in-sync allocation ids): the copies that hold every
-acknowledged command. A copy leaves it when a write fails on it — persisted (``on_change``)
-*before* that write is acknowledged — and joins it again once caught up. A copy that is merely
-down without having missed a write stays in it. After a restart a shard continues only from an
+acknowledged command. A copy leaves it when a write is acknowledged without it (it failed, or was down or catching
+up) — persisted (``on_change``) *before* that write is acknowledged — and joins it again once
+caught up. A copy that is merely down without having missed a write stays in it. After a restart a shard continues only from an
 in-sync copy; while none is back the shard is red and writes wait, rather than start from a
 stale copy and lose acknowledged writes.
 
@@ -407,7 +407,9 @@ class ShardGroup:
                     if ok:
                         self.next_op, self.last_id = op + 1, cmd_id
                         self.stalled = False
-                        stale = {c.no for c in targets if c.last_id != cmd_id}
+                        # every copy that does not hold this write leaves the in-sync set
+                        # (targets that failed, and copies that were down or catching up)
+                        stale = {c.no for c in self.copies if c.last_id != cmd_id}
                         if stale & self.in_sync_set:
                             self.in_sync_set -= stale
                             self._persist()      # before the write is acknowledged
@@ -536,13 +538,6 @@ class ShardGroup:
                     self.mark_down(c, o)
                 continue
             reached.append((c, o))
-        if self.needs_base:
-            for c, o in reached:
-                c.info, c.last_op, c.last_id = o, int(o["last_op"]), o.get("last_id")
-            async with self.lock:
-                if self.needs_base and self._adopt_base([c for c, _ in reached]):
-                    self._persist()
-            return
         for c, o in reached:
             restarted = c.info.get("started_at") not in (None, o.get("started_at"))
             c.info = o
@@ -555,10 +550,26 @@ class ShardGroup:
             c.last_op, c.last_id = int(o["last_op"]), o.get("last_id")
             if c.state == UNASSIGNED:
                 c.state = INITIALIZING
-            if not self.started:
-                continue                         # nothing to copy from: a write revives
-            c.busy = True
-            asyncio.get_running_loop().create_task(self._catch_up(c))
+        waiting = [c for c, _ in reached if c.state == INITIALIZING]
+        if not waiting:
+            return
+        if (self.needs_base or not self.started) and not self.lock.locked():
+            # no copy serves: those that answer and hold the shard's last command start again
+            # (a reopened shard first picks its base among the in-sync copies)
+            async with self.lock:
+                if self.needs_base:
+                    if self._adopt_base(waiting):
+                        self._persist()
+                else:
+                    for c in waiting:
+                        if self.in_sync(c):
+                            c.state, c.reason = STARTED, None
+        if not self.started:
+            return                               # nothing to copy from yet
+        for c in waiting:
+            if c.state == INITIALIZING and not c.busy:
+                c.busy = True
+                asyncio.get_running_loop().create_task(self._catch_up(c))
 
     async def _catch_up(self, c: Copy) -> None:
         """Bring ``c`` to the group's last command from an in-sync copy, then start it.
@@ -621,7 +632,9 @@ class ShardGroup:
         """One row per copy: state, primary or replica, node, documents."""
         if fresh:
             live = [c for c in self.copies if c.handle is not None and c.state == STARTED]
-            outs = await asyncio.gather(*(self._call(c, "info", timeout=PING_TIMEOUT)
+            # a copy that never answered yet may still be starting (a new actor): wait longer
+            outs = await asyncio.gather(*(self._call(c, "info", timeout=PING_TIMEOUT if c.info
+                                                     else COPY_CALL_TIMEOUT)
                                           for c in live), return_exceptions=True)
             for c, o in zip(live, outs):
                 if isinstance(o, BaseException):

@@ -18,7 +18,8 @@
 # what keeps others out). The dashboard is off.
 #
 # Settings (environment):
-#   CLUSTER_DIR      state, logs and Ray temp dirs  (default ${TMPDIR:-/tmp}/shardsearch-cluster-$USER)
+#   CLUSTER_DIR      state, logs and Ray temp dirs  (default ${TMPDIR:-/tmp}/shardsearch-cluster-$USER;
+#                    keep it short: Ray's socket paths under it must stay below 108 bytes)
 #   RAY_PORT         head (GCS) port                (default 6390)
 #   WORKERS          number of worker nodes         (default 2)
 #   HEAD_CPUS / WORKER_CPUS                          (default 1 / 1)
@@ -76,13 +77,20 @@ raylet_pid() {   # the raylet of node $1 (a session id)
 wait_for() {   # wait_for SECONDS what command...
     local secs=$1 what=$2; shift 2
     local end=$(( $(date +%s) + secs ))
-    until "$@" >/dev/null 2>&1; do
+    until "$@" >/dev/null; do
         if [ "$(date +%s)" -ge "$end" ]; then echo "timed out waiting for $what" >&2; return 1; fi
         sleep 0.5
     done
 }
 
-started() { grep -q "Ray runtime started" "$CLUSTER_DIR/$1.log"; }   # `ray start` said so
+# `ray start` said so; a node that died instead fails at once, showing its log
+started() {
+    grep -q "Ray runtime started" "$CLUSTER_DIR/$1.log" && return 0
+    if ! alive "$(node_sid "$1")"; then
+        echo "$1 failed to start:" >&2; tail -5 "$CLUSTER_DIR/$1.log" >&2; exit 1
+    fi
+    return 1
+}
 
 start_worker() {
     local i=$1 sid

@@ -357,3 +357,49 @@ def test_replicas_can_be_added_and_removed_on_a_live_index(tmp_path: Path) -> No
         assert len(g.copies) == 2 and await s.status() == "green"
         s.close()
     run(main())
+
+
+def test_a_copy_that_missed_writes_while_down_is_never_the_base(tmp_path: Path) -> None:
+    """Both copies down, the stale one back first: writes wait for the in-sync one rather
+    than continue from the stale one (which would lose acknowledged writes)."""
+    async def main() -> None:
+        s = await Service(tmp_path, write_timeout=0.5).start()
+        s.coord.create_index("b", {"settings": {"number_of_replicas": 1}})
+        await s.bulk("b", corpus(5))
+        g = s.group("b")
+        primary, replica = g.copies
+        s.transport.kill(replica.handle)
+        await s.settle()                     # the monitor sees it down (no write failed on it)
+        assert replica.state != STARTED and g.in_sync_set == {0, 1}
+        await s.bulk("b", corpus(5, start=5))
+        assert g.in_sync_set == {0}          # acknowledged without it: out of the set
+        s.transport.kill(primary.handle)
+        replica.handle.restart()
+        r = await s.bulk("b", {"x": {"title": "waits"}})
+        assert r["items"][0]["index"]["status"] == 503
+        assert await s.status() == "red"
+        primary.handle.restart()
+        await s.settle()
+        assert await s.status() == "green"
+        assert len(docs_of(replica.handle)) == 10
+        assert docs_of(replica.handle) == docs_of(primary.handle)
+        s.close()
+    run(main())
+
+
+def test_a_lone_copy_that_restarted_serves_again_without_any_write(tmp_path: Path) -> None:
+    async def main() -> None:
+        s = await Service(tmp_path).start()
+        s.coord.create_index("b", {"settings": {"number_of_replicas": 0}})
+        await s.bulk("b", corpus(8))
+        g = s.group("b")
+        s.transport.kill(g.copies[0].handle)
+        with pytest.raises(Exception) as err:      # its only shard: all shards failed, 503
+            await s.search("b", {"query": {"match_all": {}}})
+        assert err.value.status == 503 and await s.status() == "red"
+        g.copies[0].handle.restart()
+        await s.settle()
+        res = await s.search("b", {"query": {"match_all": {}}})
+        assert res["_shards"]["failed"] == 0 and res["hits"]["total"]["value"] == 8
+        s.close()
+    run(main())
