@@ -40,10 +40,16 @@ class Cluster:
     # --- lifecycle ----------------------------------------------------------------------------
 
     @classmethod
-    def start(cls, *, num_cpus: int | None = None, object_store_mb: int | None = 200) -> Cluster:
-        """Start a private local Ray in this process and a coordinator on it."""
+    def start(cls, *, num_cpus: int | None = None, object_store_mb: int | None = 200,
+              data_dir: str | None = None) -> Cluster:
+        """Start a private local Ray in this process and a coordinator on it; indices stay in
+        memory unless ``data_dir`` is given (then they persist there and are reopened)."""
         info = start_ray(None, num_cpus=num_cpus, object_store_mb=object_store_mb)
-        return cls(get_coordinator(), owns_ray=info["started"])
+        coord = get_coordinator(data_dir=data_dir)
+        if data_dir is not None:
+            import ray
+            ray.get(coord.ping.remote())     # indices found in data_dir are reopened first
+        return cls(coord, owns_ray=info["started"])
 
     @classmethod
     def connect(cls, address: str = "auto") -> Cluster:
