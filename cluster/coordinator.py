@@ -143,6 +143,8 @@ class Coordinator(CursorOps):
 
     # pages with from + size up to this come back with their documents from the query phase
     prefetch_max = 50
+    # deep pages: the range round's rows come back with their documents up to this many
+    prefetch_deep_max = 1024
 
     def __init__(self, backend: ShardBackend, cluster_name: str = "shardsearch") -> None:
         self.backend = backend
@@ -795,8 +797,12 @@ class Coordinator(CursorOps):
                 kinds = k
         sort = queries[0].sort
         br = bracket(sort, kinds or [], samples, from_, size)
+        # the range round's rows are few (about size + matches/samples per shard): they come
+        # back with their documents, saving the fetch round trip (not when profiling)
+        prefetch = br.limit if prof is None and br.limit <= self.prefetch_deep_max else 0
         outcomes2 = await fan_out([functools.partial(self.backend.call, shard_list[i][3], "range",
-                                                     queries[i], br.lo, br.hi, br.limit)
+                                                     replace(queries[i], prefetch=prefetch),
+                                                     br.lo, br.hi, br.limit)
                                    for i in live], deadline)
         hits_list: list[tuple[Any, ShardHits]] = []
         before = 0

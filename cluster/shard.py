@@ -346,7 +346,10 @@ class ShardCore:
             sel = sel & ~(gt_h | eq_h)
         assert c.order is not None
         ordered = c.order[sel[c.order]][:limit]
-        return below, c.hits(ordered, q.track_scores, time.perf_counter_ns() - t0)
+        hits = c.hits(ordered, q.track_scores, time.perf_counter_ns() - t0)
+        if q.prefetch:   # the documents ride along (see Coordinator.prefetch_deep_max)
+            hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
+        return below, hits
 
     def _sorted_candidates(self, q: ShardQuery) -> _Candidates:
         """All matches with their full order, cached briefly for the rounds of one deep page."""
