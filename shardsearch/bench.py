@@ -701,6 +701,9 @@ def plot(report: dict[str, Any], out: Path) -> list[Path]:
             if pts:
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
         ax.set_xscale("symlog", linthresh=1000)
+        depths = sorted({r["depth"] for r in ours[key]["runs"]}) if key is not None else []
+        if depths:
+            ax.set_xticks(depths, ["page 1" if d == 0 else f"{d:,}" for d in depths])
         ax.set_yscale("log")
         ax.set_xlabel("depth (from)")
         ax.set_ylabel("p50 latency, ms (1 connection)")
@@ -768,6 +771,14 @@ async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
 
 def main(args: Any) -> int:
     """Entry point of ``shardsearch bench`` (arguments from ``cli.py``)."""
+    if args.from_json:   # redo the table and plots of an earlier run
+        report = orjson.loads(Path(args.from_json).read_bytes())
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "table.md").write_text(markdown_table(report))
+        plot(report, out)
+        print(json.dumps(targets(report), indent=2))
+        return 0
     plan = quick_plan() if args.quick else full_plan()
     if args.shards:
         plan.shard_counts = [int(s) for s in re.split(r"[, ]+", args.shards) if s]
@@ -816,3 +827,5 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--text-field", default=None, help="field of the ranked match query")
     p.add_argument("--sort-field", default=None, help="keyword field of the sort query")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--from-json", default=None,
+                   help="no run: write the table and plots of an earlier results.json")
