@@ -159,7 +159,7 @@ def test_killing_a_shard_process_keeps_searches_answering(es: httpx.Client) -> N
         os.kill(int(victim["pid"]), signal.SIGKILL)
         seen_partial = False
         t0 = time.monotonic()
-        while time.monotonic() - t0 < 4:
+        while time.monotonic() - t0 < 3:
             r = es.get(f"/{index}/_search", params={"size": 5, "q": "north"})
             assert r.status_code == 200, r.text
             shards = r.json()["_shards"]
@@ -286,12 +286,12 @@ def test_soak_concurrent_writes_and_paged_searches_with_random_kills(es: httpx.C
     threads.append(threading.Thread(target=killer))
     for t in threads:
         t.start()
-    time.sleep(30)
+    time.sleep(20)
     stop.set()
     for t in threads:
         t.join(timeout=120)
     assert not problems, problems[:5]
-    assert stats["kills"] >= 3 and stats["bulks"] > 10 and stats["searches"] > 20, stats
+    assert stats["kills"] >= 2 and stats["bulks"] > 10 and stats["searches"] > 20, stats
     assert stats["partial"] <= stats["searches"] // 20, stats    # the replica answered
     wait_for("green", lambda: health(es) == "green", timeout=90)
     es.post("/soak/_refresh")
