@@ -445,26 +445,27 @@ class ShardCopy(ShardService):
                                  f"[{self.copy}] (rebuilt at generation "
                                  f"[{self.min_generation}])")
 
-    def query(self, q: ShardQuery) -> Any:
+    # (arguments passed through as they come: the shard's signatures may grow)
+    def query(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:
         self._check_generation(q.generation)
-        return super().query(q)
+        return super().query(q, *args, **kwargs)
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
-                   generation: int | None, deadline: float | None = None) -> Any:
+                   generation: int | None, *args: Any, **kwargs: Any) -> Any:
         self._check_generation(generation)
-        return super().term_stats(fields, terms, generation, deadline)
+        return super().term_stats(fields, terms, generation, *args, **kwargs)
 
-    def sample(self, q: ShardQuery, samples: int) -> Any:
+    def sample(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:
         self._check_generation(q.generation)
-        return super().sample(q, samples)
+        return super().sample(q, *args, **kwargs)
 
-    def range(self, q: ShardQuery, lo: Any, hi: Any, limit: int) -> Any:
+    def range(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:
         self._check_generation(q.generation)
-        return super().range(q, lo, hi, limit)
+        return super().range(q, *args, **kwargs)
 
-    def pin(self, key: str, generation: int | None = None) -> int:
+    def pin(self, key: str, generation: int | None = None, *args: Any, **kwargs: Any) -> int:
         self._check_generation(generation)
-        return super().pin(key, generation)
+        return super().pin(key, generation, *args, **kwargs)
 
     def fetch_seqs(self, seqs: list[int], profile: bool = False) -> Any:
         """The fetch phase by sequence number instead of address: used when the copy that

@@ -16,6 +16,7 @@ import random
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -44,7 +45,7 @@ class LocalCluster:
         self.env = {**os.environ, "CLUSTER_DIR": str(self.dir), "RAY_PORT": str(self.port),
                     "WORKERS": "2", "HEAD_CPUS": "1", "WORKER_CPUS": "1",
                     "OBJECT_STORE_MB": "100",
-                    "PATH": f"{Path(os.sys.executable).parent}:{os.environ.get('PATH', '')}"}
+                    "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
         self.env.pop("RAY_ADDRESS", None)
         self.env.pop("RAY_AUTH_TOKEN", None)
 

@@ -13,7 +13,6 @@ import pytest
 from shardsearch.cluster.mapping import Mapping, parse_document
 from shardsearch.cluster.models import ShardQuery
 from shardsearch.cluster.query import parse_query
-from shardsearch.cluster.scoring import Stats
 from shardsearch.cluster.shard import WriteOp
 from shardsearch.cluster.shard_copy import CopyBehind, CopyDiverged, GenerationGone, ShardCopy
 from shardsearch.cluster.sorting import SCORE_SORT
