@@ -39,7 +39,7 @@ doc = st.fixed_dictionaries({
     "text": st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3).map(" ".join)})
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(doc, min_size=0, max_size=120), shards=st.integers(2, 8),
        samples=st.integers(1, 16), frm=st.integers(0, 130), size=st.integers(0, 12),
        sort=st.sampled_from(SORTS), query=st.sampled_from(QUERIES))

@@ -40,7 +40,7 @@ tag = st.one_of(st.none(), st.sampled_from(["a", "b", "bb", "", "Z", "é", "a b"
                 st.lists(st.sampled_from(["a", "b", "q"]), min_size=0, max_size=3))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tags=st.lists(tag, min_size=0, max_size=60), shards=st.integers(1, 3),
        order=st.sampled_from(["asc", "desc"]), missing=st.sampled_from(["_last", "_first"]),
        mode=st.sampled_from([None, "min", "max"]), frm=st.integers(0, 20),

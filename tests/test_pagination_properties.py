@@ -88,7 +88,7 @@ async def _walk(c: Coordinator, query, sort, page: int) -> list[tuple]:
         frm += page
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=docs_strategy, deletes=st.lists(st.integers(0, 60).map(str), max_size=8),
        shards=st.integers(1, 8), page=st.integers(1, 7), query=queries, sort=sorts)
 def test_pages_follow_one_order_whatever_the_shard_count(docs, deletes, shards, page, query,

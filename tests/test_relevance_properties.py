@@ -97,7 +97,7 @@ def _pages(c: LocalCluster, query: dict, sort, page: int, search_type: str | Non
         from_ += page
 
 
-@settings(max_examples=200, deadline=None,
+@settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(docs=docs_strategy, query=queries, sort=sorts, shards=st.integers(2, 8),
        page=st.integers(1, 7), split=st.integers(0, 50))
