@@ -51,7 +51,7 @@ export RAY_AUTH_TOKEN
 free_port() { "$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 # pids of the processes of one node (its session)
-session_pids() { ps -eo pid=,sid= | awk -v s="$1" '$2 == s {print $1}'; }
+session_pids() { ps -eo pid=,sid=,stat= | awk -v s="$1" '$2 == s && $3 !~ /^Z/ {print $1}'; }
 alive() { [ -n "$1" ] && [ -n "$(session_pids "$1")" ]; }
 node_sid() { cat "$CLUSTER_DIR/$1.sid" 2>/dev/null || true; }
 

@@ -29,7 +29,7 @@ def session_pids(sid: int) -> list[int]:
             fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[3]) == sid:      # stat: state ppid pgrp session ...
+        if int(fields[3]) == sid and fields[0] != "Z":   # stat: state ppid pgrp session
             out.append(int(d.name))
     return out
 

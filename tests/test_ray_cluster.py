@@ -29,7 +29,7 @@ import orjson
 import pytest
 
 from conftest import ROOT, free_port
-from service_proc import ServeProcess
+from service_proc import ServeProcess, session_pids
 
 pytestmark = pytest.mark.slow
 
@@ -69,18 +69,24 @@ def cluster() -> Iterator[LocalCluster]:
         c.run("start")
         yield c
     finally:
+        sids = [int(p.read_text()) for p in c.dir.glob("*.sid") if p.read_text().strip()]
         subprocess.run(["bash", str(SCRIPT), "stop"], env=c.env, capture_output=True,
                        timeout=120)
+        deadline = time.monotonic() + 10
+        while (left := [pid for sid in sids for pid in session_pids(sid)]) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
         shutil.rmtree(base, ignore_errors=True)
+        assert not left, f"the script left processes of its nodes running: {left}"
 
 
 @pytest.fixture(scope="module")
 def service(cluster: LocalCluster, tmp_path_factory) -> Iterator[ServeProcess]:
     base = tmp_path_factory.mktemp("service")
-    svc = ServeProcess(free_port(), ["--ray-address", f"127.0.0.1:{cluster.port}",
-                                     "--data-dir", str(base / "data")],
-                       env={"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token,
-                            "SHARDSEARCH_WRITE_TIMEOUT": "20"},
+    # ``auto`` joins the cluster RAY_ADDRESS names (what ``local_cluster.sh env`` exports)
+    svc = ServeProcess(free_port(), ["--ray-address", "auto", "--data-dir", str(base / "data")],
+                       env={"RAY_ADDRESS": f"127.0.0.1:{cluster.port}", "RAY_AUTH_MODE": "token",
+                            "RAY_AUTH_TOKEN": cluster.token, "SHARDSEARCH_WRITE_TIMEOUT": "20"},
                        log=base / "serve.log")
     try:
         svc.wait_up()
@@ -215,7 +221,9 @@ def test_soak_concurrent_writes_and_paged_searches_with_random_kills(es: httpx.C
                                                                      service: ServeProcess
                                                                      ) -> None:
     es.put("/soak", json={"settings": {"number_of_shards": 2, "number_of_replicas": 1,
-                                       "refresh_interval": "200ms"}})
+                                       "refresh_interval": "200ms"},
+                          "mappings": {"properties": {"n": {"type": "long"},
+                                                      "title": {"type": "text"}}}})
     acked: dict[str, int] = {}
     problems: list[str] = []
     stop = threading.Event()
