@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from .query import MatchAll, Query, parse_query
+from .query import MatchAll, Query, parse_query, _token
 from .sorting import SortField, parse_sort, parse_sort_param
 
 DEFAULT_SIZE = 10
@@ -211,7 +211,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                            ("START_ARRAY" if isinstance(body, list) else "VALUE_STRING") + "]")
     for key in body:
         if key not in BODY_KEYS:
-            raise ParsingError(f"Unknown key for a {_token_kind(body[key])} in [{key}].")
+            raise ParsingError(f"Unknown key for a {_token(body[key])} in [{key}].")
     req = SearchRequest(indices=indices)
     if "query" in body:
         if body["query"] is None or body["query"] == {}:
@@ -347,28 +347,14 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
 def parse_search_after(value: Any) -> list[Any]:
     """The body's ``search_after``: an array of scalars (``SearchAfterBuilder.fromXContent``)."""
     if not isinstance(value, list):
-        raise ParsingError(f"Unknown key for a {_token_kind(value)} in [search_after].")
+        raise ParsingError(f"Unknown key for a {_token(value)} in [search_after].")
     for v in value:
         if isinstance(v, (dict, list)):
             raise ParsingError("Expected [VALUE_STRING] or [VALUE_NUMBER] or [VALUE_BOOLEAN] or "
-                               f"[VALUE_NULL] but found [{_token_kind(v)}] inside search_after.")
+                               f"[VALUE_NULL] but found [{_token(v)}] inside search_after.")
     if not value:
         raise IllegalArgument("Values must contains at least one value.")
     return value
-
-
-def _token_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "START_OBJECT"
-    if isinstance(value, list):
-        return "START_ARRAY"
-    if isinstance(value, str):
-        return "VALUE_STRING"
-    if isinstance(value, bool):
-        return "VALUE_BOOLEAN"
-    if value is None:
-        return "VALUE_NULL"
-    return "VALUE_NUMBER"
 
 
 def validate(req: SearchRequest) -> None:

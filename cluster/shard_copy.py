@@ -48,7 +48,7 @@ from .errors import SearchError
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
 from .segment import NEVER, BufferedDoc
-from .shard import ShardCore, ShardService, WriteOp
+from .shard import ShardCore, ShardService, WriteOp, _node_id
 from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bytes, decode_command,
                       decode_mapping, decode_op, decode_snapshot, decode_value, encode_bytes,
                       encode_command, encode_mapping, encode_op, encode_snapshot, encode_value,
@@ -485,7 +485,7 @@ class ShardCopy(ShardService):
             raise GenerationGone(f"documents with seq_no {missing[:5]} are no longer on shard "
                                  f"[{self.core.index}][{self.core.shard}] copy [{self.copy}]")
         docs = [found[int(s)] for s in seqs]
-        return (docs, {"took_ns": 0, "node": _node(), "simulated_delay_ns": 0}) if profile \
+        return (docs, {"took_ns": 0, "node": _node_id(), "simulated_delay_ns": 0}) if profile \
             else docs
 
     # --- state ----------------------------------------------------------------------------
@@ -496,7 +496,7 @@ class ShardCopy(ShardService):
                 "generation": self.core.generation,
                 "max_seq": self.core.max_seq, "min_generation": self.min_generation,
                 "mapping_version": self.core.mapping.version, "pid": os.getpid(),
-                "node_id": _node(), "persistent": self.dir is not None,
+                "node_id": _node_id(), "persistent": self.dir is not None,
                 "started_at": self.started_at}
 
     def mapping_state(self) -> dict[str, Any] | None:
@@ -540,16 +540,6 @@ def _from_json_safe(value: Any) -> Any:
             return v[0], v[1]
         return v
     return None
-
-
-def _node() -> str:
-    try:
-        import ray
-        if ray.is_initialized():
-            return str(ray.get_runtime_context().get_node_id())
-    except Exception:  # noqa: BLE001 - informational only
-        pass
-    return "local"
 
 
 def copy_actor_class():

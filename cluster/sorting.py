@@ -86,7 +86,7 @@ def _field(name: str, opts: dict[str, Any]) -> SortField:
     default_order = "desc" if name == "_score" else "asc"
     order = str(opts.get("order", default_order)).lower()
     if order not in ("asc", "desc"):
-        raise ParsingError(f"[field_sort] failed to parse field [order]",
+        raise ParsingError("[field_sort] failed to parse field [order]",
                            caused_by={"type": "illegal_argument_exception",
                                       "reason": f"Unknown SortOrder [{opts.get('order')}]"})
     mode = opts.get("mode")

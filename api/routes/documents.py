@@ -203,7 +203,7 @@ def parse_bulk(raw: bytes, default_index: str | None,
             while i < n and not lines[i].strip():
                 i += 1
             if i >= n:
-                raise IllegalArgument(f"The bulk request must be terminated by a newline [\\n]"
+                raise IllegalArgument("The bulk request must be terminated by a newline [\\n]"
                                       if action else "")
             doc_line = lines[i].strip()
             i += 1
