@@ -176,8 +176,10 @@ class ShardCore:
             seg = Segment.build(docs, self.mapping.fields, gen)
             self.segments.append(seg)
             self.by_uid[seg.uid] = seg
-            for i, d in enumerate(docs):
-                self.live[d.id] = (seg, i)
+            # keyed by the segment's own (freshly allocated) id strings: the ids that came
+            # with the writes sit among freed objects and would keep their memory pinned
+            for i, doc_id in enumerate(seg.ids.tolist()):
+                self.live[doc_id] = (seg, i)
             self.buffer = {}
             del docs
             release_free_memory()
