@@ -152,10 +152,10 @@ def _frequent_term(docs: list[dict[str, Any]], field: str) -> str:
 
 def load_corpus(path: Path | None, limit: int | None, synthetic_docs: int = 20_000,
                 term: str | None = None, sort_field: str | None = None,
-                text_field: str | None = None) -> Corpus:
+                text_field: str | None = None, synthetic: bool = False) -> Corpus:
     """The corpus to benchmark: ``path`` when given (else GCIDE beside the repository when
-    present, else a synthetic one), its first ``limit`` documents."""
-    if path is None and DEFAULT_CORPUS.exists():
+    present, else — or with ``synthetic`` — a synthetic one), its first ``limit`` documents."""
+    if path is None and not synthetic and DEFAULT_CORPUS.exists():
         path = DEFAULT_CORPUS
     if path is not None:
         lines = read_ndjson(path, limit)
@@ -636,15 +636,15 @@ def targets(report: dict[str, Any]) -> dict[str, Any]:
 def markdown_table(report: dict[str, Any]) -> str:
     """The README table: p50 ms (1 connection) / req/s (8 connections) per scenario."""
     m = report["machine"]
-    lines = [f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gib']} GiB RAM, Python "
-             f"{m['python']}; load average at start {m['load_avg_start']}. Corpus: "
-             f"{report['corpus']['name']} ({report['corpus']['docs']:,} docs, "
-             f"{report['corpus']['raw_bytes'] / 1e6:.0f} MB NDJSON); query "
-             f"`match {report['corpus']['text_field']}:{report['corpus']['term']}`, sort "
-             f"`{report['corpus']['sort_field']}`.", "",
-             "| engine | shards | query | depth | method | p50 ms (1 conn) | p99 ms (1 conn) | "
-             "req/s (8 conn) | p50 ms (8 conn) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    header = (f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gib']} GiB RAM, Python "
+              f"{m['python']}; load average at start {m['load_avg_start']}. Corpus: "
+              f"{report['corpus']['name']} ({report['corpus']['docs']:,} docs, "
+              f"{report['corpus']['raw_bytes'] / 1e6:.0f} MB NDJSON); query "
+              f"`match {report['corpus']['text_field']}:{report['corpus']['term']}`, sort "
+              f"`{report['corpus']['sort_field']}`.")
+    columns = ("| engine | shards | query | depth | method | p50 ms (1 conn) | p99 ms (1 conn) | "
+               "req/s (8 conn) | p50 ms (8 conn) |")
+    lines = [header, "", columns, "|---|---|---|---|---|---|---|---|---|"]
     blocks: list[tuple[str, str, dict[str, Any]]] = []
     for s, res in sorted(report["shardsearch"].items(), key=lambda kv: int(kv[0])):
         blocks.append(("shardsearch", s, res))
@@ -787,7 +787,8 @@ def main(args: Any) -> int:
     if args.requests:
         plan.requests = {c: args.requests * c for c in plan.connections}
     limit = args.limit if args.limit else (3000 if args.quick else None)
-    corpus_path = Path(args.corpus) if args.corpus else None
+    synthetic = args.corpus == "synthetic"
+    corpus_path = Path(args.corpus) if args.corpus and not synthetic else None
     if corpus_path is not None and not corpus_path.exists():
         raise SystemExit(f"bench: no such corpus file: {corpus_path}")
     if args.quick and limit:
@@ -796,7 +797,7 @@ def main(args: Any) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
-                         text_field=args.text_field)
+                         text_field=args.text_field, synthetic=synthetic)
     _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
          f"shards {plan.shard_counts}; peers {plan.engines}")
     report = asyncio.run(run_bench(corpus, plan, out))
@@ -812,8 +813,9 @@ def main(args: Any) -> int:
 def add_arguments(p: Any) -> None:
     """The ``bench`` subcommand's options."""
     p.add_argument("--corpus", default=None,
-                   help="NDJSON file (optionally .gz), one document a line; default: "
-                        "../shared/corpora/gcide.ndjson.gz when present, else a synthetic one")
+                   help="NDJSON file (optionally .gz), one document a line, or 'synthetic'; "
+                        "default: ../shared/corpora/gcide.ndjson.gz when present, else a "
+                        "synthetic one")
     p.add_argument("--limit", type=int, default=None, help="use the first N documents")
     p.add_argument("--quick", action="store_true",
                    help="a small run: 3,000 documents, 2 shards, few requests (about a minute)")

@@ -146,3 +146,22 @@ def test_report_computes_the_targets_and_writes_table_and_plots(tmp_path: Path) 
     assert "| shardsearch | 2 | match | 100 | search_after |" in table
     paths = bench.plot(report, tmp_path)
     assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
+
+
+def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) -> None:
+    """The smallest real run (~15 s): a private service on loopback, 600 synthetic documents,
+    2 shards, the SQLite peer; it stops its servers and writes JSON, table and plots."""
+    from shardsearch.cli import build_parser
+    args = build_parser().parse_args(
+        ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers", "sqlite",
+         "--requests", "2", "--out", str(tmp_path)])
+    assert bench.main(args) == 0
+    report = orjson.loads((tmp_path / "results.json").read_bytes())
+    runs = report["shardsearch"]["2"]["runs"]
+    assert {r["query"] for r in runs} == {"match_all", "sort", "match"}
+    assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
+    assert {r["method"] for r in runs} == {"from", "search_after"}
+    assert report["sqlite"]["bulk"]["docs"] == 600
+    assert report["targets"]["deep_over_page1_from"]["value"] is not None
+    for name in ("table.md", "latency_vs_depth.png", "throughput_vs_shards.png"):
+        assert (tmp_path / name).stat().st_size > 0

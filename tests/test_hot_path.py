@@ -10,10 +10,9 @@ import asyncio
 import random
 from typing import Any
 
+import shardsearch.cluster.shard as shard_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import shardsearch.cluster.shard as shard_mod
 from shardsearch.cluster.backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.request import parse_search
