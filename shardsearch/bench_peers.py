@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sqlite3
+import sys
 import tempfile
 import threading
 import time
@@ -267,6 +268,7 @@ def create_peer_app(engine: str) -> FastAPI:
         raise ValueError(f"unknown peer engine {engine!r}")
     peer: Any = TantivyPeer() if engine == "tantivy" else SqlitePeer()
     app = FastAPI()
+    app.state.peer = peer
 
     @app.get("/")
     def root() -> Response:
@@ -310,10 +312,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     args = p.parse_args(argv)
+    import signal
+
     import uvicorn
-    uvicorn.run(create_peer_app(args.engine), host=args.host, port=args.port,
-                log_level="warning", access_log=False, lifespan="off")
+    app = create_peer_app(args.engine)
+    # uvicorn re-raises the SIGTERM it handled after shutting down: exit through Python so
+    # the temporary files are removed below
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning",
+                    access_log=False, lifespan="off")
+    finally:
+        close_peer(app)
     return 0
+
+
+def close_peer(app: FastAPI) -> None:
+    """Remove what a peer left on disk (SQLite's temporary database)."""
+    folder = getattr(app.state.peer, "dir", None)
+    if folder:
+        import shutil
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

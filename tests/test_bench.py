@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from shardsearch import bench
-from shardsearch.bench_peers import create_peer_app
+from shardsearch.bench_peers import close_peer, create_peer_app
 
 
 def test_percentile_interpolates_between_ranks() -> None:
@@ -94,7 +94,8 @@ def test_peer_answers_the_benchmark_queries_in_elasticsearch_shape(engine: str) 
     from starlette.testclient import TestClient
     corpus = bench.Corpus("syn", bench.synthetic_lines(60), [f"syn-{i}" for i in range(60)], 0,
                           {}, "text", "headword", "webster")
-    with TestClient(create_peer_app(engine)) as client:
+    app = create_peer_app(engine)
+    with TestClient(app) as client:
         meta = {"_bench": {"text_field": "text", "sort_field": "headword"}}
         assert client.put("/p", content=orjson.dumps(meta)).status_code == 200
         for body in bench.bulk_bodies(corpus, 25):
@@ -111,6 +112,7 @@ def test_peer_answers_the_benchmark_queries_in_elasticsearch_shape(engine: str) 
         assert r["hits"]["total"]["value"] == 60
         r = client.post("/p/_search", json=bench.query_body(corpus, "sort", search_after=["a"]))
         assert r.status_code == 400
+    close_peer(app)
 
 
 def _fake_report() -> dict:
