@@ -4,6 +4,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from ..cluster.errors import IllegalArgument
+from ..cluster.request import parse_bool
 
 COMMON = {"pretty", "human", "error_trace", "filter_path", "format"}
 
@@ -15,13 +16,7 @@ def query_params(request: Request) -> dict[str, str]:
 def bool_param(params: dict[str, str], name: str, default: bool = False) -> bool:
     if name not in params:
         return default
-    v = params[name].lower()
-    if v in ("", "true"):
-        return True
-    if v == "false":
-        return False
-    raise IllegalArgument(f"Failed to parse value [{params[name]}] as only [true] or [false] "
-                          "are allowed.")
+    return parse_bool(params[name], name)
 
 
 def refresh_param(params: dict[str, str]) -> bool:

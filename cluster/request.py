@@ -118,7 +118,8 @@ def _bad_number(value: Any, name: str, url: bool) -> Exception:
                                          "reason": f"For input string: \"{value}\""})
 
 
-def _bool(value: Any, name: str) -> bool:
+def parse_bool(value: Any, name: str) -> bool:
+    """Elasticsearch's strict booleans: ``true``, ``false`` or empty (a bare flag)."""
     if isinstance(value, bool):
         return value
     s = str(value).lower()
@@ -263,7 +264,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                 raise IllegalArgument("[track_total_hits] parameter must be positive or equals "
                                       f"to -1, got {n}")
             req.track_total_hits = True if n == -1 else n
-    req.rest_total_hits_as_int = _bool(params.get("rest_total_hits_as_int", "false"),
+    req.rest_total_hits_as_int = parse_bool(params.get("rest_total_hits_as_int", "false"),
                                        "rest_total_hits_as_int")
     if req.rest_total_hits_as_int and "track_total_hits" not in body \
             and "track_total_hits" not in params:
@@ -271,7 +272,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if req.rest_total_hits_as_int and req.track_total_hits not in (True, False):
         raise IllegalArgument("[rest_total_hits_as_int] cannot be used if the tracking of total "
                               "hits is not accurate, got " + str(req.track_total_hits))
-    req.track_scores = _bool(body.get("track_scores", params.get("track_scores", False)),
+    req.track_scores = parse_bool(body.get("track_scores", params.get("track_scores", False)),
                              "track_scores")
     req.source = source_from_params(params, parse_source(body.get("_source")))
     if "search_after" in body:
@@ -291,12 +292,12 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if to is not None:
         ms = parse_time_ms(to)
         req.timeout_ms = ms if ms > 0 else None
-    req.explain = _bool(params.get("explain", body.get("explain", False)), "explain")
-    req.version = _bool(params.get("version", body.get("version", False)), "version")
-    req.seq_no_primary_term = _bool(params.get("seq_no_primary_term",
+    req.explain = parse_bool(params.get("explain", body.get("explain", False)), "explain")
+    req.version = parse_bool(params.get("version", body.get("version", False)), "version")
+    req.seq_no_primary_term = parse_bool(params.get("seq_no_primary_term",
                                                body.get("seq_no_primary_term", False)),
                                     "seq_no_primary_term")
-    req.profile = _bool(body.get("profile", False), "profile")
+    req.profile = parse_bool(body.get("profile", False), "profile")
     if "scroll" in params:
         req.scroll = params["scroll"]
         parse_time_ms(req.scroll, "scroll")
@@ -310,11 +311,11 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         if st not in ("query_then_fetch", "dfs_query_then_fetch"):
             raise IllegalArgument(f"No search type for [{st}]")
         req.search_type = st
-    req.allow_partial_search_results = _bool(
+    req.allow_partial_search_results = parse_bool(
         params.get("allow_partial_search_results", "true"), "allow_partial_search_results")
-    req.ignore_unavailable = _bool(params.get("ignore_unavailable", "false"),
+    req.ignore_unavailable = parse_bool(params.get("ignore_unavailable", "false"),
                                    "ignore_unavailable")
-    req.allow_no_indices = _bool(params.get("allow_no_indices", "true"), "allow_no_indices")
+    req.allow_no_indices = parse_bool(params.get("allow_no_indices", "true"), "allow_no_indices")
     if "stored_fields" in body or "stored_fields" in params:
         sf = body.get("stored_fields", params.get("stored_fields"))
         req.stored_fields = (sf,) if isinstance(sf, str) else tuple(sf or ())
@@ -339,7 +340,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
                                 for r in rescorers if isinstance(r, dict))
     if "request_cache" in params:
-        req.request_cache = _bool(params["request_cache"], "request_cache")
+        req.request_cache = parse_bool(params["request_cache"], "request_cache")
     validate(req)
     return req
 
