@@ -822,24 +822,25 @@ def lucene_regex(pattern: str, flags: str = "ALL",
                               f"[{pattern}]: {e}", es_type="query_shard_exception") from None
 
 
-def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    rx = lucene_regex(q.value, q.flags, q.case_insensitive)
-    if q.field == "_id":
-        return _const(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), q.boost)
-    fd = seg.fields.get(q.field)
+def _terms_matching(field: str, rx: re.Pattern[str], boost: float,
+                    seg: Segment) -> tuple[np.ndarray, np.ndarray]:
+    """Constant-score match of every term (or ``_id``) the pattern matches in full."""
+    if field == "_id":
+        return _const(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), boost)
+    fd = seg.fields.get(field)
     if not isinstance(fd, (TextField, KeywordField)):
         return _none(seg)
-    return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), q.boost)
+    return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), boost)
+
+
+def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    return _terms_matching(q.field, lucene_regex(q.value, q.flags, q.case_insensitive),
+                           q.boost, seg)
 
 
 def _e_wildcard(q: Q.Wildcard, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    rx = wildcard_regex(q.pattern, q.case_insensitive)
-    if q.field == "_id":
-        return _const(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), q.boost)
-    fd = seg.fields.get(q.field)
-    if not isinstance(fd, (TextField, KeywordField)):
-        return _none(seg)
-    return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), q.boost)
+    return _terms_matching(q.field, wildcard_regex(q.pattern, q.case_insensitive), q.boost,
+                           seg)
 
 
 # --- compound queries -------------------------------------------------------------------------
