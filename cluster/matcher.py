@@ -334,6 +334,7 @@ def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
     if got is None:
         return mask, scores
     docs, freqs = got
+    docs = docs.astype(np.intp, copy=False)   # NumPy indexes ~3x faster with intp than int32
     mask[docs] = True
     if ctx.stats is None:
         scores[docs] = _SCORE(boost)
@@ -429,7 +430,7 @@ def _union_terms(fd: TextField | KeywordField, terms: list[str], n: int) -> np.n
     for t in terms:
         got = fd.postings.get(t)
         if got is not None:
-            mask[got[0]] = True
+            mask[got[0].astype(np.intp, copy=False)] = True
     return mask
 
 

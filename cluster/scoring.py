@@ -116,6 +116,6 @@ def bm25(freqs: np.ndarray, norms: np.ndarray | None, weight: float, avgdl: floa
     """
     cache = norm_inverse_cache(avgdl)
     f = freqs.astype(np.float32).astype(np.float64)
-    norm_inv = cache[1] if norms is None else cache[norms]
+    norm_inv = cache[1] if norms is None else np.take(cache, norms)  # faster than [] on uint8
     w = float(np.float32(weight))
     return (w - w / (1.0 + f * norm_inv.astype(np.float64))).astype(np.float32)

@@ -221,6 +221,28 @@ def ascending_keys(sort: tuple[SortField, ...], kinds: list[str], columns: list[
     return keys
 
 
+def smallest_rows(prim: np.ndarray, k: int) -> np.ndarray:
+    """Rows (ascending) whose value is at most the ``k``-th smallest, every tie at the cut
+    included. ``1 <= k <= len(prim)``.
+
+    A partition of all m rows costs ~0.4 ms at m = 56k (more with many ties), so a strided
+    sample first guesses a value a little above the k-th; the exact partition then runs on the
+    few rows at or below the guess. A guess that keeps fewer than ``k`` rows (a skewed sample)
+    falls back to every row, so the answer never depends on the sample. O(m).
+    """
+    m = len(prim)
+    if m < 4096 or m <= 16 * k:
+        cand = np.arange(m)
+    else:
+        sample = prim[::m // 2048]
+        r = min(len(sample) - 1, 2 * k * len(sample) // m + 16)
+        cand = np.flatnonzero(prim <= np.partition(sample, r)[r])
+        if len(cand) < k:
+            cand = np.arange(m)
+    sub = prim[cand]
+    return cand[sub <= np.partition(sub, k - 1)[k - 1]]
+
+
 def _neg_int(arr: np.ndarray) -> np.ndarray:
     """Order-reversing map on int64 that does not overflow (``~x`` == ``-x - 1``)."""
     return ~arr
