@@ -132,3 +132,35 @@ def test_cached_statistics_never_serve_a_stale_snapshot() -> None:
     first, after, expected = asyncio.run(run())
     assert after["hits"]["total"]["value"] == first["hits"]["total"]["value"] + 2
     assert _page(after) == _page(expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=st.integers(1, 30_000), k=st.integers(1, 200), distinct=st.integers(1, 50_000),
+       seed=st.integers(0, 2**32 - 1), skew=st.booleans())
+def test_top_k_preselection_keeps_exactly_the_rows_up_to_the_kth_value(m, k, distinct, seed,
+                                                                        skew) -> None:
+    import numpy as np
+    from shardsearch.cluster.sorting import smallest_rows
+    rng = np.random.default_rng(seed)
+    prim = rng.integers(0, distinct, m).astype(np.float64)
+    if skew:   # sorted values defeat a strided sample's guess: the fallback must catch it
+        prim = np.sort(prim)[::-1].copy()
+    k = min(k, m)
+    kth = np.sort(prim)[k - 1]
+    assert smallest_rows(prim, k).tolist() == np.flatnonzero(prim <= kth).tolist()
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=st.integers(1, 20_000), k=st.integers(1, 100), distinct=st.integers(1, 30),
+       seed=st.integers(0, 2**32 - 1))
+def test_shard_top_k_equals_a_full_sort(m, k, distinct, seed) -> None:
+    import numpy as np
+    from shardsearch.cluster.shard import ShardCore
+    from shardsearch.cluster.sorting import SortField, ascending_keys, order
+    rng = np.random.default_rng(seed)
+    scores = rng.integers(0, distinct, m).astype(np.float32)
+    ties = rng.permutation(m).astype(np.int64)
+    sort = (SortField("_score", "desc"),)
+    got = ShardCore._top_k(sort, ["score"], [scores], [None], ties, k)
+    want = order(ascending_keys(sort, ["score"], [scores], [None], ties))[:k]
+    assert got.tolist() == want.tolist()
