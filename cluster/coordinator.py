@@ -1180,6 +1180,7 @@ class CoordinatorService:
         from .replication import ReplicatedBackend
         self.core = Coordinator(ReplicatedBackend(data_dir=data_dir))
         self.core.auto_refresh = True
+        self._lane: Any = None
         if data_dir is not None:   # indices persist there, and are reopened now
             from .durability import Durability
             self.core.durable = Durability(self.core, data_dir)
@@ -1191,6 +1192,16 @@ class CoordinatorService:
         if asyncio.iscoroutine(result):
             result = await result
         return result
+
+    async def lane(self) -> tuple[str, str]:
+        """``(node id, socket path)`` of this actor's fast lane (``cluster/lane.py``), started
+        on first use: callers on the same node send their calls there instead of through Ray."""
+        import ray
+
+        from .lane import LaneServer
+        if self._lane is None:
+            self._lane = LaneServer(self.call)
+        return ray.get_runtime_context().get_node_id(), await self._lane.start()
 
     async def ping(self) -> str:
         if self.core.durable is not None:

@@ -60,8 +60,10 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .coalesce import Coalescer
 from .errors import SearchError
 from .mapping import Mapping
+from .shard_copy import READS
 from .sorting import SEQ_MASK
 
 log = logging.getLogger("shardsearch.replication")
@@ -150,6 +152,7 @@ class RayTransport:
     def __init__(self) -> None:
         from .shard_copy import copy_actor_class
         self._cls = copy_actor_class()
+        self._queues: dict[str, Coalescer] = {}
         self._nodes_at = 0.0
         self._nodes: list[dict[str, Any]] = []
 
@@ -169,6 +172,11 @@ class RayTransport:
 
     async def call(self, handle: Any, method: str, *args: Any,
                    timeout: float | None = None) -> Any:
+        if method in READS:   # may share an actor call (commands keep their own)
+            c = self._coalescer(handle)
+            if timeout is None:
+                return await c.call(method, *args)
+            return await asyncio.wait_for(c.call(method, *args), timeout)
         ref = getattr(handle, method).remote(*args)
 
         async def wait() -> Any:
@@ -176,6 +184,20 @@ class RayTransport:
         if timeout is None:
             return await wait()
         return await asyncio.wait_for(wait(), timeout)
+
+    def _coalescer(self, handle: Any) -> Coalescer:
+        """One queue per copy: a copy runs one call at a time anyway, so searches that
+        arrive while it is busy go to it together (see ``cluster/coalesce.py``)."""
+        key = handle._actor_id.hex()
+        c = self._queues.get(key)
+        if c is None:
+            async def one(method: str, args: tuple, kwargs: dict) -> Any:
+                return await getattr(handle, method).remote(*args, **kwargs)
+
+            async def many(calls: list) -> list:
+                return await handle.many.remote(calls)
+            c = self._queues[key] = Coalescer(one, many, limit=1)
+        return c
 
     def kill(self, handle: Any) -> None:
         import ray

@@ -44,7 +44,8 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .errors import SearchError
+from .coalesce import run_many
+from .errors import IllegalArgument, SearchError
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
 from .segment import NEVER, BufferedDoc
@@ -57,6 +58,7 @@ from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bytes, deco
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
 COMMANDS = ("apply", "refresh", "set_mapping", "configure")
+READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range"})
 
 
 class CopyBehind(SearchError):
@@ -501,6 +503,12 @@ class ShardCopy(ShardService):
 
     def mapping_state(self) -> dict[str, Any] | None:
         return encode_mapping(self.core.mapping)
+
+    def many(self, calls: list[tuple[str, tuple, dict]]) -> list[tuple[bool, Any]]:
+        """Several read calls in one actor call (``cluster/coalesce.py``), run in order."""
+        if any(m not in READS for m, _, _ in calls):
+            raise IllegalArgument("only reads can share an actor call")
+        return run_many(self, calls)
 
     def info(self) -> dict[str, Any]:
         out = super().info()

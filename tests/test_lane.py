@@ -1,0 +1,105 @@
+"""The fast lane: calls over a Unix socket behave like actor calls (answers, errors, many in
+flight), and a broken lane says whether the call may have run."""
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+
+import pytest
+from shardsearch.cluster.errors import IllegalArgument
+from shardsearch.cluster.lane import LaneClient, LaneClosed, LaneServer
+
+
+class Target:
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def call(self, method: str, *args, **kwargs):
+        if method == "add":
+            return args[0] + kwargs.get("plus", 0)
+        if method == "bad":
+            raise IllegalArgument("no such thing")
+        if method == "wait":
+            await self.release.wait()
+            return "released"
+        raise AttributeError(method)
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_calls_return_the_targets_answers_and_domain_errors_keep_their_type() -> None:
+    async def go():
+        server = LaneServer(Target().call)
+        client = LaneClient(await server.start())
+        try:
+            assert await client.call("add", 2, plus=3) == 5
+            with pytest.raises(IllegalArgument) as e:
+                await client.call("bad")
+            assert e.value.es_type == "illegal_argument_exception"
+            assert e.value.status == 400
+        finally:
+            client.close()
+            server.close()
+    run(go())
+
+
+def test_many_calls_are_in_flight_at_once_and_each_gets_its_own_answer() -> None:
+    async def go():
+        target = Target()
+        server = LaneServer(target.call)
+        client = LaneClient(await server.start())
+        try:
+            waiting = asyncio.ensure_future(client.call("wait"))
+            sums = await asyncio.gather(*(client.call("add", i, plus=i) for i in range(50)))
+            assert sums == [2 * i for i in range(50)]
+            assert not waiting.done()          # a slow call does not hold up the others
+            target.release.set()
+            assert await waiting == "released"
+        finally:
+            client.close()
+            server.close()
+    run(go())
+
+
+def test_the_socket_is_reachable_only_by_its_owner() -> None:
+    async def go():
+        server = LaneServer(Target().call)
+        path = await server.start()
+        try:
+            mode = stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode)
+            assert mode == 0o700
+        finally:
+            server.close()
+        assert not os.path.exists(path)
+    run(go())
+
+
+def test_a_lane_that_cannot_be_reached_says_the_call_was_not_sent() -> None:
+    async def go():
+        client = LaneClient("/nonexistent/dir/lane.sock")
+        with pytest.raises(LaneClosed) as e:
+            await client.call("add", 1)
+        assert e.value.sent is False
+        assert client.closed
+    run(go())
+
+
+def test_pending_calls_fail_as_sent_when_the_lane_breaks() -> None:
+    async def go():
+        target = Target()
+        server = LaneServer(target.call)
+        client = LaneClient(await server.start())
+        pending = asyncio.ensure_future(client.call("wait"))
+        await asyncio.sleep(0.05)
+        client._writer.transport.abort()       # the connection drops (a dead process)
+        with pytest.raises(LaneClosed) as e:
+            await pending
+        assert e.value.sent is True
+        with pytest.raises(LaneClosed) as e2:    # and the client stays closed
+            await client.call("add", 1)
+        assert e2.value.sent is False
+        server.close()
+    run(go())
