@@ -10,8 +10,8 @@ from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
-from ..cluster.lane import LaneClient, LaneClosed
 from ..cluster.errors import SearchError
+from ..cluster.lane import LaneClient, LaneClosed
 
 
 class CoordinatorClient(Protocol):
