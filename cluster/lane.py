@@ -15,12 +15,15 @@ so only processes of the same user may connect.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import itertools
 import os
 import pickle
 import shutil
 import struct
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -178,3 +181,52 @@ class LaneClient:
         if self._reader_task is not None:
             self._reader_task.cancel()
         self._fail_all()
+
+
+class ThreadLane:
+    """The lane of a synchronous actor: a thread with its own event loop serves the socket and
+    runs the allowed methods of ``target`` there. The target must hold one lock per call on
+    both paths (see :func:`serialized`), since Ray runs its calls on another thread."""
+
+    def __init__(self, target: Any, allowed: frozenset[str]) -> None:
+        from .errors import IllegalArgument
+
+        async def handler(method: str, *args: Any, **kwargs: Any) -> Any:
+            if method not in allowed:
+                raise IllegalArgument(f"[{method}] is not served by the lane")
+            return getattr(target, method)(*args, **kwargs)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="lane", daemon=True)
+        self.thread.start()
+        self.server = LaneServer(handler)
+        self.path: str = asyncio.run_coroutine_threadsafe(self.server.start(),
+                                                          self.loop).result(30)
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.close)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+def serialized(cls: type) -> type:
+    """``cls`` with each public method holding a re-entrant lock of its instance: the calls
+    that Ray runs on its thread and those a :class:`ThreadLane` runs on its own then never
+    overlap, as a synchronous actor's calls never did."""
+    ns: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__,
+                          "__doc__": cls.__doc__}
+    for name in dir(cls):
+        raw = inspect.getattr_static(cls, name)
+        if name.startswith("_") or not inspect.isfunction(raw):
+            continue
+        ns[name] = _locked(raw)
+    return type(cls.__name__, (cls,), ns)
+
+
+def _locked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        lock = self.__dict__.get("_serial_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_serial_lock", threading.RLock())
+        with lock:
+            return fn(self, *args, **kwargs)
+    return wrapper

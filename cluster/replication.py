@@ -62,6 +62,7 @@ import numpy as np
 
 from .coalesce import Coalescer
 from .errors import SearchError
+from .lane import LaneClient, LaneClosed
 from .mapping import Mapping
 from .shard_copy import READS
 from .sorting import SEQ_MASK
@@ -153,6 +154,7 @@ class RayTransport:
         from .shard_copy import copy_actor_class
         self._cls = copy_actor_class()
         self._queues: dict[str, Coalescer] = {}
+        self._lanes: dict[str, LaneClient | float] = {}
         self._nodes_at = 0.0
         self._nodes: list[dict[str, Any]] = []
 
@@ -172,11 +174,17 @@ class RayTransport:
 
     async def call(self, handle: Any, method: str, *args: Any,
                    timeout: float | None = None) -> Any:
-        if method in READS:   # may share an actor call (commands keep their own)
-            c = self._coalescer(handle)
-            if timeout is None:
-                return await c.call(method, *args)
-            return await asyncio.wait_for(c.call(method, *args), timeout)
+        if method in READS:
+            async def read() -> Any:
+                lane = await self._lane(handle)
+                if lane is not None:
+                    try:
+                        return await lane.call(method, *args)
+                    except LaneClosed:
+                        pass   # the copy's process changed: a read may run again, via Ray
+                # through Ray, reads may share an actor call (commands keep their own)
+                return await self._coalescer(handle).call(method, *args)
+            return await (read() if timeout is None else asyncio.wait_for(read(), timeout))
         ref = getattr(handle, method).remote(*args)
 
         async def wait() -> Any:
@@ -184,6 +192,27 @@ class RayTransport:
         if timeout is None:
             return await wait()
         return await asyncio.wait_for(wait(), timeout)
+
+    async def _lane(self, handle: Any) -> LaneClient | None:
+        """The copy's fast lane when it runs on this node (``cluster/lane.py``), else None.
+        Asked once per copy process; a broken lane is asked again a second later."""
+        key = handle._actor_id.hex()
+        got = self._lanes.get(key)
+        if isinstance(got, LaneClient) and not got.closed:
+            return got
+        if isinstance(got, float) and time.monotonic() < got:
+            return None
+        self._lanes[key] = time.monotonic() + 1.0
+        try:
+            node, path = await handle.lane.remote()
+        except Exception:  # noqa: BLE001 - no lane: Ray's calls still work
+            return None
+        import ray
+        if node != ray.get_runtime_context().get_node_id():
+            self._lanes[key] = float("inf")   # another machine: reads go through Ray
+            return None
+        lane = self._lanes[key] = LaneClient(path)
+        return lane
 
     def _coalescer(self, handle: Any) -> Coalescer:
         """One queue per copy: a copy runs one call at a time anyway, so searches that

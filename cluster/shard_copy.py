@@ -45,6 +45,7 @@ import numpy as np
 import orjson
 
 from .coalesce import run_many
+from .lane import ThreadLane, serialized
 from .errors import IllegalArgument, SearchError
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
@@ -510,6 +511,14 @@ class ShardCopy(ShardService):
             raise IllegalArgument("only reads can share an actor call")
         return run_many(self, calls)
 
+    def lane(self) -> tuple[str, str]:
+        """``(node id, socket path)`` of this copy's fast lane for reads (``cluster/lane.py``),
+        started on first use: a coordinator on the same node sends its reads there."""
+        lane = self.__dict__.get("_lane")
+        if lane is None:
+            lane = self.__dict__["_lane"] = ThreadLane(self, READS)
+        return _node_id(), lane.path
+
     def info(self) -> dict[str, Any]:
         out = super().info()
         out.update(self.position())
@@ -558,4 +567,4 @@ def copy_actor_class():
     """
     import ray
 
-    return ray.remote(max_restarts=-1, max_task_retries=0, num_cpus=0)(ShardCopy)
+    return ray.remote(max_restarts=-1, max_task_retries=0, num_cpus=0)(serialized(ShardCopy))

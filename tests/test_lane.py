@@ -103,3 +103,64 @@ def test_pending_calls_fail_as_sent_when_the_lane_breaks() -> None:
         assert e2.value.sent is False
         server.close()
     run(go())
+
+
+def test_a_serialized_class_never_runs_two_public_calls_at_once() -> None:
+    import threading
+    import time
+
+    from shardsearch.cluster.lane import serialized
+
+    class Counter:
+        def __init__(self) -> None:
+            self.inside = 0
+            self.most = 0
+
+        def work(self) -> None:
+            self.inside += 1
+            self.most = max(self.most, self.inside)
+            time.sleep(0.002)
+            self.nested()
+            self.inside -= 1
+
+        def nested(self) -> None:   # re-entrant: a call may call another public method
+            pass
+
+        @staticmethod
+        def helper() -> int:
+            return 7
+
+    c = serialized(Counter)()
+    threads = [threading.Thread(target=lambda: [c.work() for _ in range(20)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert c.most == 1
+    assert type(c).__name__ == "Counter" and c.helper() == 7
+
+
+def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
+    from shardsearch.cluster.lane import ThreadLane, serialized
+
+    class Copy:
+        def query(self, x: int) -> int:
+            return x * 2
+
+        def apply(self) -> None:
+            raise AssertionError("writes never take the lane")
+
+    lane = ThreadLane(serialized(Copy)(), frozenset({"query"}))
+
+    async def go():
+        client = LaneClient(lane.path)
+        try:
+            assert await client.call("query", 21) == 42
+            with pytest.raises(IllegalArgument):
+                await client.call("apply")
+        finally:
+            client.close()
+    try:
+        run(go())
+    finally:
+        lane.close()
