@@ -92,7 +92,8 @@ class LocalCoordinator:
         return result
 
 
-def get_coordinator(request: Request) -> CoordinatorClient:
+async def get_coordinator(request: Request) -> CoordinatorClient:
+    """(async: FastAPI runs a plain function dependency in a thread pool, per request)"""
     return request.app.state.coordinator
 
 
