@@ -326,26 +326,46 @@ def _term_weight(fname: str, term: str, ctx: Context, boost: float) -> tuple[flo
 
 def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
                  boost: float) -> tuple[np.ndarray, np.ndarray]:
-    fd = seg.fields.get(fname)
     mask, scores = _none(seg)
-    if not isinstance(fd, (TextField, KeywordField)):
-        return mask, scores
-    got = fd.postings.get(term)
-    if got is None:
-        return mask, scores
-    docs, freqs = got
-    docs = docs.astype(np.intp, copy=False)   # NumPy indexes ~3x faster with intp than int32
+    docs, hit_scores = _term_hits(fname, term, seg, ctx, boost)
     mask[docs] = True
+    scores[docs] = hit_scores
+    return mask, scores
+
+
+def _term_hits(fname: str, term: str, seg: Segment, ctx: Context,
+               boost: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(docs, scores)`` of one term: its postings (as intp, which NumPy indexes ~3x faster
+    than int32) and their BM25 scores."""
+    fd = seg.fields.get(fname)
+    got = fd.postings.get(term) if isinstance(fd, (TextField, KeywordField)) else None
+    if got is None:
+        return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=_SCORE)
+    docs, freqs = got
+    docs = docs.astype(np.intp, copy=False)
     if ctx.stats is None:
-        scores[docs] = _SCORE(boost)
-        return mask, scores
+        return docs, np.full(len(docs), boost, dtype=_SCORE)
     weight = _term_weight(fname, term, ctx, boost)[0]
     if isinstance(fd, TextField):
-        scores[docs] = bm25(freqs, fd.norms[docs], weight, ctx.stats.avgdl(fname))
-    else:
-        scores[docs] = bm25(np.ones(len(docs), dtype=np.int32), None, weight,
-                            ctx.stats.avgdl(fname))
-    return mask, scores
+        return docs, bm25(freqs, fd.norms[docs], weight, ctx.stats.avgdl(fname))
+    return docs, bm25(np.ones(len(docs), dtype=np.int32), None, weight, ctx.stats.avgdl(fname))
+
+
+def evaluate_sparse(q: Q.Query, seg: Segment, ctx: Context
+                    ) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(docs, scores)`` of a ``match`` that analyses to one term — most ranked searches —
+    straight from the postings, without the dense mask and score arrays :func:`evaluate`
+    builds and the caller then turns back into rows (~0.2 ms per 56k matches). The same
+    answer as ``evaluate`` (the same branch of ``_e_match``); None for any other query."""
+    if type(q) is not Q.Match:
+        return None
+    ft = ctx.mapping.get(q.field)
+    if ft is None or ft.kind in ("numeric", "date", "boolean"):
+        return None
+    terms = _match_terms(q, ft)
+    if len(terms) != 1:
+        return None
+    return _term_hits(q.field, terms[0], seg, ctx, q.boost)
 
 
 def _bad_value(value: Any, detail: str | None = None) -> IllegalArgument:

@@ -21,7 +21,7 @@ import orjson
 
 from .errors import MapperParsing, StaleGeneration
 from .mapping import Mapping, parse_document
-from .matcher import Context, evaluate, expand, explain, validate
+from .matcher import Context, evaluate, evaluate_sparse, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import (BufferedDoc, KeywordField, NumericField, Segment, TextField,
@@ -394,18 +394,29 @@ class ShardCore:
             vis = seg.visible(gen)
             if not vis.any():
                 continue
-            mask, scores = evaluate(expanded, seg, ctx)
-            mask = mask & vis
-            if q.min_score is not None:
-                mask &= scores >= np.float32(q.min_score)
-            docs = np.flatnonzero(mask)
+            sparse = evaluate_sparse(expanded, seg, ctx)
+            if sparse is not None:
+                docs, hit_scores = sparse
+                keep = None if vis.all() else vis[docs]
+                if q.min_score is not None:
+                    above = hit_scores >= np.float32(q.min_score)
+                    keep = above if keep is None else keep & above
+                if keep is not None:
+                    docs, hit_scores = docs[keep], hit_scores[keep]
+            else:
+                mask, scores = evaluate(expanded, seg, ctx)
+                mask = mask & vis
+                if q.min_score is not None:
+                    mask &= scores >= np.float32(q.min_score)
+                docs = np.flatnonzero(mask)
+                hit_scores = scores[docs]
             if remaining is not None:
                 if len(docs) >= remaining:
                     terminated = True
                     docs = docs[:remaining]
                 remaining -= len(docs)
             if len(docs):
-                seg_parts.append((seg, docs, scores[docs]))
+                seg_parts.append((seg, docs, hit_scores[:len(docs)]))
             total += len(docs)
             if remaining is not None and remaining <= 0:
                 terminated = True

@@ -164,3 +164,44 @@ def test_shard_top_k_equals_a_full_sort(m, k, distinct, seed) -> None:
     got = ShardCore._top_k(sort, ["score"], [scores], [None], ties, k)
     want = order(ascending_keys(sort, ["score"], [scores], [None], ties))[:k]
     assert got.tolist() == want.tolist()
+
+
+words = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts=st.lists(words, min_size=0, max_size=50), shards=st.integers(1, 3),
+       term=st.sampled_from(["a", "b", "A", "zz", "a b"]), min_score=st.sampled_from([None,
+                                                                                    0.1, 0.5]),
+       deletes=st.lists(st.integers(0, 49), max_size=8), frm=st.integers(0, 10),
+       tag_query=st.booleans())
+def test_one_term_match_from_the_postings_equals_the_dense_evaluation(texts, shards, term,
+                                                                       min_score, deletes,
+                                                                       frm, tag_query) -> None:
+    import shardsearch.cluster.shard as shard_module
+    docs = [{"text": " ".join(w), "tag": w[0] if w else "none", "n": i}
+            for i, w in enumerate(texts)]
+    query = {"match": {"tag": term}} if tag_query else {"match": {"text": term}}
+    body: dict[str, Any] = {"query": query, "size": 10, "from": frm, "track_total_hits": True}
+    if min_score is not None:
+        body["min_score"] = min_score
+
+    async def run() -> tuple[Any, Any]:
+        c = await _cluster(docs, shards)
+        gone = sorted({d for d in deletes if d < len(docs)})
+        if gone:   # deleted versions stay in their segments, invisible from now on
+            await c.bulk([{"action": "delete", "index": "d", "id": str(d)} for d in gone],
+                         refresh=True)
+        fast = await c.search(parse_search(("d",), {}, dict(body)))
+        orig = shard_module.evaluate_sparse
+        shard_module.evaluate_sparse = lambda *a, **k: None  # type: ignore[assignment]
+        try:
+            plain = await c.search(parse_search(("d",), {}, dict(body)))
+        finally:
+            shard_module.evaluate_sparse = orig
+        return fast, plain
+
+    fast, plain = asyncio.run(run())
+    assert fast["hits"]["total"] == plain["hits"]["total"]
+    assert fast["hits"]["max_score"] == plain["hits"]["max_score"]
+    assert _page(fast) == _page(plain)
