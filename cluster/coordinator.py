@@ -642,15 +642,16 @@ class Coordinator(CursorOps):
         return resp
 
     def _use_deep_page(self, req: SearchRequest, shards: int) -> bool:
-        """Whether the query phase uses the sample-and-range method (``deep_page.py``): for a
-        from/size page at or beyond ``deep_page_threshold`` over several shards, or when the
-        request's ``paging`` asks for it; never after a cursor or with ``terminate_after``."""
+        """Whether the query phase uses the deep-page method (``deep_page.py``: samples and a
+        range over several shards, one window of a single shard): for a from/size page at or
+        beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it; never
+        after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
                 or req.paging == "from_size":
             return False
         if req.paging == "deep_page":
             return True
-        return shards > 1 and req.from_ >= self.deep_page_threshold
+        return req.from_ >= self.deep_page_threshold
 
     def _stats_memo(self) -> dict[Any, Any]:
         return self.__dict__.setdefault("_stats_cache", {})
@@ -770,6 +771,9 @@ class Coordinator(CursorOps):
         shard that fails or times out in either round is left out (its matches are then
         missing from the count before the page, as a failed shard's are from a classic page).
         """
+        if len(shard_list) == 1:   # one shard knows where the page starts: one round
+            return await self._window_phase(shard_list[0], queries[0], from_, size, deadline,
+                                            prof)
         first = share(deadline, 0.5)
         outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample",
                                                     replace(q, deadline=first),
@@ -821,6 +825,26 @@ class Coordinator(CursorOps):
             before += below
             hits_list.append((entry, hits))
         return hits_list, failures, timed_out, max(0, from_ - before)
+
+    async def _window_phase(self, entry, q: ShardQuery, from_: int, size: int,
+                            deadline: float | None, prof: SearchProfile | None
+                            ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]],
+                                       bool, int]:
+        """The deep page of a single-shard search: the shard's rows ``[from, from + size)``
+        with their documents, whatever the depth."""
+        _, m, sid, ref = entry
+        prefetch = size if prof is None and size <= self.prefetch_deep_max else 0
+        (o,) = await fan_out([functools.partial(self.backend.call, ref, "window",
+                                                replace(q, prefetch=prefetch), from_, size)],
+                             deadline)
+        if prof is not None:
+            prof.query_hits(entry, o, size)
+        if o.timed_out:
+            return [], [], True, 0
+        if o.error is not None:
+            return [], [_failure(m.name, sid, o.error)], False, 0
+        below, hits = o.value
+        return [(entry, hits)], [], False, max(0, from_ - below)
 
     async def _explain_phase(self, hits_list, page, shard_list, queries: list[ShardQuery],
                              hits: list[dict[str, Any]]) -> None:

@@ -744,7 +744,7 @@ class GroupSession:
         self._seq_of: dict[int, int] = {}
 
     def _remember(self, method: str, out: Any) -> None:
-        hits = out[1] if method == "range" else out
+        hits = out[1] if method in ("range", "window") else out
         addr = getattr(hits, "addr", None)
         ties = getattr(hits, "ties", None)
         if addr is not None and ties is not None:
@@ -794,7 +794,7 @@ class GroupSession:
                 last = e
                 continue
             self.copy = c
-            if method in ("query", "range"):
+            if method in ("query", "range", "window"):
                 self.addr_copy = c
                 self._remember(method, out)
             return out

@@ -353,6 +353,23 @@ class ShardCore:
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         return below, hits
 
+    def window(self, q: ShardQuery, start: int, limit: int) -> tuple[int, ShardHits]:
+        """Deep paging when the search has one shard: its rows ``[start, start + limit)`` in
+        order, in one round (with several shards no shard knows where the page starts; see
+        :meth:`sample` and :meth:`range`). Answers ``(rows before the window, hits)``.
+
+        O(m log m) for the first page of a query and snapshot (the order is cached), O(limit)
+        after; the transfer is O(limit) whatever ``start``.
+        """
+        t0 = time.perf_counter_ns()
+        c = self._sorted_candidates(q)
+        assert c.order is not None
+        rows = c.order[start:start + limit]
+        hits = c.hits(rows, q.track_scores, time.perf_counter_ns() - t0)
+        if q.prefetch:
+            hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
+        return min(start, len(c.order)), hits
+
     def _sorted_candidates(self, q: ShardQuery) -> _Candidates:
         """All matches with their full order, cached briefly for the rounds of one deep page."""
         import pickle
@@ -760,6 +777,10 @@ class ShardService:
     def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
               limit: int) -> tuple[int, ShardHits]:
         below, hits = self.sim.run(self.core.range, q, lo, hi, limit, deadline=q.deadline)
+        return below, self.sim.annotate(hits, q.profile)
+
+    def window(self, q: ShardQuery, start: int, limit: int) -> tuple[int, ShardHits]:
+        below, hits = self.sim.run(self.core.window, q, start, limit, deadline=q.deadline)
         return below, self.sim.annotate(hits, q.profile)
 
     def fetch(self, addrs: list[int], deadline: float | None = None, profile: bool = False

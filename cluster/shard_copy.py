@@ -59,7 +59,8 @@ from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bytes, deco
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
 COMMANDS = ("apply", "refresh", "set_mapping", "configure")
-READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range"})
+READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range",
+                   "window"})
 
 
 class CopyBehind(SearchError):
@@ -465,6 +466,10 @@ class ShardCopy(ShardService):
     def range(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:
         self._check_generation(q.generation)
         return super().range(q, *args, **kwargs)
+
+    def window(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:
+        self._check_generation(q.generation)
+        return super().window(q, *args, **kwargs)
 
     def pin(self, key: str, generation: int | None = None, *args: Any, **kwargs: Any) -> int:
         self._check_generation(generation)

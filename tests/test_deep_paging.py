@@ -40,7 +40,7 @@ doc = st.fixed_dictionaries({
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(docs=st.lists(doc, min_size=0, max_size=120), shards=st.integers(2, 8),
+@given(docs=st.lists(doc, min_size=0, max_size=120), shards=st.integers(1, 8),
        samples=st.integers(1, 16), frm=st.integers(0, 130), size=st.integers(0, 12),
        sort=st.sampled_from(SORTS), query=st.sampled_from(QUERIES))
 def test_deep_page_equals_the_straightforward_merge(docs, shards, samples, frm, size, sort,
