@@ -133,3 +133,50 @@ def test_kill_9_mid_bulk_loses_no_acknowledged_write(tmp_path: Path) -> None:
             assert r.status_code == 201 and r.json()["_seq_no"] > max(seqs)
     finally:
         svc2.stop()
+
+
+def test_a_killed_coordinator_answers_503_then_comes_back_with_the_data(tmp_path: Path) -> None:
+    """The front end reaches the coordinator over its fast lane; when the coordinator's
+    process dies, searches in flight and during the restart get Elasticsearch's 503
+    (master_not_discovered_exception), never a 500, and once Ray has restarted it (from the
+    data directory) the same searches answer as before."""
+    import os
+    import signal
+
+    from service_proc import session_pids
+    data = tmp_path / "data"
+    svc = ServeProcess(free_port(), [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve.log")
+    try:
+        svc.wait_up()
+        with httpx.Client(base_url=svc.url, timeout=60) as c:
+            assert c.put("/keep", json={"settings": {"number_of_shards": 2,
+                                                     "number_of_replicas": 0}}).status_code == 200
+            r = c.post("/_bulk?refresh=true", content=bulk_body(
+                "keep", [(str(i), doc(i)) for i in range(300)]),
+                headers={"content-type": "application/x-ndjson"})
+            assert not r.json()["errors"]
+            body = {"query": {"match": {"title": "amber"}}, "size": 20}
+            before = c.post("/keep/_search", json=body).json()["hits"]
+
+            coord = [p for p in session_pids(svc.proc.pid)
+                     if b"CoordinatorService" in Path(f"/proc/{p}/cmdline").read_bytes()]
+            assert len(coord) == 1
+            os.kill(coord[0], signal.SIGKILL)
+
+            statuses: list[int] = []
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline:
+                r = c.post("/keep/_search", json=body)
+                statuses.append(r.status_code)
+                if r.status_code == 200:
+                    break
+                assert r.status_code == 503, r.text
+                assert r.json()["error"]["type"] == "master_not_discovered_exception"
+                time.sleep(0.2)
+            assert statuses[-1] == 200, f"not back in 90 s: {statuses[-5:]} {svc.tail()}"
+            print("statuses after the kill:", statuses)
+            after = c.post("/keep/_search", json=body).json()["hits"]
+            assert after["total"] == before["total"]
+            assert [h["_id"] for h in after["hits"]] == [h["_id"] for h in before["hits"]]
+    finally:
+        svc.stop()
