@@ -33,7 +33,7 @@ from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperPar
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
 from .health import cluster_health, status_of
-from .mapping import Mapping, parse_document
+from .mapping import Mapping, doc_shape, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
@@ -43,7 +43,7 @@ from .query import MatchAll, Query
 from .request import SearchRequest
 from .routing import shard_for
 from .scoring import Stats
-from .shard import WriteOp
+from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
 from .sorting import SCORE_SORT, SortField, sort_value_out
 from .source_filter import filter_source
@@ -327,7 +327,7 @@ class Coordinator(CursorOps):
         """
         t0 = time.perf_counter()
         results: list[dict[str, Any] | None] = [None] * len(items)
-        per_shard: dict[tuple[str, int], list[tuple[int, WriteOp]]] = {}
+        per_shard: dict[tuple[str, int], BatchBuilder] = {}
         changed: set[str] = set()
         for pos, item in enumerate(items):
             action = item["action"]
@@ -350,18 +350,22 @@ class Coordinator(CursorOps):
                                           f"512 bytes but was: {len(doc_id.encode())}")
                 routing = item.get("routing")
                 source_bytes = None
-                fields = None
                 src = item.get("source")
-                if src is None and item.get("raw") is not None and action in ("index", "create"):
-                    src = orjson.loads(item["raw"])   # the HTTP layer sends the bytes only
                 if action in ("index", "create"):
-                    if not isinstance(src, dict):
-                        raise MapperParsing("failed to parse, document is empty"
-                                            if src is None else "failed to parse")
-                    fields, did_change = parse_document(src, meta.mapping, doc_id)
-                    if did_change:
-                        changed.add(name)
-                    source_bytes = item.get("raw") or orjson.dumps(src)
+                    # the shard parses every document; the coordinator only those that may
+                    # grow the mapping or fail (in write order), see ``Mapping.accepts``
+                    raw = item.get("raw")
+                    shape = item.get("shape") if raw is not None else doc_shape(src)
+                    if not meta.mapping.accepts(shape):
+                        if src is None and raw is not None:
+                            src = orjson.loads(raw)   # the HTTP layer sends the bytes only
+                        if not isinstance(src, dict):
+                            raise MapperParsing("failed to parse, document is empty"
+                                                if src is None else "failed to parse")
+                        _, did_change = parse_document(src, meta.mapping, doc_id)
+                        if did_change:
+                            changed.add(name)
+                    source_bytes = raw if raw is not None else orjson.dumps(src)
                 elif action == "update":
                     doc = src.get("doc") if isinstance(src, dict) else None
                     if not isinstance(doc, dict):
@@ -379,12 +383,19 @@ class Coordinator(CursorOps):
                 meta.next_seq += 1
                 sid = shard_for(str(routing) if routing is not None else doc_id,
                                 meta.number_of_shards)
-                op = WriteOp(op=action, id=doc_id, seq=seq, source=source_bytes, fields=fields,
-                             routing=None if routing is None else str(routing),
-                             doc_as_upsert=item.get("_doc_as_upsert", False),
-                             upsert=item.get("_upsert"), if_seq_no=item.get("if_seq_no"),
-                             if_primary_term=item.get("if_primary_term"))
-                per_shard.setdefault((name, sid), []).append((pos, op))
+                extra = None
+                if action == "update" or item.get("if_seq_no") is not None \
+                        or item.get("if_primary_term") is not None:
+                    extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
+                                               ("upsert", item.get("_upsert")),
+                                               ("if_seq_no", item.get("if_seq_no")),
+                                               ("if_primary_term", item.get("if_primary_term")))
+                             if v is not None and v is not False}
+                batch = per_shard.get((name, sid))
+                if batch is None:
+                    batch = per_shard[(name, sid)] = BatchBuilder()
+                batch.add(pos, action, doc_id, seq, source_bytes,
+                          None if routing is None else str(routing), extra)
                 if not refresh:
                     self._mark_dirty(name, sid)
             except SearchError as e:
@@ -396,20 +407,20 @@ class Coordinator(CursorOps):
         keys = list(per_shard)
         for (name, sid) in keys:
             meta = self.indices[name]
-            ops = [op for _, op in per_shard[(name, sid)]]
-            mapping = meta.mapping if name in changed else None
-            calls.append(self.backend.call(meta.shards[sid], "apply", ops, mapping, refresh))
+            # always the mapping: the shard parses the documents under it
+            calls.append(self.backend.call(meta.shards[sid], "apply",
+                                           per_shard[(name, sid)].build(), meta.mapping,
+                                           refresh))
         outcomes = await asyncio.gather(*calls, return_exceptions=True)
         for (name, sid), outcome in zip(keys, outcomes):
             entries = per_shard[(name, sid)]
             if isinstance(outcome, BaseException):
                 err = _shard_unavailable(name, sid, outcome)
-                for pos, _ in entries:
-                    results[pos] = {"_index": name, "_id": entries[0][1].id, "status": 503,
-                                    "error": err}
+                for pos, doc_id in zip(entries.positions, entries.ids):
+                    results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
                 continue
             shard_results, _gen = outcome
-            for (pos, op), r in zip(entries, shard_results):
+            for pos, r in zip(entries.positions, shard_results):
                 r = dict(r)
                 r["_index"] = name
                 if "error" not in r:

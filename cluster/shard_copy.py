@@ -48,11 +48,11 @@ from .errors import SearchError
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
 from .segment import NEVER, BufferedDoc
-from .shard import ShardCore, ShardService, WriteOp, _node_id
-from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bytes, decode_command,
-                      decode_mapping, decode_op, decode_snapshot, decode_value, encode_bytes,
-                      encode_command, encode_mapping, encode_op, encode_snapshot, encode_value,
-                      parse_byte_size)
+from .shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
+from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
+                      decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
+                      encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
+                      encode_snapshot, encode_value, parse_byte_size)
 
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
@@ -160,6 +160,9 @@ class ShardCopy(ShardService):
     def _body_of(method: str, args: tuple) -> dict[str, Any]:
         if method == "apply":
             ops, mapping, refresh = (list(args) + [None, False])[:3]
+            if isinstance(ops, WriteBatch):
+                return {"batch": encode_batch(ops), "mapping": encode_mapping(mapping),
+                        "refresh": bool(refresh)}
             return {"ops": [encode_op(o) for o in ops], "mapping": encode_mapping(mapping),
                     "refresh": bool(refresh)}
         if method == "set_mapping":
@@ -172,8 +175,9 @@ class ShardCopy(ShardService):
     def _args_of(cmd: dict[str, Any]) -> tuple:
         kind = cmd["kind"]
         if kind == "apply":
-            return ([decode_op(o, WriteOp) for o in cmd["ops"]], decode_mapping(cmd["mapping"]),
-                    cmd["refresh"])
+            ops = decode_batch(cmd["batch"], WriteBatch) if "batch" in cmd else \
+                [decode_op(o, WriteOp) for o in cmd["ops"]]
+            return (ops, decode_mapping(cmd["mapping"]), cmd["refresh"])
         if kind == "set_mapping":
             return (decode_mapping(cmd["mapping"]),)
         if kind == "configure":

@@ -180,6 +180,24 @@ def decode_op(d: dict[str, Any], cls: type) -> Any:
     return cls(**{k: decode_value(v) for k, v in d.items() if k in names})
 
 
+def encode_batch(batch: Any) -> dict[str, Any]:
+    """A :class:`~cluster.shard.WriteBatch` as one JSON object: its columns, the sources as
+    one text (byte offsets stay valid: the text is the UTF-8 of the bytes)."""
+    return {"ops": batch.ops, "ids": batch.ids, "seqs": batch.seqs.tolist(),
+            "sources": encode_bytes(batch.sources), "offsets": batch.offsets.tolist(),
+            "routing": batch.routing,
+            "extra": {str(i): {k: encode_value(v) for k, v in e.items()}
+                      for i, e in batch.extra.items()}}
+
+
+def decode_batch(d: dict[str, Any], cls: type) -> Any:
+    import numpy as np
+    return cls(d["ops"], d["ids"], np.asarray(d["seqs"], dtype=np.int64),
+               decode_bytes(d["sources"]) or b"", np.asarray(d["offsets"], dtype=np.int64),
+               d["routing"], {int(i): {k: decode_value(v) for k, v in e.items()}
+                              for i, e in d["extra"].items()})
+
+
 def encode_mapping(mapping: Any) -> dict[str, Any] | None:
     return None if mapping is None else dict(mapping.__getstate__())
 

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
+from ...cluster.mapping import doc_shape
 from ...cluster.request import check_params
 from ...cluster.source_filter import filter_source
 from ..body import parse_json, read_body
@@ -160,6 +161,7 @@ def parse_bulk(raw: bytes, default_index: str | None,
     a malformed *document* line fails only its item."""
     lines = raw.split(b"\n")
     items: list[dict[str, Any]] = []
+    shapes: dict[Any, Any] = {}
     i = 0
     n = len(lines)
     line_no = 0
@@ -210,7 +212,10 @@ def parse_bulk(raw: bytes, default_index: str | None,
             line_no += 1
             try:
                 item["source"] = orjson.loads(doc_line)
-                item["raw"] = doc_line if action != "update" else None
+                if action != "update":
+                    item["raw"] = doc_line
+                    shape = doc_shape(item["source"])
+                    item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
             except orjson.JSONDecodeError as e:
                 item["error"] = {"type": "document_parsing_exception",
                                  "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
