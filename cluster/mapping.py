@@ -921,13 +921,17 @@ def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], Non
     if level > _SHAPE_DEPTH:
         return False
     for key, val in obj.items():
-        if not key or key.strip() == "" or (not prefix and key in _METADATA_FIELDS):
+        if not key or key.isspace() or (not prefix and key in _METADATA_FIELDS):
             return False
         path = prefix + key
         t = type(val)
         if t is str:
             out[(path, "s")] = None
         elif t is list:
+            kinds = set(map(type, val))
+            if len(kinds) == 1 and str in kinds:
+                out[(path, "s")] = None
+                continue
             for x in val:
                 tx = type(x)
                 if tx is str:

@@ -239,9 +239,12 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     for it in good:   # documents cross to the coordinator as their bytes: cheaper than dicts
         if it.get("raw") is not None and it["action"] in ("index", "create"):
             it.pop("source", None)
-    resp = await coord.call("bulk", good, refresh_param(params)) if good else \
-        {"took": 0, "errors": False, "items": []}
-    results = iter(resp["items"])
+    resp = await coord.call("bulk", good, refresh_param(params), True) if good else \
+        {"took": 0, "errors": False, "items_json": b"[]"}
+    if len(good) == len(items):   # the coordinator's items as they are: no copy, no re-encoding
+        return JSONResponse({"took": resp["took"], "errors": resp["errors"],
+                             "items": orjson.Fragment(resp["items_json"])})
+    results = iter(orjson.loads(resp["items_json"]))
     out_items = []
     errors = resp["errors"]
     for it in items:
