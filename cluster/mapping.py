@@ -788,7 +788,10 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                 else:
                     leaf(path, val)
 
-    walk(source, "")
+    try:
+        walk(source, "")
+    finally:
+        del walk   # it refers to itself: without this every call leaves a cycle for the GC
     changed = False
     if new_props:
         added = len(pending) + _count_objects(new_props)
