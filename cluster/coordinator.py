@@ -41,7 +41,7 @@ from .numformat import decimal_format
 from .profile import SearchProfile
 from .query import MatchAll, Query
 from .request import SearchRequest
-from .routing import shard_for
+from .routing import shard_for, shards_for
 from .scoring import Stats
 from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
@@ -332,6 +332,7 @@ class Coordinator(CursorOps):
         t0 = time.perf_counter()
         results: list[dict[str, Any] | None] = [None] * len(items)
         per_shard: dict[tuple[str, int], BatchBuilder] = {}
+        accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route
         changed: set[str] = set()
         for pos, item in enumerate(items):
             action = item["action"]
@@ -385,8 +386,6 @@ class Coordinator(CursorOps):
                     item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
                 seq = meta.next_seq
                 meta.next_seq += 1
-                sid = shard_for(str(routing) if routing is not None else doc_id,
-                                meta.number_of_shards)
                 extra = None
                 if action == "update" or item.get("if_seq_no") is not None \
                         or item.get("if_primary_term") is not None:
@@ -395,16 +394,31 @@ class Coordinator(CursorOps):
                                                ("if_seq_no", item.get("if_seq_no")),
                                                ("if_primary_term", item.get("if_primary_term")))
                              if v is not None and v is not False}
-                batch = per_shard.get((name, sid))
-                if batch is None:
-                    batch = per_shard[(name, sid)] = BatchBuilder()
-                batch.add(pos, action, doc_id, seq, source_bytes,
-                          None if routing is None else str(routing), extra)
-                if not refresh:
-                    self._mark_dirty(name, sid)
+                accepted.append((pos, name, action, doc_id, seq, source_bytes,
+                                 None if routing is None else str(routing), extra))
             except SearchError as e:
                 results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
                                 "error": e.to_cause()}
+        # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
+        by_index: dict[str, list[int]] = {}
+        for k, w in enumerate(accepted):
+            by_index.setdefault(w[1], []).append(k)
+        sids = [0] * len(accepted)
+        for name, ks in by_index.items():
+            values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
+                      for k in ks]
+            for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
+                              .tolist()):
+                sids[k] = sid
+        for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
+                zip(accepted, sids):
+            batch = per_shard.get((name, sid))
+            if batch is None:
+                batch = per_shard[(name, sid)] = BatchBuilder()
+            batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+        if not refresh:
+            for name, sid in per_shard:
+                self._mark_dirty(name, sid)
         if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
             self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
         calls = []

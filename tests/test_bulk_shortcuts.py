@@ -3,7 +3,8 @@
 * a document whose shape the mapping ``accepts`` parses without fail and without changing the
   mapping, so the shard may parse it alone (``dynamic=False``) and get the same fields;
 * ``parse_document``'s fast cases equal its general walk;
-* a :class:`WriteBatch` carries exactly the writes it was made of, through pickling and the log.
+* a :class:`WriteBatch` carries exactly the writes it was made of, through pickling and the log;
+* routing many ids at once gives the shards routing each gives.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from hypothesis import strategies as st
 from shardsearch.cluster import mapping as mapping_mod
 from shardsearch.cluster.errors import MapperParsing
 from shardsearch.cluster.mapping import Mapping, doc_shape, parse_document
+from shardsearch.cluster.routing import routing_hash, routing_hashes, shard_for, shards_for
 from shardsearch.cluster.shard import BatchBuilder, WriteBatch, WriteOp
 from shardsearch.cluster.storage import decode_batch, encode_batch
 
@@ -127,3 +129,12 @@ def test_a_write_batch_carries_exactly_its_writes(ops: list[WriteOp]) -> None:
         b.add(pos, op.op, op.id, op.seq, op.source, op.routing, extra)
     assert b.build().writes() == ops
     assert b.positions == list(range(len(ops)))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(values=st.lists(st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+                       max_size=40),
+       shards=st.integers(1, 7))
+def test_routing_many_values_at_once_equals_routing_each(values: list[str], shards: int) -> None:
+    assert routing_hashes(values).tolist() == [routing_hash(v) for v in values]
+    assert shards_for(values, shards).tolist() == [shard_for(v, shards) for v in values]
