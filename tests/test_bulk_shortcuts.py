@@ -4,12 +4,15 @@
   mapping, so the shard may parse it alone (``dynamic=False``) and get the same fields;
 * ``parse_document``'s fast cases equal its general walk;
 * a :class:`WriteBatch` carries exactly the writes it was made of, through pickling and the log;
-* routing many ids at once gives the shards routing each gives.
+* routing many ids at once gives the shards routing each gives;
+* the standard tokenizer's ASCII fast paths give the general pattern's tokens.
 """
 from __future__ import annotations
 
 import copy
+import gzip
 import pickle
+from pathlib import Path
 
 import orjson
 import pytest
@@ -17,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shardsearch.cluster import mapping as mapping_mod
+from shardsearch.cluster.analysis import general_tokens, standard_tokens
 from shardsearch.cluster.errors import MapperParsing
 from shardsearch.cluster.mapping import Mapping, doc_shape, parse_document
 from shardsearch.cluster.routing import routing_hash, routing_hashes, shard_for, shards_for
@@ -138,3 +142,31 @@ def test_a_write_batch_carries_exactly_its_writes(ops: list[WriteOp]) -> None:
 def test_routing_many_values_at_once_equals_routing_each(values: list[str], shards: int) -> None:
     assert routing_hashes(values).tolist() == [routing_hash(v) for v in values]
     assert shards_for(values, shards).tolist() == [shard_for(v, shards) for v in values]
+
+
+ASCII_TEXT = st.text(st.sampled_from(list("aZ09_.':,;- \n\t\"()[]{}/\\#!?xyzXYZ1234567890")),
+                     max_size=60)
+ANY_TEXT = st.text(st.one_of(st.characters(blacklist_categories=("Cs",)),
+                             st.sampled_from("a1_.':,;’· 中")), max_size=40)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.one_of(ASCII_TEXT, ANY_TEXT))
+def test_standard_tokens_fast_paths_equal_the_general_pattern(text: str) -> None:
+    assert standard_tokens(text) == general_tokens(text)
+
+
+def test_standard_tokens_equal_the_general_pattern_on_gcide() -> None:
+    corpus = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "gcide.ndjson.gz"
+    if not corpus.exists():
+        pytest.skip("GCIDE corpus not beside the repository")
+    with gzip.open(corpus, "rb") as f:
+        lines = [next(f) for _ in range(3000)]
+    for line in lines:
+        for value in orjson.loads(line).values():
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, str):
+                    assert standard_tokens(v) == general_tokens(v), v
+    for text in ("don't stop at 3.14, u.s.a. or foo_bar", "e.g. 1,000;2 a:b 1930's __ _x_",
+                 "x" * 300 + " end", "a.b.c.d 1.2.3"):
+        assert standard_tokens(text) == general_tokens(text)
