@@ -440,8 +440,12 @@ class Coordinator(CursorOps):
             shard_results, _gen = outcome
             shards = dict(getattr(outcome, "shards", None)
                           or {"total": 1, "successful": 1, "failed": 0})
+            fresh = isinstance(shard_results, str)
+            if fresh:
+                shard_results = orjson.loads(shard_results)
             for pos, r in zip(entries.positions, shard_results):
-                r = dict(r)
+                if not fresh:
+                    r = dict(r)
                 r["_index"] = name
                 if "error" not in r:
                     r["_shards"] = shards
