@@ -12,10 +12,7 @@ and advances the shard's generation; a search reads one generation (a snapshot).
 """
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +20,7 @@ import numpy as np
 import orjson
 
 from .errors import MapperParsing, StaleGeneration
+from .gcpause import gc_paused
 from .mapping import Mapping, parse_document
 from .matcher import Context, evaluate, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
@@ -172,22 +170,6 @@ class BatchBuilder:
         np.cumsum(self.lengths, out=offsets[1:])
         return WriteBatch("".join(self.ops), self.ids, np.asarray(self.seqs, dtype=np.int64),
                           b"".join(self.sources), offsets, self.routing, self.extra)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection inside: a batch of writes allocates thousands of objects
-    that all stay (the write buffer), and with a large heap each automatic full collection
-    walks every object the shard holds — measured, that doubled the CPU time of ``apply``.
-    Writes make no reference cycles; the next automatic collection runs after the block."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:

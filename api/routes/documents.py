@@ -9,6 +9,7 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.mapping import doc_shape
+from ...cluster.gcpause import gc_paused
 from ...cluster.request import check_params
 from ...cluster.source_filter import filter_source
 from ..body import parse_json, read_body
@@ -158,7 +159,8 @@ async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 def parse_bulk(raw: bytes, default_index: str | None,
                default_routing: str | None = None) -> list[dict[str, Any]]:
     """NDJSON -> bulk items. A malformed *action* line fails the request (nothing applied);
-    a malformed *document* line fails only its item."""
+    a malformed *document* line fails only its item. Documents to index stay bytes (``raw``)
+    with their ``shape``; only updates carry their parsed body (``source``)."""
     lines = raw.split(b"\n")
     items: list[dict[str, Any]] = []
     shapes: dict[Any, Any] = {}
@@ -211,18 +213,21 @@ def parse_bulk(raw: bytes, default_index: str | None,
             i += 1
             line_no += 1
             try:
-                item["source"] = orjson.loads(doc_line)
-                if action != "update":
-                    item["raw"] = doc_line
-                    shape = doc_shape(item["source"])
-                    item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
+                doc = orjson.loads(doc_line)
             except orjson.JSONDecodeError as e:
                 item["error"] = {"type": "document_parsing_exception",
                                  "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
-            if "source" in item and not isinstance(item["source"], dict):
-                item["error"] = {"type": "document_parsing_exception",
-                                 "reason": "[1:1] failed to parse: root of a document must be "
-                                           "an object"}
+            else:
+                if not isinstance(doc, dict):
+                    item["error"] = {"type": "document_parsing_exception",
+                                     "reason": "[1:1] failed to parse: root of a document must "
+                                               "be an object"}
+                elif action == "update":
+                    item["source"] = doc
+                else:   # documents go on as their bytes, with their shape (mapping.doc_shape)
+                    item["raw"] = doc_line
+                    shape = doc_shape(doc)
+                    item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
         items.append(item)
     return items
 
@@ -234,11 +239,9 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     if not raw.strip():
         raise SearchError("Validation Failed: 1: no requests added;",
                           es_type="action_request_validation_exception", status=400)
-    items = parse_bulk(raw, index, params.get("routing"))
+    with gc_paused():   # thousands of small objects that all live until the response
+        items = parse_bulk(raw, index, params.get("routing"))
     good = [it for it in items if "error" not in it]
-    for it in good:   # documents cross to the coordinator as their bytes: cheaper than dicts
-        if it.get("raw") is not None and it["action"] in ("index", "create"):
-            it.pop("source", None)
     resp = await coord.call("bulk", good, refresh_param(params), True) if good else \
         {"took": 0, "errors": False, "items_json": b"[]"}
     if len(good) == len(items):   # the coordinator's items as they are: no copy, no re-encoding
