@@ -32,6 +32,7 @@ from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
+from .gcpause import gc_paused
 from .health import cluster_health, status_of
 from .mapping import Mapping, doc_shape, parse_document
 from .matcher import check_clause_limits, scoring_terms
@@ -334,91 +335,92 @@ class Coordinator(CursorOps):
         per_shard: dict[tuple[str, int], BatchBuilder] = {}
         accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route
         changed: set[str] = set()
-        for pos, item in enumerate(items):
-            action = item["action"]
-            name = item.get("index")
-            try:
-                if not name:
-                    raise ActionRequestValidationError("index is missing")
-                validate_index_name(name)
-                meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
-                if meta is None:
-                    raise IndexNotFound(name)
-                doc_id = item.get("id")
-                if doc_id is None:
-                    if action in ("delete", "update"):
-                        raise ActionRequestValidationError("id is missing")
-                    doc_id = generate_id()
-                doc_id = str(doc_id)
-                if len(doc_id.encode()) > 512:
-                    raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
-                                          f"512 bytes but was: {len(doc_id.encode())}")
-                routing = item.get("routing")
-                source_bytes = None
-                src = item.get("source")
-                if action in ("index", "create"):
-                    # the shard parses every document; the coordinator only those that may
-                    # grow the mapping or fail (in write order), see ``Mapping.accepts``
-                    raw = item.get("raw")
-                    shape = item.get("shape") if raw is not None else doc_shape(src)
-                    if not meta.mapping.accepts(shape):
-                        if src is None and raw is not None:
-                            src = orjson.loads(raw)   # the HTTP layer sends the bytes only
-                        if not isinstance(src, dict):
-                            raise MapperParsing("failed to parse, document is empty"
-                                                if src is None else "failed to parse")
-                        _, did_change = parse_document(src, meta.mapping, doc_id)
+        with gc_paused():   # thousands of objects that all stay
+            for pos, item in enumerate(items):
+                action = item["action"]
+                name = item.get("index")
+                try:
+                    if not name:
+                        raise ActionRequestValidationError("index is missing")
+                    validate_index_name(name)
+                    meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
+                    if meta is None:
+                        raise IndexNotFound(name)
+                    doc_id = item.get("id")
+                    if doc_id is None:
+                        if action in ("delete", "update"):
+                            raise ActionRequestValidationError("id is missing")
+                        doc_id = generate_id()
+                    doc_id = str(doc_id)
+                    if len(doc_id.encode()) > 512:
+                        raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
+                                              f"512 bytes but was: {len(doc_id.encode())}")
+                    routing = item.get("routing")
+                    source_bytes = None
+                    src = item.get("source")
+                    if action in ("index", "create"):
+                        # the shard parses every document; the coordinator only those that may
+                        # grow the mapping or fail (in write order), see ``Mapping.accepts``
+                        raw = item.get("raw")
+                        shape = item.get("shape") if raw is not None else doc_shape(src)
+                        if not meta.mapping.accepts(shape):
+                            if src is None and raw is not None:
+                                src = orjson.loads(raw)   # the HTTP layer sends the bytes only
+                            if not isinstance(src, dict):
+                                raise MapperParsing("failed to parse, document is empty"
+                                                    if src is None else "failed to parse")
+                            _, did_change = parse_document(src, meta.mapping, doc_id)
+                            if did_change:
+                                changed.add(name)
+                        source_bytes = raw if raw is not None else orjson.dumps(src)
+                    elif action == "update":
+                        doc = src.get("doc") if isinstance(src, dict) else None
+                        if not isinstance(doc, dict):
+                            raise ActionRequestValidationError("script or doc is missing")
+                        _, did_change = parse_document(doc, meta.mapping, doc_id)
                         if did_change:
                             changed.add(name)
-                    source_bytes = raw if raw is not None else orjson.dumps(src)
-                elif action == "update":
-                    doc = src.get("doc") if isinstance(src, dict) else None
-                    if not isinstance(doc, dict):
-                        raise ActionRequestValidationError("script or doc is missing")
-                    _, did_change = parse_document(doc, meta.mapping, doc_id)
-                    if did_change:
-                        changed.add(name)
-                    source_bytes = orjson.dumps(doc)
-                    upsert = src.get("upsert")
-                    if isinstance(upsert, dict):
-                        parse_document(upsert, meta.mapping, doc_id)
-                    item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
-                    item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
-                seq = meta.next_seq
-                meta.next_seq += 1
-                extra = None
-                if action == "update" or item.get("if_seq_no") is not None \
-                        or item.get("if_primary_term") is not None:
-                    extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
-                                               ("upsert", item.get("_upsert")),
-                                               ("if_seq_no", item.get("if_seq_no")),
-                                               ("if_primary_term", item.get("if_primary_term")))
-                             if v is not None and v is not False}
-                accepted.append((pos, name, action, doc_id, seq, source_bytes,
-                                 None if routing is None else str(routing), extra))
-            except SearchError as e:
-                results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
-                                "error": e.to_cause()}
-        # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
-        by_index: dict[str, list[int]] = {}
-        for k, w in enumerate(accepted):
-            by_index.setdefault(w[1], []).append(k)
-        sids = [0] * len(accepted)
-        for name, ks in by_index.items():
-            values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
-                      for k in ks]
-            for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
-                              .tolist()):
-                sids[k] = sid
-        for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
-                zip(accepted, sids):
-            batch = per_shard.get((name, sid))
-            if batch is None:
-                batch = per_shard[(name, sid)] = BatchBuilder()
-            batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
-        if not refresh:
-            for name, sid in per_shard:
-                self._mark_dirty(name, sid)
+                        source_bytes = orjson.dumps(doc)
+                        upsert = src.get("upsert")
+                        if isinstance(upsert, dict):
+                            parse_document(upsert, meta.mapping, doc_id)
+                        item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
+                        item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
+                    seq = meta.next_seq
+                    meta.next_seq += 1
+                    extra = None
+                    if action == "update" or item.get("if_seq_no") is not None \
+                            or item.get("if_primary_term") is not None:
+                        extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
+                                                   ("upsert", item.get("_upsert")),
+                                                   ("if_seq_no", item.get("if_seq_no")),
+                                                   ("if_primary_term", item.get("if_primary_term")))
+                                 if v is not None and v is not False}
+                    accepted.append((pos, name, action, doc_id, seq, source_bytes,
+                                     None if routing is None else str(routing), extra))
+                except SearchError as e:
+                    results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
+                                    "error": e.to_cause()}
+            # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
+            by_index: dict[str, list[int]] = {}
+            for k, w in enumerate(accepted):
+                by_index.setdefault(w[1], []).append(k)
+            sids = [0] * len(accepted)
+            for name, ks in by_index.items():
+                values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
+                          for k in ks]
+                for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
+                                  .tolist()):
+                    sids[k] = sid
+            for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
+                    zip(accepted, sids):
+                batch = per_shard.get((name, sid))
+                if batch is None:
+                    batch = per_shard[(name, sid)] = BatchBuilder()
+                batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+            if not refresh:
+                for name, sid in per_shard:
+                    self._mark_dirty(name, sid)
         if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
             self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
         calls = []
@@ -430,29 +432,30 @@ class Coordinator(CursorOps):
                                            per_shard[(name, sid)].build(), meta.mapping,
                                            refresh))
         outcomes = await asyncio.gather(*calls, return_exceptions=True)
-        for (name, sid), outcome in zip(keys, outcomes):
-            entries = per_shard[(name, sid)]
-            if isinstance(outcome, BaseException):
-                err = _shard_unavailable(name, sid, outcome)
-                for pos, doc_id in zip(entries.positions, entries.ids):
-                    results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
-                continue
-            shard_results, _gen = outcome
-            shards = dict(getattr(outcome, "shards", None)
-                          or {"total": 1, "successful": 1, "failed": 0})
-            fresh = isinstance(shard_results, str)
-            if fresh:
-                shard_results = orjson.loads(shard_results)
-            for pos, r in zip(entries.positions, shard_results):
-                if not fresh:
-                    r = dict(r)
-                r["_index"] = name
-                if "error" not in r:
-                    r["_shards"] = shards
-                    r["_primary_term"] = 1
-                    if refresh:
-                        r["forced_refresh"] = True
-                results[pos] = r
+        with gc_paused():
+            for (name, sid), outcome in zip(keys, outcomes):
+                entries = per_shard[(name, sid)]
+                if isinstance(outcome, BaseException):
+                    err = _shard_unavailable(name, sid, outcome)
+                    for pos, doc_id in zip(entries.positions, entries.ids):
+                        results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
+                    continue
+                shard_results, _gen = outcome
+                shards = dict(getattr(outcome, "shards", None)
+                              or {"total": 1, "successful": 1, "failed": 0})
+                fresh = isinstance(shard_results, str)
+                if fresh:
+                    shard_results = orjson.loads(shard_results)
+                for pos, r in zip(entries.positions, shard_results):
+                    if not fresh:
+                        r = dict(r)
+                    r["_index"] = name
+                    if "error" not in r:
+                        r["_shards"] = shards
+                        r["_primary_term"] = 1
+                        if refresh:
+                            r["forced_refresh"] = True
+                    results[pos] = r
         # shards that received a new mapping only through a failed item still need it
         for name in changed:
             meta = self.indices[name]
