@@ -20,7 +20,7 @@ import numpy as np
 import orjson
 
 from .errors import MapperParsing, StaleGeneration
-from .gcpause import gc_paused
+from .gcpause import gc_paused, release_kept
 from .mapping import Mapping, parse_document
 from .matcher import Context, evaluate, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
@@ -230,7 +230,7 @@ class ShardCore:
         """Apply writes in order; one result per op (``status`` plus Elasticsearch fields)."""
         if mapping is not None:
             self.set_mapping(mapping)
-        with gc_paused():
+        with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
             return [self._apply_one(op) for op in ops]
@@ -301,9 +301,10 @@ class ShardCore:
     def refresh(self) -> int:
         """Make buffered writes (and deletes) searchable; returns the new generation."""
         gen = self.generation + 1
+        release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
             docs = list(self.buffer.values())
-            with gc_paused():     # a full collection follows (release_free_memory)
+            with gc_paused():
                 seg = Segment.build(docs, self.mapping.fields, gen)
             self.segments.append(seg)
             self.by_uid[seg.uid] = seg
