@@ -1,13 +1,14 @@
 """Field types, dynamic mapping, and turning a JSON document into typed field values.
 
 The coordinator owns each index's mapping. A document that may change it is parsed by the
-coordinator first, in write order: new fields are added the way Elasticsearch's dynamic mapping adds them (string ->
-``text`` with a ``.keyword`` sub-field, or ``date`` when it looks like an ISO date; integer ->
-``long``; other number -> ``float``; boolean -> ``boolean``; objects flatten to dotted paths;
-arrays hold several values), and values that do not fit their field fail *that document* with
-``mapper_parsing_exception``. The shard parses every document again under the mapping the
-coordinator sent with it (``dynamic=False``), so it never guesses; documents whose shape the
-mapping already takes without fail (``Mapping.accepts``) skip the coordinator's parse.
+coordinator first, in write order: new fields are added the way Elasticsearch's dynamic mapping
+adds them (string -> ``text`` with a ``.keyword`` sub-field, or ``date`` when it looks like an
+ISO date; integer -> ``long``; other number -> ``float``; boolean -> ``boolean``; objects
+flatten to dotted paths; arrays hold several values), and values that do not fit their field
+fail *that document* with ``mapper_parsing_exception``. The shard parses every document again
+under the mapping the coordinator sent with it (``dynamic=False``), so it never guesses;
+documents whose shape the mapping already takes without fail (``Mapping.accepts``) skip the
+coordinator's parse.
 """
 from __future__ import annotations
 

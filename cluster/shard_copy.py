@@ -2,9 +2,9 @@
 persists every command before acknowledging it and rebuilds itself from disk on (re)start.
 
 Every change to a shard reaches its copies as a numbered *command* (``command(op_no, ...)``),
-numbered by the coordinator's :class:`~cluster.replication.ShardGroup`: ``apply`` (a list of
-``WriteOp``), ``refresh``, ``set_mapping`` or ``configure``. A copy runs command ``n`` only
-right after ``n - 1``:
+numbered by the coordinator's :class:`~cluster.replication.ShardGroup`: ``apply`` (a
+``WriteBatch``, or a list of ``WriteOp``), ``refresh``, ``set_mapping`` or ``configure``. A copy
+runs command ``n`` only right after ``n - 1``:
 
 * ``n <= last_op`` — a retry of something already done: the last command's results are
   answered again (idempotent), older ones are refused;

@@ -8,8 +8,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
-from ...cluster.mapping import doc_shape
 from ...cluster.gcpause import gc_paused
+from ...cluster.mapping import doc_shape
 from ...cluster.request import check_params
 from ...cluster.source_filter import filter_source
 from ..body import parse_json, read_body
