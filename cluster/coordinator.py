@@ -18,6 +18,7 @@ import base64
 import fnmatch
 import functools
 import os
+import pickle
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -319,7 +320,7 @@ class Coordinator(CursorOps):
 
     # --- writes -------------------------------------------------------------------------------
 
-    async def bulk(self, items: list[dict[str, Any]], refresh: bool = False,
+    async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
         """Apply a batch of writes. Each item: ``action`` (index/create/delete/update),
         ``index``, ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
@@ -331,6 +332,9 @@ class Coordinator(CursorOps):
         HTTP layer splices into its response instead of a list of dicts to copy and re-encode.
         """
         t0 = time.perf_counter()
+        if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
+            with gc_paused():
+                items = pickle.loads(items)
         results: list[dict[str, Any] | None] = [None] * len(items)
         per_shard: dict[tuple[str, int], BatchBuilder] = {}
         accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route

@@ -1,6 +1,7 @@
 """Document APIs: index, create, get, exists, delete, update, and ``_bulk`` (NDJSON)."""
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import orjson
@@ -242,7 +243,9 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     with gc_paused():   # thousands of small objects that all live until the response
         items = parse_bulk(raw, index, params.get("routing"))
     good = [it for it in items if "error" not in it]
-    resp = await coord.call("bulk", good, refresh_param(params), True) if good else \
+    # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
+    resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),
+                            True) if good else \
         {"took": 0, "errors": False, "items_json": b"[]"}
     if len(good) == len(items):   # the coordinator's items as they are: no copy, no re-encoding
         return JSONResponse({"took": resp["took"], "errors": resp["errors"],
