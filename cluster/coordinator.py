@@ -18,6 +18,7 @@ import base64
 import fnmatch
 import functools
 import os
+import pickle
 import time
 import uuid
 from dataclasses import dataclass, field, replace
@@ -32,8 +33,9 @@ from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
+from .gcpause import gc_paused
 from .health import cluster_health, status_of
-from .mapping import Mapping, parse_document
+from .mapping import Mapping, doc_shape, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
@@ -41,9 +43,9 @@ from .numformat import decimal_format
 from .profile import SearchProfile
 from .query import MatchAll, Query
 from .request import SearchRequest
-from .routing import shard_for
+from .routing import shard_for, shards_for
 from .scoring import Stats
-from .shard import WriteOp
+from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
 from .sorting import SCORE_SORT, SortField, sort_value_out
 from .source_filter import filter_source
@@ -318,107 +320,146 @@ class Coordinator(CursorOps):
 
     # --- writes -------------------------------------------------------------------------------
 
-    async def bulk(self, items: list[dict[str, Any]], refresh: bool = False) -> dict[str, Any]:
+    async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
+                   as_json: bool = False) -> dict[str, Any]:
         """Apply a batch of writes. Each item: ``action`` (index/create/delete/update),
-        ``index``, ``id``, ``source`` (dict), ``routing``, optional ``if_seq_no``.
+        ``index``, ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
+        ``mapping.doc_shape``), ``routing``, optional ``if_seq_no``.
 
         A failing item (bad mapping, conflict, missing document) fails alone. Sequence numbers
         are assigned here, synchronously, so the write order is the order of arrival.
+        ``as_json``: the items come back as one JSON array (bytes, ``items_json``), which the
+        HTTP layer splices into its response instead of a list of dicts to copy and re-encode.
         """
         t0 = time.perf_counter()
+        if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
+            with gc_paused():
+                items = pickle.loads(items)
         results: list[dict[str, Any] | None] = [None] * len(items)
-        per_shard: dict[tuple[str, int], list[tuple[int, WriteOp]]] = {}
+        per_shard: dict[tuple[str, int], BatchBuilder] = {}
+        accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route
         changed: set[str] = set()
-        for pos, item in enumerate(items):
-            action = item["action"]
-            name = item.get("index")
-            try:
-                if not name:
-                    raise ActionRequestValidationError("index is missing")
-                validate_index_name(name)
-                meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
-                if meta is None:
-                    raise IndexNotFound(name)
-                doc_id = item.get("id")
-                if doc_id is None:
-                    if action in ("delete", "update"):
-                        raise ActionRequestValidationError("id is missing")
-                    doc_id = generate_id()
-                doc_id = str(doc_id)
-                if len(doc_id.encode()) > 512:
-                    raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
-                                          f"512 bytes but was: {len(doc_id.encode())}")
-                routing = item.get("routing")
-                source_bytes = None
-                fields = None
-                src = item.get("source")
-                if src is None and item.get("raw") is not None and action in ("index", "create"):
-                    src = orjson.loads(item["raw"])   # the HTTP layer sends the bytes only
-                if action in ("index", "create"):
-                    if not isinstance(src, dict):
-                        raise MapperParsing("failed to parse, document is empty"
-                                            if src is None else "failed to parse")
-                    fields, did_change = parse_document(src, meta.mapping, doc_id)
-                    if did_change:
-                        changed.add(name)
-                    source_bytes = item.get("raw") or orjson.dumps(src)
-                elif action == "update":
-                    doc = src.get("doc") if isinstance(src, dict) else None
-                    if not isinstance(doc, dict):
-                        raise ActionRequestValidationError("script or doc is missing")
-                    _, did_change = parse_document(doc, meta.mapping, doc_id)
-                    if did_change:
-                        changed.add(name)
-                    source_bytes = orjson.dumps(doc)
-                    upsert = src.get("upsert")
-                    if isinstance(upsert, dict):
-                        parse_document(upsert, meta.mapping, doc_id)
-                    item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
-                    item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
-                seq = meta.next_seq
-                meta.next_seq += 1
-                sid = shard_for(str(routing) if routing is not None else doc_id,
-                                meta.number_of_shards)
-                op = WriteOp(op=action, id=doc_id, seq=seq, source=source_bytes, fields=fields,
-                             routing=None if routing is None else str(routing),
-                             doc_as_upsert=item.get("_doc_as_upsert", False),
-                             upsert=item.get("_upsert"), if_seq_no=item.get("if_seq_no"),
-                             if_primary_term=item.get("if_primary_term"))
-                per_shard.setdefault((name, sid), []).append((pos, op))
-                if not refresh:
+        with gc_paused():   # thousands of objects that all stay
+            for pos, item in enumerate(items):
+                action = item["action"]
+                name = item.get("index")
+                try:
+                    if not name:
+                        raise ActionRequestValidationError("index is missing")
+                    validate_index_name(name)
+                    meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
+                    if meta is None:
+                        raise IndexNotFound(name)
+                    doc_id = item.get("id")
+                    if doc_id is None:
+                        if action in ("delete", "update"):
+                            raise ActionRequestValidationError("id is missing")
+                        doc_id = generate_id()
+                    doc_id = str(doc_id)
+                    if len(doc_id.encode()) > 512:
+                        raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
+                                              f"512 bytes but was: {len(doc_id.encode())}")
+                    routing = item.get("routing")
+                    source_bytes = None
+                    src = item.get("source")
+                    if action in ("index", "create"):
+                        # the shard parses every document; the coordinator only those that may
+                        # grow the mapping or fail (in write order), see ``Mapping.accepts``
+                        raw = item.get("raw")
+                        shape = item.get("shape") if raw is not None else doc_shape(src)
+                        if not meta.mapping.accepts(shape):
+                            if src is None and raw is not None:
+                                src = orjson.loads(raw)   # the HTTP layer sends the bytes only
+                            if not isinstance(src, dict):
+                                raise MapperParsing("failed to parse, document is empty"
+                                                    if src is None else "failed to parse")
+                            _, did_change = parse_document(src, meta.mapping, doc_id)
+                            if did_change:
+                                changed.add(name)
+                        source_bytes = raw if raw is not None else orjson.dumps(src)
+                    elif action == "update":
+                        doc = src.get("doc") if isinstance(src, dict) else None
+                        if not isinstance(doc, dict):
+                            raise ActionRequestValidationError("script or doc is missing")
+                        _, did_change = parse_document(doc, meta.mapping, doc_id)
+                        if did_change:
+                            changed.add(name)
+                        source_bytes = orjson.dumps(doc)
+                        upsert = src.get("upsert")
+                        if isinstance(upsert, dict):
+                            parse_document(upsert, meta.mapping, doc_id)
+                        item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
+                        item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
+                    seq = meta.next_seq
+                    meta.next_seq += 1
+                    extra = None
+                    if action == "update" or item.get("if_seq_no") is not None \
+                            or item.get("if_primary_term") is not None:
+                        extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
+                                                   ("upsert", item.get("_upsert")),
+                                                   ("if_seq_no", item.get("if_seq_no")),
+                                                   ("if_primary_term", item.get("if_primary_term")))
+                                 if v is not None and v is not False}
+                    accepted.append((pos, name, action, doc_id, seq, source_bytes,
+                                     None if routing is None else str(routing), extra))
+                except SearchError as e:
+                    results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
+                                    "error": e.to_cause()}
+            # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
+            by_index: dict[str, list[int]] = {}
+            for k, w in enumerate(accepted):
+                by_index.setdefault(w[1], []).append(k)
+            sids = [0] * len(accepted)
+            for name, ks in by_index.items():
+                values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
+                          for k in ks]
+                for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
+                                  .tolist()):
+                    sids[k] = sid
+            for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
+                    zip(accepted, sids):
+                batch = per_shard.get((name, sid))
+                if batch is None:
+                    batch = per_shard[(name, sid)] = BatchBuilder()
+                batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+            if not refresh:
+                for name, sid in per_shard:
                     self._mark_dirty(name, sid)
-            except SearchError as e:
-                results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
-                                "error": e.to_cause()}
         if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
             self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
         calls = []
         keys = list(per_shard)
         for (name, sid) in keys:
             meta = self.indices[name]
-            ops = [op for _, op in per_shard[(name, sid)]]
-            mapping = meta.mapping if name in changed else None
-            calls.append(self.backend.call(meta.shards[sid], "apply", ops, mapping, refresh))
+            # always the mapping: the shard parses the documents under it
+            calls.append(self.backend.call(meta.shards[sid], "apply",
+                                           per_shard[(name, sid)].build(), meta.mapping,
+                                           refresh))
         outcomes = await asyncio.gather(*calls, return_exceptions=True)
-        for (name, sid), outcome in zip(keys, outcomes):
-            entries = per_shard[(name, sid)]
-            if isinstance(outcome, BaseException):
-                err = _shard_unavailable(name, sid, outcome)
-                for pos, _ in entries:
-                    results[pos] = {"_index": name, "_id": entries[0][1].id, "status": 503,
-                                    "error": err}
-                continue
-            shard_results, _gen = outcome
-            for (pos, op), r in zip(entries, shard_results):
-                r = dict(r)
-                r["_index"] = name
-                if "error" not in r:
-                    r["_shards"] = dict(getattr(outcome, "shards", None)
-                                        or {"total": 1, "successful": 1, "failed": 0})
-                    r["_primary_term"] = 1
-                    if refresh:
-                        r["forced_refresh"] = True
-                results[pos] = r
+        with gc_paused():
+            for (name, sid), outcome in zip(keys, outcomes):
+                entries = per_shard[(name, sid)]
+                if isinstance(outcome, BaseException):
+                    err = _shard_unavailable(name, sid, outcome)
+                    for pos, doc_id in zip(entries.positions, entries.ids):
+                        results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
+                    continue
+                shard_results, _gen = outcome
+                shards = dict(getattr(outcome, "shards", None)
+                              or {"total": 1, "successful": 1, "failed": 0})
+                fresh = isinstance(shard_results, str)
+                if fresh:
+                    shard_results = orjson.loads(shard_results)
+                for pos, r in zip(entries.positions, shard_results):
+                    if not fresh:
+                        r = dict(r)
+                    r["_index"] = name
+                    if "error" not in r:
+                        r["_shards"] = shards
+                        r["_primary_term"] = 1
+                        if refresh:
+                            r["forced_refresh"] = True
+                    results[pos] = r
         # shards that received a new mapping only through a failed item still need it
         for name in changed:
             meta = self.indices[name]
@@ -434,6 +475,9 @@ class Coordinator(CursorOps):
             if "error" in r:
                 errors = True
             out_items.append({item["action"]: r})
+        if as_json:
+            return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
+                    "items_json": orjson.dumps(out_items)}
         return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
                 "items": out_items}
 

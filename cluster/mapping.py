@@ -1,11 +1,14 @@
 """Field types, dynamic mapping, and turning a JSON document into typed field values.
 
-The coordinator owns each index's mapping. Before a document reaches its shard, the coordinator
-parses it here: new fields are added the way Elasticsearch's dynamic mapping adds them (string ->
-``text`` with a ``.keyword`` sub-field, or ``date`` when it looks like an ISO date; integer ->
-``long``; other number -> ``float``; boolean -> ``boolean``; objects flatten to dotted paths;
-arrays hold several values), and values that do not fit their field fail *that document* with
-``mapper_parsing_exception``. The shard receives typed values and never guesses.
+The coordinator owns each index's mapping. A document that may change it is parsed by the
+coordinator first, in write order: new fields are added the way Elasticsearch's dynamic mapping
+adds them (string -> ``text`` with a ``.keyword`` sub-field, or ``date`` when it looks like an
+ISO date; integer -> ``long``; other number -> ``float``; boolean -> ``boolean``; objects
+flatten to dotted paths; arrays hold several values), and values that do not fit their field
+fail *that document* with ``mapper_parsing_exception``. The shard parses every document again
+under the mapping the coordinator sent with it (``dynamic=False``), so it never guesses;
+documents whose shape the mapping already takes without fail (``Mapping.accepts``) skip the
+coordinator's parse.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ INTEGER_TYPES = {"long", "integer", "short", "byte", "unsigned_long"}
 _INT_RANGES = {"long": (-(2**63), 2**63 - 1), "integer": (-(2**31), 2**31 - 1),
                "short": (-(2**15), 2**15 - 1), "byte": (-128, 127),
                "unsigned_long": (0, 2**64 - 1)}
+_LONG_MIN, _LONG_MAX = _INT_RANGES["long"]
 DATE_TYPES = {"date", "date_nanos"}
 KEYWORD_TYPES = {"keyword", "constant_keyword", "wildcard", "ip", "version"}
 TEXT_TYPES = {"text", "match_only_text"}
@@ -82,6 +86,8 @@ class Mapping:
         self._flat: dict[str, FieldType] | None = None
         self._objects: set[str] | None = None
         self._multi: dict[str, list[str]] | None = None
+        self._accepts: dict[Shape, bool] = {}
+        self._plan: dict[str, str] | None = None
 
     @classmethod
     def from_body(cls, body: dict[str, Any] | None) -> Mapping:
@@ -117,6 +123,9 @@ class Mapping:
         self._flat = None
         self._objects = None
         self._multi = None
+        self._accepts = {}
+        self._plan = None
+        self._plan = None
         self.version += 1
 
     @property
@@ -145,6 +154,35 @@ class Mapping:
     def get(self, path: str) -> FieldType | None:
         return self.fields.get(path)
 
+    @property
+    def flat_plan(self) -> dict[str, str]:
+        """Top-level fields a flat document's values go to as they are: ``s`` (text or
+        keyword, no multi-fields) or ``l`` (long). ``parse_document``'s fastest case."""
+        if self._plan is None:
+            plan: dict[str, str] = {}
+            multi = self.multi
+            for path, ft in self.fields.items():
+                if "." in path or path in multi or path in _METADATA_FIELDS:
+                    continue
+                if ft.kind in ("text", "keyword"):
+                    plan[path] = "s"
+                elif ft.type == "long":
+                    plan[path] = "l"
+            self._plan = plan
+        return self._plan
+
+    def accepts(self, shape: Shape | None) -> bool:
+        """Documents of ``shape`` (``doc_shape``) parse into this mapping without fail and
+        without adding a field. Cached per shape until the mapping changes."""
+        if shape is None:
+            return False
+        ok = self._accepts.get(shape)
+        if ok is None:
+            if len(self._accepts) > 4096:
+                self._accepts.clear()
+            ok = self._accepts[shape] = _shape_fits(shape, self)
+        return ok
+
     def __getstate__(self) -> dict[str, Any]:
         return {"properties": self.properties, "dynamic": self.dynamic, "version": self.version}
 
@@ -155,6 +193,8 @@ class Mapping:
         self._flat = None
         self._objects = None
         self._multi = None
+        self._accepts = {}
+        self._plan = None
 
 
 def _validate_properties(props: dict[str, Any], prefix: str) -> None:
@@ -665,6 +705,10 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     if not isinstance(source, dict):
         raise MapperParsing("failed to parse, document is empty" if source is None else
                             "failed to parse: root of a document must be an object")
+    if _FAST_PATHS:
+        flat = _parse_flat(source, mapping.flat_plan)
+        if flat is not None:
+            return flat, False
     new_props: dict[str, Any] = {}
     parsed: ParsedDoc = {}
     allow_dynamic = dynamic and mapping.dynamic not in (False, "false", "strict")
@@ -725,13 +769,34 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
             if ft is not None and ft.kind != "other":
                 raise _coerce_error_object(ft, obj, doc_id)
             for key, val in obj.items():
-                if not isinstance(key, str) or key == "" or key.strip() == "":
+                if not isinstance(key, str) or key == "" or key.isspace():
                     raise MapperParsing("field name cannot be an empty string")
                 if prefix == "" and key.startswith("_") and key in _METADATA_FIELDS:
                     raise MapperParsing(f"Field [{key}] is a metadata field and cannot be added "
                                         "inside a document. Use the index API request "
                                         "parameters.", es_type="document_parsing_exception")
                 path = prefix + key
+                # the common cases first, with the result ``leaf`` would give: strings into a
+                # text or keyword field, integers into a long (no multi-fields)
+                ft = fields.get(path) if _FAST_PATHS else None
+                if ft is not None and path not in multi:
+                    t = type(val)
+                    if t is str or t is list and all(type(x) is str for x in val):
+                        if ft.kind == "text" or ft.kind == "keyword":
+                            if val:
+                                got = parsed.get(path)
+                                if got is None:
+                                    parsed[path] = [val] if t is str else list(val)
+                                elif t is str:
+                                    got.append(val)
+                                else:
+                                    got.extend(val)
+                            elif t is str:
+                                parsed.setdefault(path, []).append(val)
+                            continue
+                    elif t is int and ft.type == "long" and _LONG_MIN <= val <= _LONG_MAX:
+                        parsed.setdefault(path, []).append(val)
+                        continue
                 if isinstance(val, dict):
                     if path in fields and fields[path].kind != "other":
                         raise _coerce_error_object(fields[path], val, doc_id)
@@ -749,7 +814,10 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                 else:
                     leaf(path, val)
 
-    walk(source, "")
+    try:
+        walk(source, "")
+    finally:
+        del walk   # it refers to itself: without this every call leaves a cycle for the GC
     changed = False
     if new_props:
         added = len(pending) + _count_objects(new_props)
@@ -764,6 +832,34 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     return parsed, changed
 
 
+def _parse_flat(source: dict[str, Any], plan: dict[str, str]) -> ParsedDoc | None:
+    """``parse_document`` of a flat document whose every key is in ``plan`` with a value of
+    the planned kind (strings, lists of strings, longs); None for any other document."""
+    parsed: ParsedDoc = {}
+    for key, val in source.items():
+        k = plan.get(key)
+        if k is None:
+            return None
+        t = type(val)
+        if k == "s":
+            if t is str:
+                parsed[key] = [val]
+                continue
+            if t is list:
+                for x in val:
+                    if type(x) is not str:
+                        return None
+                if val:
+                    parsed[key] = list(val)
+                continue
+            return None
+        if t is int and _LONG_MIN <= val <= _LONG_MAX:
+            parsed[key] = [val]
+            continue
+        return None
+    return parsed
+
+
 _METADATA_FIELDS = {"_id", "_index", "_source", "_routing", "_version", "_seq_no",
                     "_primary_term", "_field_names", "_ignored", "_tier", "_doc_count"}
 
@@ -775,6 +871,7 @@ def _coerce_error_object(ft: FieldType, value: Any, doc_id: str | None) -> Mappe
 
 
 MAX_DEPTH = 20                 # index.mapping.depth.limit
+_FAST_PATHS = True             # parse_document's shortcuts (tests compare them with the plain path)
 MAX_TOTAL_FIELDS = 1000        # index.mapping.total_fields.limit
 MAX_ARRAY_NESTING = 100        # arrays in arrays (kept well below what we can serialise)
 
@@ -831,3 +928,113 @@ def _strip_object_markers(props: dict[str, Any]) -> dict[str, Any]:
         else:
             out[name] = spec
     return out
+
+
+# --- which documents the shard can parse alone ----------------------------------------------------
+#
+# A bulk load sends thousands of documents of a few shapes. When every value of a document is
+# of a kind its (already mapped) field takes without fail, parsing it adds no field and cannot
+# fail: the coordinator then leaves the parsing to the shard (``parse_document(..., dynamic=False)``
+# gives the same fields there) and only documents that may grow the mapping or fail are parsed
+# by the coordinator, in order. A shape is the set of ``(path, kind)`` of a document's values.
+
+Shape = tuple[tuple[str, str], ...]
+_SHAPE_DEPTH = 8
+_SMALL_INT = 2 ** 31
+# value kind -> field types it always parses into (text and keyword kinds take them all)
+_SAFE_TYPES = {
+    "i": {"long", "integer", "double", "float", "half_float", "scaled_float"},
+    "f": {"double", "float", "half_float"},
+    "b": {"boolean"},
+}
+
+
+def doc_shape(source: Any) -> Shape | None:
+    """The ``(path, kind)`` pairs of a document's values (kind: ``s`` string, ``i`` integer
+    under 2**31, ``I`` other integer, ``f`` float, ``b`` boolean, ``o`` object), or None for
+    documents this summary does not describe (arrays in arrays, metadata or blank keys, deep
+    nesting): those are always parsed by the coordinator. O(size of the document)."""
+    out: dict[tuple[str, str], None] = {}
+    if not isinstance(source, dict) or not _shape_into(source, "", out, 1):
+        return None
+    return tuple(out)
+
+
+def _value_kind(v: Any) -> str | None:
+    t = type(v)
+    if t is str:
+        return "s"
+    if t is int:
+        return "i" if -_SMALL_INT <= v < _SMALL_INT else "I"
+    if t is float:
+        return "f"
+    if t is bool:
+        return "b"
+    return None
+
+
+def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], None],
+                level: int) -> bool:
+    if level > _SHAPE_DEPTH:
+        return False
+    for key, val in obj.items():
+        if not key or key.isspace() or (not prefix and key in _METADATA_FIELDS):
+            return False
+        path = prefix + key
+        t = type(val)
+        if t is str:
+            out[(path, "s")] = None
+        elif t is list:
+            kinds = set(map(type, val))
+            if len(kinds) == 1 and str in kinds:
+                out[(path, "s")] = None
+                continue
+            for x in val:
+                tx = type(x)
+                if tx is str:
+                    out[(path, "s")] = None
+                elif tx is dict:
+                    out[(path, "o")] = None
+                    if not _shape_into(x, path + ".", out, level + 1):
+                        return False
+                elif x is not None:
+                    k = _value_kind(x)
+                    if k is None:
+                        return False
+                    out[(path, k)] = None
+        elif t is dict:
+            out[(path, "o")] = None
+            if not _shape_into(val, path + ".", out, level + 1):
+                return False
+        elif val is not None:
+            k = _value_kind(val)
+            if k is None:
+                return False
+            out[(path, k)] = None
+    return True
+
+
+def _kind_fits(kind: str, ft: FieldType) -> bool:
+    """A value of this kind always parses into ``ft`` (same rules as ``_coerce``)."""
+    fk = ft.kind
+    if fk == "text" or fk == "keyword" or fk == "other":
+        return True
+    return ft.type in _SAFE_TYPES.get(kind, ())
+
+
+def _shape_fits(shape: Shape, mapping: Mapping) -> bool:
+    fields, objects, multi = mapping.fields, mapping.objects, mapping.multi
+    for path, kind in shape:
+        if kind == "o":
+            if path not in objects or path in fields:
+                return False
+            continue
+        ft = fields.get(path)
+        if ft is None or not _kind_fits(kind, ft):
+            return False
+        if ft.kind == "other":
+            continue
+        for sub in multi.get(path, ()):
+            if not _kind_fits(kind, fields[sub]):
+                return False
+    return True

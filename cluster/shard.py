@@ -20,6 +20,7 @@ import numpy as np
 import orjson
 
 from .errors import MapperParsing, StaleGeneration
+from .gcpause import gc_paused, release_kept
 from .mapping import Mapping, parse_document
 from .matcher import Context, evaluate, evaluate_sparse, expand, explain, validate
 from .models import FetchedDoc, ShardHits, ShardQuery
@@ -41,12 +42,134 @@ class WriteOp:
     id: str
     seq: int
     source: bytes | None = None  # JSON bytes (index/create), partial doc (update)
-    fields: dict[str, list[Any]] | None = None
+    fields: dict[str, list[Any]] | None = None   # parsed values; None: the shard parses source
     routing: str | None = None
     doc_as_upsert: bool = False
     upsert: bytes | None = None
     if_seq_no: int | None = None
     if_primary_term: int | None = None
+
+
+_OP_CODES = {"index": "i", "create": "c", "delete": "d", "update": "u"}
+_OP_NAMES = {v: k for k, v in _OP_CODES.items()}
+_EXTRA = ("doc_as_upsert", "upsert", "if_seq_no", "if_primary_term")
+
+
+class WriteBatch:
+    """The writes of one bulk request for one shard, column by column.
+
+    A bulk load sends thousands of writes per call: as columns (one string of op codes, the
+    ids, the sequence numbers, every ``_source`` in one bytes object cut by ``offsets``) they
+    cross to the shard, and into its log, for a fraction of the cost of one object per write.
+    The rare per-write options (``if_seq_no``, upserts...) travel in ``extra``, by position.
+    """
+
+    __slots__ = ("ops", "ids", "seqs", "sources", "offsets", "routing", "extra")
+
+    def __init__(self, ops: str, ids: list[str], seqs: np.ndarray, sources: bytes,
+                 offsets: np.ndarray, routing: list[str | None] | None = None,
+                 extra: dict[int, dict[str, Any]] | None = None) -> None:
+        self.ops = ops
+        self.ids = ids
+        self.seqs = seqs
+        self.sources = sources
+        self.offsets = offsets      # int64[n + 1]; a write without source has an empty slice
+        self.routing = routing      # None when no write has one
+        self.extra = extra or {}
+
+    @classmethod
+    def of(cls, ops: list[WriteOp]) -> WriteBatch:
+        """The columns of ``ops`` (``WriteBatch.of(ops).writes() == ops``)."""
+        srcs = [op.source or b"" for op in ops]
+        offsets = np.zeros(len(ops) + 1, dtype=np.int64)
+        np.cumsum([len(b) for b in srcs], out=offsets[1:])
+        routing = [op.routing for op in ops]
+        extra: dict[int, dict[str, Any]] = {}
+        for i, op in enumerate(ops):
+            e = {k: v for k in _EXTRA if (v := getattr(op, k)) is not None and v is not False}
+            if op.source is None and op.op != "delete":
+                e["no_source"] = True
+            if op.fields is not None:
+                e["fields"] = op.fields
+            if e:
+                extra[i] = e
+        return cls("".join(_OP_CODES[op.op] for op in ops), [op.id for op in ops],
+                   np.fromiter((op.seq for op in ops), dtype=np.int64, count=len(ops)),
+                   b"".join(srcs), offsets,
+                   routing if any(r is not None for r in routing) else None, extra)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def writes(self) -> list[WriteOp]:
+        """One :class:`WriteOp` per write, in order."""
+        out = []
+        offs = self.offsets.tolist()
+        seqs = self.seqs.tolist()
+        src = self.sources
+        routing = self.routing
+        extra = self.extra
+        for i, (code, doc_id) in enumerate(zip(self.ops, self.ids)):
+            op = _OP_NAMES[code]
+            a, b = offs[i], offs[i + 1]
+            w = WriteOp(op, doc_id, seqs[i], src[a:b] if b > a or op != "delete" else None,
+                        None, None if routing is None else routing[i])
+            e = extra.get(i)
+            if e is not None:
+                for k, v in e.items():
+                    if k == "no_source":
+                        w.source = None
+                    else:
+                        setattr(w, k, v)
+            out.append(w)
+        return out
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (WriteBatch, (self.ops, self.ids, self.seqs, self.sources, self.offsets,
+                             self.routing, self.extra))
+
+
+class BatchBuilder:
+    """Collects one shard's writes of a bulk request, column by column (``build``)."""
+
+    __slots__ = ("positions", "ops", "ids", "seqs", "sources", "lengths", "routing", "extra")
+
+    def __init__(self) -> None:
+        self.positions: list[int] = []     # the writes' places in the request
+        self.ops: list[str] = []
+        self.ids: list[str] = []
+        self.seqs: list[int] = []
+        self.sources: list[bytes] = []
+        self.lengths: list[int] = []
+        self.routing: list[str | None] | None = None
+        self.extra: dict[int, dict[str, Any]] = {}
+
+    def add(self, pos: int, op: str, doc_id: str, seq: int, source: bytes | None,
+            routing: str | None = None, extra: dict[str, Any] | None = None) -> None:
+        i = len(self.ids)
+        self.positions.append(pos)
+        self.ops.append(_OP_CODES[op])
+        self.ids.append(doc_id)
+        self.seqs.append(seq)
+        if source is not None:
+            self.sources.append(source)
+            self.lengths.append(len(source))
+        else:
+            self.lengths.append(0)
+            if op != "delete":
+                extra = dict(extra or {}, no_source=True)
+        if routing is not None and self.routing is None:
+            self.routing = [None] * i
+        if self.routing is not None:
+            self.routing.append(routing)
+        if extra:
+            self.extra[i] = extra
+
+    def build(self) -> WriteBatch:
+        offsets = np.zeros(len(self.ids) + 1, dtype=np.int64)
+        np.cumsum(self.lengths, out=offsets[1:])
+        return WriteBatch("".join(self.ops), self.ids, np.asarray(self.seqs, dtype=np.int64),
+                          b"".join(self.sources), offsets, self.routing, self.extra)
 
 
 def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
@@ -102,11 +225,15 @@ class ShardCore:
             seg, i = loc
             seg.deleted_gen[i] = self.generation + 1
 
-    def apply(self, ops: list[WriteOp], mapping: Mapping | None = None) -> list[dict[str, Any]]:
+    def apply(self, ops: list[WriteOp] | WriteBatch, mapping: Mapping | None = None
+              ) -> list[dict[str, Any]]:
         """Apply writes in order; one result per op (``status`` plus Elasticsearch fields)."""
         if mapping is not None:
             self.set_mapping(mapping)
-        return [self._apply_one(op) for op in ops]
+        with gc_paused(keep=True):   # the write buffer stays until the next refresh
+            if isinstance(ops, WriteBatch):
+                ops = ops.writes()
+            return [self._apply_one(op) for op in ops]
 
     def _apply_one(self, op: WriteOp) -> dict[str, Any]:
         cur = self._current(op.id)
@@ -153,6 +280,9 @@ class ShardCore:
                     return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": cur[0],
                             "_version": cur[1]}
                 source = new_source
+        if fields is None:
+            # documents come as their JSON bytes, parsed here under the mapping that came
+            # with them (the coordinator parsed those that could change it)
             try:
                 fields, _ = parse_document(orjson.loads(source or b"{}"), self.mapping,
                                            op.id, dynamic=False)
@@ -171,9 +301,11 @@ class ShardCore:
     def refresh(self) -> int:
         """Make buffered writes (and deletes) searchable; returns the new generation."""
         gen = self.generation + 1
+        release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
             docs = list(self.buffer.values())
-            seg = Segment.build(docs, self.mapping.fields, gen)
+            with gc_paused():
+                seg = Segment.build(docs, self.mapping.fields, gen)
             self.segments.append(seg)
             self.by_uid[seg.uid] = seg
             # keyed by the segment's own (freshly allocated) id strings: the ids that came
@@ -747,10 +879,14 @@ class ShardService:
         self.core = ShardCore(index, shard, mapping)
         self.sim = ShardSimulator()   # simulated trouble, off by default (simulation.py)
 
-    def apply(self, ops: list[WriteOp], mapping: Mapping | None = None,
+    def apply(self, ops: list[WriteOp] | WriteBatch, mapping: Mapping | None = None,
               refresh: bool = False) -> tuple[list[dict[str, Any]], int]:
         results = self.core.apply(ops, mapping)
         gen = self.core.refresh() if refresh else self.core.generation
+        if isinstance(ops, WriteBatch):
+            # a batch's thousands of results cross as one JSON text: far cheaper to send and
+            # read than as many pickled dicts (and JSON-safe, as a copy's last result must be)
+            return orjson.dumps(results).decode(), gen
         return results, gen
 
     def refresh(self) -> int:

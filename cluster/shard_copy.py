@@ -2,9 +2,9 @@
 persists every command before acknowledging it and rebuilds itself from disk on (re)start.
 
 Every change to a shard reaches its copies as a numbered *command* (``command(op_no, ...)``),
-numbered by the coordinator's :class:`~cluster.replication.ShardGroup`: ``apply`` (a list of
-``WriteOp``), ``refresh``, ``set_mapping`` or ``configure``. A copy runs command ``n`` only
-right after ``n - 1``:
+numbered by the coordinator's :class:`~cluster.replication.ShardGroup`: ``apply`` (a
+``WriteBatch``, or a list of ``WriteOp``), ``refresh``, ``set_mapping`` or ``configure``. A copy
+runs command ``n`` only right after ``n - 1``:
 
 * ``n <= last_op`` — a retry of something already done: the last command's results are
   answered again (idempotent), older ones are refused;
@@ -50,11 +50,11 @@ from .errors import IllegalArgument, SearchError
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
 from .segment import NEVER, BufferedDoc
-from .shard import ShardCore, ShardService, WriteOp, _node_id
-from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bytes, decode_command,
-                      decode_mapping, decode_op, decode_snapshot, decode_value, encode_bytes,
-                      encode_command, encode_mapping, encode_op, encode_snapshot, encode_value,
-                      parse_byte_size)
+from .shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
+from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
+                      decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
+                      encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
+                      encode_snapshot, encode_value, parse_byte_size)
 
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
@@ -164,6 +164,9 @@ class ShardCopy(ShardService):
     def _body_of(method: str, args: tuple) -> dict[str, Any]:
         if method == "apply":
             ops, mapping, refresh = (list(args) + [None, False])[:3]
+            if isinstance(ops, WriteBatch):
+                return {"batch": encode_batch(ops), "mapping": encode_mapping(mapping),
+                        "refresh": bool(refresh)}
             return {"ops": [encode_op(o) for o in ops], "mapping": encode_mapping(mapping),
                     "refresh": bool(refresh)}
         if method == "set_mapping":
@@ -176,8 +179,9 @@ class ShardCopy(ShardService):
     def _args_of(cmd: dict[str, Any]) -> tuple:
         kind = cmd["kind"]
         if kind == "apply":
-            return ([decode_op(o, WriteOp) for o in cmd["ops"]], decode_mapping(cmd["mapping"]),
-                    cmd["refresh"])
+            ops = decode_batch(cmd["batch"], WriteBatch) if "batch" in cmd else \
+                [decode_op(o, WriteOp) for o in cmd["ops"]]
+            return (ops, decode_mapping(cmd["mapping"]), cmd["refresh"])
         if kind == "set_mapping":
             return (decode_mapping(cmd["mapping"]),)
         if kind == "configure":

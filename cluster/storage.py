@@ -17,7 +17,8 @@ it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log i
 so there is nothing to fall back on and guessing would silently lose documents.
 
 Payloads are JSON (``orjson``): a log record is one *command* the coordinator sent the shard
-(``apply`` a list of :class:`~cluster.shard.WriteOp`, ``refresh``, ``mapping``, ``settings``)
+(``apply`` a :class:`~cluster.shard.WriteBatch` — its columns, ``encode_batch`` — or a list of
+:class:`~cluster.shard.WriteOp`, ``refresh``, ``mapping``, ``settings``)
 with the command number the coordinator assigned, so replaying the log runs the very same
 commands in the very same order and reproduces the state exactly: sequence numbers, versions,
 refresh generations. Bytes (``_source``) are stored as their UTF-8 text, or base64 when they
@@ -41,6 +42,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 
 _FRAME = struct.Struct("<II")
@@ -178,6 +180,23 @@ def decode_op(d: dict[str, Any], cls: type) -> Any:
     """The dataclass back; fields unknown to ``cls`` (an older/newer version) are ignored."""
     names = {f.name for f in dataclasses.fields(cls)}
     return cls(**{k: decode_value(v) for k, v in d.items() if k in names})
+
+
+def encode_batch(batch: Any) -> dict[str, Any]:
+    """A :class:`~cluster.shard.WriteBatch` as one JSON object: its columns, the sources as
+    one text (byte offsets stay valid: the text is the UTF-8 of the bytes)."""
+    return {"ops": batch.ops, "ids": batch.ids, "seqs": batch.seqs.tolist(),
+            "sources": encode_bytes(batch.sources), "offsets": batch.offsets.tolist(),
+            "routing": batch.routing,
+            "extra": {str(i): {k: encode_value(v) for k, v in e.items()}
+                      for i, e in batch.extra.items()}}
+
+
+def decode_batch(d: dict[str, Any], cls: type) -> Any:
+    return cls(d["ops"], d["ids"], np.asarray(d["seqs"], dtype=np.int64),
+               decode_bytes(d["sources"]) or b"", np.asarray(d["offsets"], dtype=np.int64),
+               d["routing"], {int(i): {k: decode_value(v) for k, v in e.items()}
+                              for i, e in d["extra"].items()})
 
 
 def encode_mapping(mapping: Any) -> dict[str, Any] | None:

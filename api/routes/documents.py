@@ -1,6 +1,7 @@
 """Document APIs: index, create, get, exists, delete, update, and ``_bulk`` (NDJSON)."""
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import orjson
@@ -8,6 +9,8 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
+from ...cluster.gcpause import gc_paused
+from ...cluster.mapping import doc_shape
 from ...cluster.request import check_params
 from ...cluster.source_filter import filter_source
 from ..body import parse_json, read_body
@@ -157,9 +160,11 @@ async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 def parse_bulk(raw: bytes, default_index: str | None,
                default_routing: str | None = None) -> list[dict[str, Any]]:
     """NDJSON -> bulk items. A malformed *action* line fails the request (nothing applied);
-    a malformed *document* line fails only its item."""
+    a malformed *document* line fails only its item. Documents to index stay bytes (``raw``)
+    with their ``shape``; only updates carry their parsed body (``source``)."""
     lines = raw.split(b"\n")
     items: list[dict[str, Any]] = []
+    shapes: dict[Any, Any] = {}
     i = 0
     n = len(lines)
     line_no = 0
@@ -209,15 +214,21 @@ def parse_bulk(raw: bytes, default_index: str | None,
             i += 1
             line_no += 1
             try:
-                item["source"] = orjson.loads(doc_line)
-                item["raw"] = doc_line if action != "update" else None
+                doc = orjson.loads(doc_line)
             except orjson.JSONDecodeError as e:
                 item["error"] = {"type": "document_parsing_exception",
                                  "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
-            if "source" in item and not isinstance(item["source"], dict):
-                item["error"] = {"type": "document_parsing_exception",
-                                 "reason": "[1:1] failed to parse: root of a document must be "
-                                           "an object"}
+            else:
+                if not isinstance(doc, dict):
+                    item["error"] = {"type": "document_parsing_exception",
+                                     "reason": "[1:1] failed to parse: root of a document must "
+                                               "be an object"}
+                elif action == "update":
+                    item["source"] = doc
+                else:   # documents go on as their bytes, with their shape (mapping.doc_shape)
+                    item["raw"] = doc_line
+                    shape = doc_shape(doc)
+                    item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
         items.append(item)
     return items
 
@@ -229,14 +240,17 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     if not raw.strip():
         raise SearchError("Validation Failed: 1: no requests added;",
                           es_type="action_request_validation_exception", status=400)
-    items = parse_bulk(raw, index, params.get("routing"))
+    with gc_paused():   # thousands of small objects that all live until the response
+        items = parse_bulk(raw, index, params.get("routing"))
     good = [it for it in items if "error" not in it]
-    for it in good:   # documents cross to the coordinator as their bytes: cheaper than dicts
-        if it.get("raw") is not None and it["action"] in ("index", "create"):
-            it.pop("source", None)
-    resp = await coord.call("bulk", good, refresh_param(params)) if good else \
-        {"took": 0, "errors": False, "items": []}
-    results = iter(resp["items"])
+    # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
+    resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),
+                            True) if good else \
+        {"took": 0, "errors": False, "items_json": b"[]"}
+    if len(good) == len(items):   # the coordinator's items as they are: no copy, no re-encoding
+        return JSONResponse({"took": resp["took"], "errors": resp["errors"],
+                             "items": orjson.Fragment(resp["items_json"])})
+    results = iter(orjson.loads(resp["items_json"]))
     out_items = []
     errors = resp["errors"]
     for it in items:
