@@ -316,11 +316,10 @@ class ShardCopy(ShardService):
         sections: list[dict[str, Any]] = []
         chunk: list[list[Any]] = []
         for seg in core.segments:
-            vis = seg.visible(gen)
-            for i in np.flatnonzero(vis):
-                i = int(i)
+            rows = np.flatnonzero(seg.visible(gen)).tolist()
+            for i, source in zip(rows, seg.sources.take(rows)):
                 chunk.append([str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]),
-                              encode_bytes(seg.sources[i]), seg.routing[i],
+                              encode_bytes(source), seg.routing[i],
                               bool(seg.deleted_gen[i] != NEVER)])
                 if len(chunk) >= SNAPSHOT_CHUNK:
                     sections.append({"kind": "docs", "docs": chunk})
@@ -364,7 +363,7 @@ class ShardCopy(ShardService):
             core.generation = gen - 1
             core.refresh()                    # the shard's own segment build, at ``gen``
             for doc_id in retired:
-                seg, i = core.live.pop(doc_id)
+                seg, i = core.locate(core.live.pop(doc_id))
                 seg.deleted_gen[i] = gen + 1
         core.generation = gen
         for s in sections:
@@ -474,10 +473,9 @@ class ShardCopy(ShardService):
         want = np.asarray(seqs, dtype=np.int64)
         found: dict[int, FetchedDoc] = {}
         for seg in self.core.segments:
-            idx = np.flatnonzero(np.isin(seg.seq, want))
-            for i in idx:
-                i = int(i)
-                found[int(seg.seq[i])] = FetchedDoc(str(seg.ids[i]), seg.sources[i],
+            idx = np.flatnonzero(np.isin(seg.seq, want)).tolist()
+            for i, source in zip(idx, seg.sources.take(idx)):
+                found[int(seg.seq[i])] = FetchedDoc(str(seg.ids[i]), source,
                                                     int(seg.version[i]), int(seg.seq[i]),
                                                     seg.routing[i])
         missing = [s for s in seqs if int(s) not in found]
