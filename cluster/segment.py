@@ -20,6 +20,7 @@ cost nothing and cached per-snapshot statistics never go stale.
 from __future__ import annotations
 
 import contextlib
+import copy
 import gc
 import itertools
 import re
@@ -525,6 +526,18 @@ class Segment:
             routing = NoRouting(n)
         return cls(next(_uid_counter), [d.id for d in docs], seq, version, created, deleted,
                    SourceStore([d.source for d in docs]), routing, fields)
+
+    def compacted(self) -> Segment:
+        """This segment copied (every array and object, one ``deepcopy``: ~30 ms for 60,000
+        documents), to call once the write buffer it was built from is freed.
+
+        Built while the buffer fills the heap, the segment's few hundred small objects (array
+        headers, term dictionaries) land in holes among the buffer's and each keeps a 1 MiB
+        allocator arena alive after the buffer is gone (~20 MiB per 60,000 documents); the
+        copy lands in compact memory and the original goes.
+        """
+        assert self._ids is None, "compact a segment before reading its ids"
+        return copy.deepcopy(self)
 
     def visible(self, gen: int) -> np.ndarray:
         """bool[n]: the versions visible at refresh generation ``gen``. O(n), cached."""
