@@ -142,6 +142,18 @@ class TermDict:
         return [self[i] for i in range(lo, hi)]
 
 
+def _pack_freqs(freqs: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """Frequencies in one byte each; those of 255 and more (a word hundreds of times in one
+    document: a handful per segment) also as ``(posting index, value)``, sorted by index.
+    Falls back to :func:`narrow` when such frequencies are common."""
+    big = np.flatnonzero(freqs >= 255)
+    if len(big) == 0:
+        return freqs.astype(np.uint8), None
+    if 12 * len(big) > len(freqs):
+        return narrow(freqs), None
+    return np.minimum(freqs, 255).astype(np.uint8), (big, freqs[big].astype(np.int32))
+
+
 def _literal_prefix(regex: re.Pattern[str]) -> str:
     """The literal text every full match of ``regex`` starts with ("" when unknown)."""
     if regex.flags & re.IGNORECASE:
@@ -163,12 +175,13 @@ class Postings:
     """Term -> (docs, freqs[, positions]) in CSR form over a :class:`TermDict`.
 
     ``offsets[t]:offsets[t + 1]`` are term ``t``'s postings in ``docs`` (ascending) and
-    ``freqs``; with positions, ``pos_starts[t]:pos_starts[t + 1]`` are its positions, document
-    after document (``freqs`` of them each, ascending). Expansions (prefix, pattern, range)
-    answer term ids, which :meth:`union` turns into a document mask in one slice per term.
+    ``freqs`` (one byte each, see :func:`_pack_freqs`); with positions,
+    ``pos_starts[t]:pos_starts[t + 1]`` are its positions, document after document (``freqs``
+    of them each, ascending). Expansions (prefix, pattern, range) answer term ids, which
+    :meth:`union` turns into a document mask in one slice per term.
     """
 
-    __slots__ = ("terms", "offsets", "docs", "freqs", "pos_starts", "positions")
+    __slots__ = ("terms", "offsets", "docs", "freqs", "big_freqs", "pos_starts", "positions")
 
     def __init__(self, terms: TermDict, offsets: np.ndarray, docs: np.ndarray,
                  freqs: np.ndarray, pos_starts: np.ndarray | None,
@@ -176,9 +189,18 @@ class Postings:
         self.terms = terms
         self.offsets = offsets
         self.docs = docs
-        self.freqs = freqs
+        self.freqs, self.big_freqs = _pack_freqs(freqs)
         self.pos_starts = pos_starts
         self.positions = positions
+
+    def _freqs(self, a: int, b: int) -> np.ndarray:
+        """int32 frequencies of postings ``a`` to ``b - 1``."""
+        f = self.freqs[a:b].astype(np.int32)
+        if self.big_freqs is not None:
+            at, value = self.big_freqs
+            lo, hi = np.searchsorted(at, (a, b)).tolist()
+            f[at[lo:hi] - a] = value[lo:hi]
+        return f
 
     def get(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """``(docs, freqs)`` of ``term`` as int32, or None. O(log terms + postings)."""
@@ -186,7 +208,7 @@ class Postings:
         if tid < 0:
             return None
         a, b = int(self.offsets[tid]), int(self.offsets[tid + 1])
-        return _i32(self.docs[a:b]), _i32(self.freqs[a:b])
+        return _i32(self.docs[a:b]), self._freqs(a, b)
 
     def positions_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(doc of each position, position) for every occurrence of ``term``, as int32."""
@@ -195,7 +217,7 @@ class Postings:
             return None
         a, b = int(self.offsets[tid]), int(self.offsets[tid + 1])
         pa, pb = int(self.pos_starts[tid]), int(self.pos_starts[tid + 1])
-        docs = np.repeat(_i32(self.docs[a:b]), self.freqs[a:b])
+        docs = np.repeat(_i32(self.docs[a:b]), self._freqs(a, b))
         return docs, _i32(self.positions[pa:pb])
 
     @property
@@ -451,7 +473,7 @@ def _build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
         pos_starts = narrow(np.searchsorted(t, np.arange(n_terms + 1), side="left"),
                             len(t) + 1)
     return Postings(terms, narrow(offsets, len(starts) + 1), narrow(d[starts], n_docs),
-                    narrow(freqs), pos_starts, positions)
+                    freqs, pos_starts, positions)
 
 
 class Segment:

@@ -134,3 +134,17 @@ def test_single_valued_numbers_share_one_column_with_equal_min_and_max():
     assert n.min.tolist() == n.max.tolist() == [0, 3, 6, 9, 12]
     assert m.min.tolist() == [0, -1, 0, -3, 0] and m.max.tolist() == [0, 0.5, 0, 1.5, 0]
     assert m.present.tolist() == [False, True, False, True, False]
+
+
+def test_postings_give_exact_frequencies_and_positions_above_one_byte():
+    mapping = Mapping.from_body({"properties": {"t": {"type": "text"}}})
+    texts = ["w " * 300 + "x", "x w", "w " * 256, "y"]
+    docs = [BufferedDoc(str(i), i, 1, b"{}", {"t": [t]}) for i, t in enumerate(texts)]
+    post = Segment.build(docs, mapping.fields, 1).fields["t"].postings
+    got_docs, freqs = post.get("w")
+    assert got_docs.tolist() == [0, 1, 2] and freqs.tolist() == [300, 1, 256]
+    assert freqs.dtype == np.int32
+    pos_docs, positions = post.positions_of("w")
+    assert pos_docs.tolist() == [0] * 300 + [1] + [2] * 256
+    assert positions.tolist() == list(range(300)) + [1] + list(range(256))
+    assert post.get("x")[1].tolist() == [1, 1] and post.get("z") is None
