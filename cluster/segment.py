@@ -23,6 +23,7 @@ import contextlib
 import copy
 import gc
 import itertools
+import pickle
 import re
 import zlib
 from collections.abc import Callable, Iterator
@@ -43,17 +44,37 @@ SOURCE_LEVEL = 4               # zlib level: ~3.1x on dictionary entries, ~30 µ
 _uid_counter = itertools.count(1)
 
 
-@dataclass
 class BufferedDoc:
-    """A document version waiting in the write buffer for the next refresh."""
+    """A document version waiting in the write buffer for the next refresh.
 
-    id: str
-    seq: int
-    version: int
-    source: bytes
-    fields: dict[str, list[Any]]
-    routing: str | None = None
-    deleted: bool = False
+    Its ``source`` and pickled ``fields`` are kept together in one bytes object instead of a
+    bytes, a dict, lists and values (~25 small objects for a dictionary entry): a buffer of
+    60,000 documents is then ~60 MiB in large blocks, not ~150 MiB spread over the
+    small-object allocator's 1 MiB arenas — any of which one long-lived object allocated
+    meanwhile (by the runtime, between calls) keeps alive after the refresh frees the buffer.
+    Reading ``fields`` unpickles them (once, at refresh).
+    """
+
+    __slots__ = ("id", "seq", "version", "routing", "deleted", "_data", "_cut")
+
+    def __init__(self, id: str, seq: int, version: int, source: bytes,
+                 fields: dict[str, list[Any]], routing: str | None = None,
+                 deleted: bool = False) -> None:
+        self.id = id
+        self.seq = seq
+        self.version = version
+        self.routing = routing
+        self.deleted = deleted
+        self._data = source + pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
+        self._cut = len(source)
+
+    @property
+    def source(self) -> bytes:
+        return self._data[:self._cut]
+
+    @property
+    def fields(self) -> dict[str, list[Any]]:
+        return pickle.loads(memoryview(self._data)[self._cut:])  # type: ignore[no-any-return]
 
 
 def narrow(values: np.ndarray, high: int | None = None) -> np.ndarray:
@@ -525,6 +546,8 @@ class Segment:
     def _build(cls, docs: list[BufferedDoc], field_types: dict[str, FieldType],
                generation: int) -> Segment:
         n = len(docs)
+        for ft in field_types.values():
+            ft.kind  # noqa: B018 - cached now, before the heap fills (see ``compacted``)
         seq = np.array([d.seq for d in docs], dtype=np.int64)
         version = np.array([d.version for d in docs], dtype=np.int64)
         created = np.full(n, generation, dtype=np.int32)
