@@ -396,19 +396,26 @@ class SourceStore:
         return data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
 
     def take(self, docs: list[int]) -> list[bytes]:
-        """The sources of ``docs`` (any order), decompressing each block they touch once."""
+        """The sources of ``docs`` (any order), decompressing each block they touch once.
+        O(len(docs) log len(docs)) plus the blocks' decompression."""
         if not docs:
             return []
         idx = np.asarray(docs, dtype=np.int64)
         blocks = np.searchsorted(self.first_doc, idx, side="right") - 1
+        order = np.argsort(blocks, kind="stable")
+        by_block = blocks[order]
+        cuts = (np.flatnonzero(by_block[1:] != by_block[:-1]) + 1).tolist()
         out: list[bytes] = [b""] * len(docs)
-        for b in np.unique(blocks).tolist():
-            rows = np.flatnonzero(blocks == b)
-            data = self._block(b, int(idx[rows].max()) + 1)
+        for lo, hi in zip([0] + cuts, cuts + [len(order)]):
+            rows = order[lo:hi]
+            want = idx[rows]
+            b = int(by_block[lo])
+            data = self._block(b, int(want.max()) + 1)
             base = int(self.offsets[int(self.first_doc[b])])
-            for r in rows.tolist():
-                i = int(idx[r])
-                out[r] = data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
+            starts = (self.offsets[want].astype(np.int64) - base).tolist()
+            ends = (self.offsets[want + 1].astype(np.int64) - base).tolist()
+            for r, s, e in zip(rows.tolist(), starts, ends):
+                out[r] = data[s:e]
         return out
 
     def __len__(self) -> int:
