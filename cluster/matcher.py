@@ -424,8 +424,8 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
             if not isinstance(fd, (TextField, KeywordField)):
                 return _none(seg)
             want = _text(q.value).lower()
-            terms = [t for t in fd.postings.term_list if t.lower() == want]
-            return _const(_union_terms(fd, terms, seg.n), q.boost)
+            ids = fd.postings.ids_where(lambda t: t.lower() == want)
+            return _const(fd.postings.union(ids, seg.n), q.boost)
         return _term_scores(q.field, _text(q.value), seg, ctx, q.boost)
     if ft.kind == "date":
         # a date term is the range of instants its text covers (``2020-01-01`` is a whole day)
@@ -685,10 +685,9 @@ def _e_range(q: Q.Range, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
         return _const(mask, q.boost)
     fd = seg.fields.get(q.field)
     if isinstance(fd, (KeywordField, TextField)):
-        sel = [t for t in fd.postings.term_list
-               if (q.gt is None or t > _text(q.gt)) and (q.gte is None or t >= _text(q.gte))
-               and (q.lt is None or t < _text(q.lt)) and (q.lte is None or t <= _text(q.lte))]
-        return _const(_union_terms(fd, sel, seg.n), q.boost)
+        bounds = [None if b is None else _text(b) for b in (q.gt, q.gte, q.lt, q.lte)]
+        ids = fd.postings.ids_in_range(*bounds)
+        return _const(fd.postings.union(ids, seg.n), q.boost)
     return _none(seg)
 
 
@@ -740,10 +739,10 @@ def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
         return _none(seg)
     if q.case_insensitive:
         low = q.value.lower()
-        terms = [t for t in fd.postings.term_list if t.lower().startswith(low)]
+        ids = fd.postings.ids_where(lambda t: t.lower().startswith(low))
     else:
-        terms = fd.postings.terms_with_prefix(q.value)
-    return _const(_union_terms(fd, terms, seg.n), q.boost)
+        ids = fd.postings.ids_with_prefix(q.value)
+    return _const(fd.postings.union(ids, seg.n), q.boost)
 
 
 def wildcard_regex(pattern: str, case_insensitive: bool = False) -> re.Pattern[str]:
@@ -851,7 +850,7 @@ def _terms_matching(field: str, rx: re.Pattern[str], boost: float,
     fd = seg.fields.get(field)
     if not isinstance(fd, (TextField, KeywordField)):
         return _none(seg)
-    return _const(_union_terms(fd, fd.postings.terms_matching(rx), seg.n), boost)
+    return _const(fd.postings.union(fd.postings.ids_matching(rx), seg.n), boost)
 
 
 def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:

@@ -137,6 +137,15 @@ class ShardCopy(ShardService):
             self._recover()
         self._configure_syncer()
 
+    @property
+    def last_result(self) -> Any:
+        """The last command's answer, given again to a retry of that command."""
+        return _unpack(self._last_result)
+
+    @last_result.setter
+    def last_result(self, value: Any) -> None:
+        self._last_result = _pack(value)
+
     # --- recovery ---------------------------------------------------------------------------
 
     def _recover(self) -> None:
@@ -324,11 +333,10 @@ class ShardCopy(ShardService):
         sections: list[dict[str, Any]] = []
         chunk: list[list[Any]] = []
         for seg in core.segments:
-            vis = seg.visible(gen)
-            for i in np.flatnonzero(vis):
-                i = int(i)
+            rows = np.flatnonzero(seg.visible(gen)).tolist()
+            for i, source in zip(rows, seg.sources.take(rows)):
                 chunk.append([str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]),
-                              encode_bytes(seg.sources[i]), seg.routing[i],
+                              encode_bytes(source), seg.routing[i],
                               bool(seg.deleted_gen[i] != NEVER)])
                 if len(chunk) >= SNAPSHOT_CHUNK:
                     sections.append({"kind": "docs", "docs": chunk})
@@ -372,7 +380,7 @@ class ShardCopy(ShardService):
             core.generation = gen - 1
             core.refresh()                    # the shard's own segment build, at ``gen``
             for doc_id in retired:
-                seg, i = core.live.pop(doc_id)
+                seg, i = core.locate(core.live.pop(doc_id))
                 seg.deleted_gen[i] = gen + 1
         core.generation = gen
         for s in sections:
@@ -486,10 +494,9 @@ class ShardCopy(ShardService):
         want = np.asarray(seqs, dtype=np.int64)
         found: dict[int, FetchedDoc] = {}
         for seg in self.core.segments:
-            idx = np.flatnonzero(np.isin(seg.seq, want))
-            for i in idx:
-                i = int(i)
-                found[int(seg.seq[i])] = FetchedDoc(str(seg.ids[i]), seg.sources[i],
+            idx = np.flatnonzero(np.isin(seg.seq, want)).tolist()
+            for i, source in zip(idx, seg.sources.take(idx)):
+                found[int(seg.seq[i])] = FetchedDoc(str(seg.ids[i]), source,
                                                     int(seg.version[i]), int(seg.seq[i]),
                                                     seg.routing[i])
         missing = [s for s in seqs if int(s) not in found]
@@ -549,6 +556,32 @@ def _parse_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, lis
         return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
     except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
         return {}
+
+
+class _Packed(bytes):
+    """An ``apply`` answer kept as JSON (see :func:`_pack`)."""
+
+
+def _pack(value: Any) -> Any:
+    """``apply``'s answer ``(results, generation)`` as one bytes object.
+
+    Kept until the next command, a batch's results are thousands of small dicts; the next
+    command is often the refresh, which frees the write buffer and lays out what stays in the
+    memory it leaves — around them, keeping those pages (~10 MiB per 60,000 documents).
+    """
+    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
+        return value
+    try:
+        return _Packed(orjson.dumps(value))
+    except TypeError:
+        return value
+
+
+def _unpack(value: Any) -> Any:
+    if isinstance(value, _Packed):
+        results, gen = orjson.loads(memoryview(value))
+        return results, gen
+    return value
 
 
 def _json_safe(value: Any) -> Any:

@@ -1,0 +1,150 @@
+"""A segment's compact structures answer exactly what plain Python structures would.
+
+Terms live in one sorted string (``TermDict``), ``_source`` in zlib blocks (``SourceStore``),
+integer columns in the narrowest dtype that holds them. Each test compares one of them with the
+obvious reference — a sorted list of strings, a list of bytes, a scan over every term — on
+awkward inputs: empty strings, non-ASCII, newlines inside keyword values, documents larger
+than a block, empty documents.
+"""
+from __future__ import annotations
+
+import random
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shardsearch.cluster.mapping import Mapping
+from shardsearch.cluster.segment import (SOURCE_BLOCK, BufferedDoc, Segment, SourceStore,
+                                         TermDict, narrow)
+
+TERMS = st.lists(st.text(alphabet="ab\nzé€", max_size=5), max_size=40, unique=True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TERMS, st.lists(st.text(alphabet="ab\nzé€", max_size=5), max_size=10))
+def test_term_dict_finds_every_term_at_its_rank_and_nothing_else(terms, probes):
+    terms = sorted(terms)
+    td = TermDict(terms)
+    assert len(td) == len(terms)
+    assert [td[i] for i in range(len(terms))] == terms
+    assert td.between(0, len(terms)) == terms
+    for t in terms + probes:
+        assert td.find(t) == (terms.index(t) if t in terms else -1)
+        assert td.bisect(t) == sum(1 for x in terms if x < t)
+        assert td.bisect(t, right=True) == sum(1 for x in terms if x <= t)
+
+
+@settings(max_examples=200, deadline=None)
+@given(TERMS, st.text(alphabet="ab\nzé€", max_size=3))
+def test_prefix_range_holds_exactly_the_terms_with_the_prefix(terms, prefix):
+    terms = sorted(terms)
+    lo, hi = TermDict(terms).prefix_range(prefix)
+    assert terms[lo:hi] == [t for t in terms if t.startswith(prefix)]
+
+
+def _keyword_segment(values: list[list[str]]) -> Segment:
+    mapping = Mapping.from_body({"properties": {"k": {"type": "keyword"}}})
+    docs = [BufferedDoc(str(i), i, 1, b"{}", {"k": v}) for i, v in enumerate(values)]
+    return Segment.build(docs, mapping.fields, 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.text(alphabet="abc\n", max_size=4), max_size=3), min_size=1,
+                max_size=30),
+       st.sampled_from(["a.*", "ab?c", "(a|b)c*", "\\n?a", "c+", ".*", "abc", "[^a]*"]),
+       st.text(alphabet="abc", max_size=2), st.text(alphabet="abc", max_size=2))
+def test_term_expansions_match_the_documents_a_scan_would(values, pattern, lo, hi):
+    seg = _keyword_segment(values)
+    post = seg.fields["k"].postings
+
+    def docs_with(keep):
+        return [i for i, vs in enumerate(values) if any(keep(v) for v in vs)]
+
+    def matched(ids):
+        return np.flatnonzero(post.union(ids, seg.n)).tolist()
+
+    rx = re.compile(pattern, re.S)
+    assert matched(post.ids_matching(rx)) == docs_with(rx.fullmatch)
+    assert matched(post.ids_with_prefix(lo)) == docs_with(lambda v: v.startswith(lo))
+    assert matched(post.ids_in_range(lo, None, None, hi)) == docs_with(lambda v: lo < v <= hi)
+    assert matched(post.ids_in_range(None, lo, hi, None)) == docs_with(lambda v: lo <= v < hi)
+    assert matched(post.ids_where(lambda t: t.upper() == lo.upper())) == \
+        docs_with(lambda v: v.upper() == lo.upper())
+
+
+def test_keyword_ordinals_are_ranks_of_the_sorted_distinct_values():
+    values = [["b", "a"], [], ["c"], ["a"], ["é", "b\nx"]]
+    kf = _keyword_segment(values).fields["k"]
+    distinct = sorted({v for vs in values for v in vs})
+    assert kf.sorted_values.tolist() == distinct
+    for doc, vs in enumerate(values):
+        want_min = distinct.index(min(vs)) if vs else -1
+        want_max = distinct.index(max(vs)) if vs else -1
+        assert (kf.min_ord[doc], kf.max_ord[doc]) == (want_min, want_max)
+        assert kf.value_count[doc] == len(vs)
+        got = kf.postings.get(vs[0]) if vs else None
+        if got is not None:
+            assert got[0].dtype == np.int32 and got[1].dtype == np.int32
+            assert doc in got[0].tolist()
+
+
+def test_source_store_returns_every_document_byte_for_byte():
+    rng = random.Random(7)
+    sources = [bytes(rng.getrandbits(8) for _ in range(rng.choice([0, 1, 50, 700])))
+               for _ in range(300)]
+    sources[17] = b"x" * (3 * SOURCE_BLOCK)          # larger than a block
+    sources += [b""]                                   # an empty document last
+    store = SourceStore(sources)
+    assert len(store) == len(sources)
+    assert list(store) == sources
+    assert [store[i] for i in range(len(sources))] == sources
+    assert store[-1] == sources[-1]
+    order = list(range(len(sources)))
+    rng.shuffle(order)
+    assert store.take(order) == [sources[i] for i in order]
+    assert store.take([]) == [] and list(SourceStore([])) == []
+    with pytest.raises(IndexError):
+        store[len(sources)]
+
+
+def test_narrow_picks_the_smallest_dtype_that_holds_the_values():
+    assert narrow(np.array([0, 255])).dtype == np.uint8
+    assert narrow(np.array([256])).dtype == np.uint16
+    assert narrow(np.array([65536])).dtype == np.int32
+    assert narrow(np.array([1 << 31])).dtype == np.int64
+    assert narrow(np.array([3]), high=70000).dtype == np.int32
+
+
+def test_segment_ids_keep_a_separator_inside_an_id():
+    mapping = Mapping()
+    ids = ["a", "b\x00c", "", "d"]
+    docs = [BufferedDoc(i, n, 1, b"{}", {}) for n, i in enumerate(ids)]
+    assert Segment.build(docs, mapping.fields, 1).ids.tolist() == ids
+
+
+def test_single_valued_numbers_share_one_column_with_equal_min_and_max():
+    mapping = Mapping.from_body({"properties": {"n": {"type": "long"},
+                                                "m": {"type": "double"}}})
+    docs = [BufferedDoc(str(i), i, 1, b"{}", {"n": [i * 3], "m": [i / 2, -i] if i % 2 else []})
+            for i in range(5)]
+    seg = Segment.build(docs, mapping.fields, 1)
+    n, m = seg.fields["n"], seg.fields["m"]
+    assert n.min.tolist() == n.max.tolist() == [0, 3, 6, 9, 12]
+    assert m.min.tolist() == [0, -1, 0, -3, 0] and m.max.tolist() == [0, 0.5, 0, 1.5, 0]
+    assert m.present.tolist() == [False, True, False, True, False]
+
+
+def test_postings_give_exact_frequencies_and_positions_above_one_byte():
+    mapping = Mapping.from_body({"properties": {"t": {"type": "text"}}})
+    texts = ["w " * 300 + "x", "x w", "w " * 256, "y"]
+    docs = [BufferedDoc(str(i), i, 1, b"{}", {"t": [t]}) for i, t in enumerate(texts)]
+    post = Segment.build(docs, mapping.fields, 1).fields["t"].postings
+    got_docs, freqs = post.get("w")
+    assert got_docs.tolist() == [0, 1, 2] and freqs.tolist() == [300, 1, 256]
+    assert freqs.dtype == np.int32
+    pos_docs, positions = post.positions_of("w")
+    assert pos_docs.tolist() == [0] * 300 + [1] + [2] * 256
+    assert positions.tolist() == list(range(300)) + [1] + list(range(256))
+    assert post.get("x")[1].tolist() == [1, 1] and post.get("z") is None
