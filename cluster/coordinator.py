@@ -146,7 +146,9 @@ class Coordinator(CursorOps):
     # pages with from + size up to this come back with their documents from the query phase
     prefetch_max = 50
     # deep pages: the range round's rows come back with their documents up to this many
-    prefetch_deep_max = 1024
+    # (a range holds ~size + 2 m / samples rows per shard, most not on the page: decompressing
+    # hundreds of sources cost more than the fetch round it saves)
+    prefetch_deep_max = 50
 
     def __init__(self, backend: ShardBackend, cluster_name: str = "shardsearch") -> None:
         self.backend = backend

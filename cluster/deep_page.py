@@ -72,28 +72,29 @@ def bracket(sort: tuple[SortField, ...], kinds: list[str],
     all_keys = [samples[j][1][i] for j, i in rows]
     cols, missing, ties = _columns(sort, kinds, all_keys)
     ordr = order(ascending_keys(sort, kinds, cols, missing, ties))
-    nshards = len(samples)
-    seen = [0] * nshards          # samples of each shard strictly before the current position
+    # For the sample at each position of the global order: bounds on its global rank. Its
+    # own shard contributes the sample's rank; every other shard s, with a_s of its samples
+    # before this position, at least ranks_s[a_s - 1] + 1 (0 when a_s = 0) and at most
+    # ranks_s[a_s] (n_s when a_s is all of them). Vectorised: one pass per shard.
+    shard_of = np.repeat(np.arange(len(samples)), [len(k) for _, k, _ in samples])[ordr]
+    own_rank = np.concatenate([np.asarray(r, dtype=np.int64) for _, _, r in samples])[ordr]
+    upper = np.zeros(len(ordr), dtype=np.int64)
+    lower = np.zeros(len(ordr), dtype=np.int64)
+    for s, (n_s, _, ranks_s) in enumerate(samples):
+        mine = shard_of == s
+        before = np.cumsum(mine) - mine             # samples of s strictly before
+        r = np.asarray(ranks_s, dtype=np.int64)
+        up = np.append(r, n_s)[before]
+        low = np.append(0, r + 1)[before]
+        upper += np.where(mine, own_rank, up)
+        lower += np.where(mine, own_rank, low)
+    past = np.flatnonzero(lower >= from_ + size)
+    end = int(past[0]) if len(past) else len(ordr) - 1
+    hi = all_keys[int(ordr[end])] if len(past) else None
+    fits = np.flatnonzero(upper[:end + 1] <= from_)
     lo: list[Any] | None = None
     lo_lb = 0
-    hi: list[Any] | None = None
-    for pos in ordr:
-        j, i = rows[int(pos)]
-        upper = 0
-        lower = 0
-        for s, (n_s, _, ranks_s) in enumerate(samples):
-            if s == j:
-                upper += ranks_s[i]
-                lower += ranks_s[i]
-                continue
-            a = seen[s]
-            upper += ranks_s[a] if a < len(ranks_s) else n_s
-            lower += ranks_s[a - 1] + 1 if a >= 1 else 0
-        if upper <= from_:
-            lo, lo_lb = all_keys[int(pos)], lower
-        if lower >= from_ + size:
-            hi = all_keys[int(pos)]
-            break
-        seen[j] += 1
+    if len(fits):
+        lo, lo_lb = all_keys[int(ordr[fits[-1]])], int(lower[fits[-1]])
     limit = from_ - lo_lb + size
     return Bracket(lo, hi, limit, lo_lb)

@@ -88,3 +88,57 @@ def test_each_shard_sends_a_bounded_number_of_candidates_at_any_depth() -> None:
     assert len(calls) == 4
     # 3,000 documents a shard, 256 samples: a sample every 12 ranks; 4 shards * 12 + 10 bound
     assert max(calls) <= 4 * 12 + 10
+
+
+def _bracket_by_walking(samples, from_, size, ordr):
+    """The bracket's bounds computed one sample at a time (the definition), for comparison."""
+    rows = [(j, i) for j, (_, keys, _) in enumerate(samples) for i in range(len(keys))]
+    seen = [0] * len(samples)
+    lo, lo_lb, hi = None, 0, None
+    for pos in ordr:
+        j, i = rows[int(pos)]
+        upper = lower = 0
+        for s, (n_s, _, ranks_s) in enumerate(samples):
+            if s == j:
+                upper += ranks_s[i]
+                lower += ranks_s[i]
+                continue
+            a = seen[s]
+            upper += ranks_s[a] if a < len(ranks_s) else n_s
+            lower += ranks_s[a - 1] + 1 if a >= 1 else 0
+        if upper <= from_:
+            lo, lo_lb = samples[j][1][i], lower
+        if lower >= from_ + size:
+            hi = samples[j][1][i]
+            break
+        seen[j] += 1
+    return lo, hi, from_ - lo_lb + size
+
+
+@settings(max_examples=200, deadline=None)
+@given(sizes=st.lists(st.integers(0, 300), min_size=1, max_size=6),
+       samples=st.integers(1, 20), frm=st.integers(0, 1000), size=st.integers(0, 20),
+       seed=st.integers(0, 2**32 - 1))
+def test_vectorised_bracket_equals_walking_the_samples(sizes, samples, frm, size, seed) -> None:
+    import random
+
+    import numpy as np
+    from shardsearch.cluster.deep_page import _columns, bracket
+    from shardsearch.cluster.sorting import SortField, ascending_keys, order
+    rng = random.Random(seed)
+    sort = (SortField("n", "asc"),)
+    shard_samples = []
+    for s, n in enumerate(sizes):   # each shard's matches in order: (value, tie-break)
+        keys = sorted([rng.randint(0, 50), (s << 40) | k] for k in range(n))
+        step = max(1, -(-n // samples))
+        ranks = list(range(0, n, step))
+        shard_samples.append((n, [keys[r] for r in ranks], ranks))
+    got = bracket(sort, ["int"], shard_samples, frm, size)
+    all_keys = [k for _, keys, _ in shard_samples for k in keys]
+    if not all_keys:
+        assert got.lo is None and got.hi is None and got.limit == frm + size
+        return
+    cols, missing, ties = _columns(sort, ["int"], all_keys)
+    ordr = order(ascending_keys(sort, ["int"], cols, missing, ties))
+    lo, hi, limit = _bracket_by_walking(shard_samples, frm, size, np.asarray(ordr))
+    assert (got.lo, got.hi, got.limit) == (lo, hi, limit)
