@@ -820,31 +820,39 @@ class Coordinator(CursorOps):
         if len(shard_list) == 1:   # one shard knows where the page starts: one round
             return await self._window_phase(shard_list[0], queries[0], from_, size, deadline,
                                             prof)
-        first = share(deadline, 0.5)
-        outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample",
-                                                    replace(q, deadline=first),
-                                                    self.deep_page_samples)
-                                  for (_, _, _, ref), q in zip(shard_list, queries)], first)
         failures: list[dict[str, Any]] = []
         timed_out = False
-        live: list[int] = []
-        samples = []
-        kinds: list[str] | None = None
-        for i, (entry, o) in enumerate(zip(shard_list, outcomes)):
-            _, m, sid, _ = entry
-            if prof is not None:
-                prof.sample(entry, o)
-            if o.timed_out:
-                timed_out = True
-                continue
-            if o.error is not None:
-                failures.append(_failure(m.name, sid, o.error))
-                continue
-            live.append(i)
-            n, keys, ranks, k = o.value
-            samples.append((n, keys, ranks))
-            if kinds is None or n:
-                kinds = k
+        key = self._samples_key(shard_list, queries) if prof is None else None
+        memo = self._samples_memo()
+        cached = memo.get(key) if key is not None else None
+        if cached is not None:
+            live, samples, kinds = cached
+        else:
+            first = share(deadline, 0.5)
+            outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample",
+                                                        replace(q, deadline=first),
+                                                        self.deep_page_samples)
+                                      for (_, _, _, ref), q in zip(shard_list, queries)], first)
+            live, samples, kinds = [], [], None
+            for i, (entry, o) in enumerate(zip(shard_list, outcomes)):
+                _, m, sid, _ = entry
+                if prof is not None:
+                    prof.sample(entry, o)
+                if o.timed_out:
+                    timed_out = True
+                    continue
+                if o.error is not None:
+                    failures.append(_failure(m.name, sid, o.error))
+                    continue
+                live.append(i)
+                n, keys, ranks, k = o.value
+                samples.append((n, keys, ranks))
+                if kinds is None or n:
+                    kinds = k
+            if key is not None and not failures and not timed_out:
+                if len(memo) >= 64:
+                    memo.pop(next(iter(memo)))
+                memo[key] = (live, samples, kinds)
         sort = queries[0].sort
         br = bracket(sort, kinds or [], samples, from_, size)
         # the range round's rows are few (about size + matches/samples per shard): they come
@@ -871,6 +879,23 @@ class Coordinator(CursorOps):
             before += below
             hits_list.append((entry, hits))
         return hits_list, failures, timed_out, max(0, from_ - before)
+
+    def _samples_memo(self) -> dict[bytes, Any]:
+        return self.__dict__.setdefault("_samples_cache", {})
+
+    @staticmethod
+    def _samples_key(shard_list, queries: list[ShardQuery]) -> bytes | None:
+        """What a deep page's samples depend on, or None when a shard's generation is not
+        named: the samples of a query at given generations never change (what a generation
+        sees is fixed), so the next deep page of the same query — the next page, a repeat —
+        skips round 1. A generation that was a guess (``latest``) is checked by the range
+        round: a shard that has refreshed answers ``StaleGeneration`` and the search runs
+        again, with new generations and so a new key."""
+        if any(q.generation is None for q in queries):
+            return None
+        return pickle.dumps([(m.name, m.uuid, sid, q.query, q.sort, q.stats, q.after,
+                              q.min_score, q.index_rank, q.generation)
+                             for (_, m, sid, _), q in zip(shard_list, queries)])
 
     async def _window_phase(self, entry, q: ShardQuery, from_: int, size: int,
                             deadline: float | None, prof: SearchProfile | None

@@ -516,9 +516,17 @@ class ShardCore:
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         return min(start, len(c.order)), hits
 
+    def _check_latest(self, q: ShardQuery) -> None:
+        """A search at "now" that guessed this shard's generation: refuse a stale guess
+        (before any cache is consulted, or a cached older snapshot would answer)."""
+        if q.latest and q.generation is not None and q.generation != self.generation:
+            raise StaleGeneration(f"shard [{self.index}][{self.shard}] is at generation "
+                                  f"[{self.generation}], not [{q.generation}]")
+
     def _sorted_candidates(self, q: ShardQuery) -> _Candidates:
         """All matches with their full order, cached briefly for the rounds of one deep page."""
         import pickle
+        self._check_latest(q)
         key = (pickle.dumps((q.query, q.sort, q.stats, q.min_score, q.after, q.index_rank)),
                self.generation if q.generation is None else q.generation)
         hit = self._sorted_cache.get(key)
@@ -534,9 +542,7 @@ class ShardCore:
 
     def _candidates(self, q: ShardQuery) -> _Candidates:
         """Every match of ``q`` in the snapshot (after ``search_after``), as columns."""
-        if q.latest and q.generation is not None and q.generation != self.generation:
-            raise StaleGeneration(f"shard [{self.index}][{self.shard}] is at generation "
-                                  f"[{self.generation}], not [{q.generation}]")
+        self._check_latest(q)
         gen = self.generation if q.generation is None else q.generation
         mapping = self.mapping
         sort = q.sort

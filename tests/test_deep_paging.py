@@ -3,7 +3,9 @@ what each shard sends does not grow with ``from``."""
 from __future__ import annotations
 
 import asyncio
+import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +144,29 @@ def test_vectorised_bracket_equals_walking_the_samples(sizes, samples, frm, size
     ordr = order(ascending_keys(sort, ["int"], cols, missing, ties))
     lo, hi, limit = _bracket_by_walking(shard_samples, frm, size, np.asarray(ordr))
     assert (got.lo, got.hi, got.limit) == (lo, hi, limit)
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_a_repeated_deep_page_sees_what_a_refresh_made_visible(shards) -> None:
+    """Deep pages reuse a query's samples and sorted matches at a generation; a refresh in
+    between must still show at once (the stale guess is refused, the search runs again)."""
+    import asyncio
+    rng = random.Random(11)
+    docs = [{"n": rng.randint(0, 9), "text": rng.choice(["a b", "a", "b c"])} for _ in range(300)]
+
+    async def run() -> None:
+        c = await _index(shards, docs, threshold=0, samples=8)
+        body = {"query": {"match": {"text": "a"}}, "from": 50, "size": 10}
+        first = await c.search(parse_search(("d",), {}, dict(body)))
+        again = await c.search(parse_search(("d",), {}, dict(body)))
+        assert [h["_id"] for h in again["hits"]["hits"]] == \
+            [h["_id"] for h in first["hits"]["hits"]]
+        await c.bulk([{"action": "index", "index": "d", "id": f"new{i}",
+                       "source": {"n": 0, "text": "a a a a"}} for i in range(80)], refresh=True)
+        after = await c.search(parse_search(("d",), {}, dict(body)))
+        c.deep_page_threshold = 10**9
+        classic = await c.search(parse_search(("d",), {}, dict(body)))
+        assert after["hits"]["total"] == classic["hits"]["total"]
+        assert [h["_id"] for h in after["hits"]["hits"]] == \
+            [h["_id"] for h in classic["hits"]["hits"]]
+    asyncio.run(run())
