@@ -9,21 +9,23 @@ each way, many calls in flight on one connection. The actor is still found, crea
 restarted and placed by Ray; a caller on another node, or one whose lane broke, uses Ray's
 actor calls.
 
-The socket lives in a fresh directory only its owner can enter (``0700``): frames are pickles,
-so only processes of the same user may connect.
+The socket lives in a directory only its owner can enter (``0700``, see :func:`lane_dir`):
+frames are pickles, so only processes of the same user may connect.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import inspect
 import itertools
 import os
 import pickle
-import shutil
+import stat
 import struct
 import tempfile
 import threading
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -57,14 +59,11 @@ class LaneServer:
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
         self.path: str | None = None
-        self._dir: str | None = None
         self._server: asyncio.base_events.Server | None = None
 
     async def start(self) -> str:
         if self.path is None:
-            self._dir = tempfile.mkdtemp(prefix="shardsearch-lane-")
-            os.chmod(self._dir, 0o700)
-            path = os.path.join(self._dir, "coordinator.sock")
+            path = os.path.join(lane_dir(), f"{os.getpid()}-{uuid.uuid4().hex[:8]}.sock")
             self._server = await asyncio.start_unix_server(self._serve, path=path,
                                                            limit=1 << 20)
             self.path = path
@@ -100,9 +99,40 @@ class LaneServer:
     def close(self) -> None:
         if self._server is not None:
             self._server.close()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
-        self.path = self._server = self._dir = None
+        if self.path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+        self.path = self._server = None
+
+
+def lane_dir() -> str:
+    """The directory of this user's lane sockets: ``<tmp>/shardsearch-lanes-<uid>``, mode
+    ``0700``. Sockets are named ``<pid>-<random>.sock``; those of processes that are gone (a
+    killed actor never cleans up) are removed here, so the directory holds live ones only. A
+    directory that is not ours or not private is not used: a fresh private one is made."""
+    base = os.path.join(tempfile.gettempdir(), f"shardsearch-lanes-{os.getuid()}")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(base, 0o700)
+    st = os.lstat(base)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() \
+            or stat.S_IMODE(st.st_mode) != 0o700:
+        return tempfile.mkdtemp(prefix="shardsearch-lanes-")
+    for name in os.listdir(base):
+        pid = name.split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(base, name))
+    return base
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class LaneClient:

@@ -164,3 +164,25 @@ def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
         run(go())
     finally:
         lane.close()
+
+
+def test_sockets_of_processes_that_are_gone_are_swept() -> None:
+    import subprocess
+    import sys
+
+    from shardsearch.cluster.lane import lane_dir
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = os.path.join(lane_dir(), f"{gone}-deadbeef.sock")
+    open(stale, "w").close()
+
+    async def go():
+        server = LaneServer(Target().call)
+        path = await server.start()
+        try:
+            assert os.path.dirname(path) == os.path.dirname(stale)
+            assert not os.path.exists(stale)
+            assert os.path.exists(path)
+        finally:
+            server.close()
+    run(go())
