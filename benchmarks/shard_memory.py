@@ -18,7 +18,8 @@ Reported:
 
     .venv/bin/python benchmarks/shard_memory.py [--corpus PATH] [--shards 2] [--shard 0] [--core]
 
-Without the corpus (``/work/shared/corpora/gcide.ndjson.gz`` by default) it says so and exits.
+Without the corpus (``../shared/corpora/gcide.ndjson.gz`` beside the repository by default) it
+says so and exits.
 """
 from __future__ import annotations
 
@@ -36,7 +37,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-from shardsearch.bench import infer_mapping
 from shardsearch.cluster.mapping import Mapping, parse_document
 from shardsearch.cluster.matcher import scoring_terms
 from shardsearch.cluster.models import ShardQuery
@@ -46,7 +46,8 @@ from shardsearch.cluster.shard import ShardCore, WriteOp
 from shardsearch.cluster.shard_copy import ShardCopy
 from shardsearch.cluster.sorting import SCORE_SORT, parse_sort
 
-DEFAULT_CORPUS = Path("/work/shared/corpora/gcide.ndjson.gz")
+from shardsearch.bench import DEFAULT_CORPUS, infer_mapping
+
 BATCH = 5000   # lines per _bulk request in the benchmark; each shard gets its share
 
 QUERIES: list[tuple[str, dict[str, Any], Any]] = [
