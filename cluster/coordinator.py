@@ -791,20 +791,11 @@ class Coordinator(CursorOps):
         retries). Returns the answers, the failures and whether a shard timed out."""
         outcomes = await fan_out([functools.partial(self.backend.call, ref, "query", q)
                                   for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
-        hits_list: list[tuple[Any, ShardHits]] = []
         failures: list[dict[str, Any]] = []
-        timed_out = False
-        for entry, q, o in zip(shard_list, queries, outcomes):
-            _, m, sid, _ = entry
-            if prof is not None:
-                prof.query_hits(entry, o, q.k)
-            if o.timed_out:
-                timed_out = True
-            elif o.error is not None:
-                failures.append(_failure(m.name, sid, o.error))
-            else:
-                hits_list.append((entry, o.value))
-        return hits_list, failures, timed_out
+        answered, timed_out = _answers(
+            shard_list, outcomes, failures,
+            None if prof is None else lambda i, e, o: prof.query_hits(e, o, queries[i].k))
+        return [(entry, hits) for _, entry, hits in answered], failures, timed_out
 
     async def _deep_query_phase(self, shard_list, queries: list[ShardQuery], from_: int,
                                 size: int, deadline: float | None = None,
@@ -833,19 +824,12 @@ class Coordinator(CursorOps):
                                                         replace(q, deadline=first),
                                                         self.deep_page_samples)
                                       for (_, _, _, ref), q in zip(shard_list, queries)], first)
+            answered, timed_out = _answers(
+                shard_list, outcomes, failures,
+                None if prof is None else lambda i, e, o: prof.sample(e, o))
             live, samples, kinds = [], [], None
-            for i, (entry, o) in enumerate(zip(shard_list, outcomes)):
-                _, m, sid, _ = entry
-                if prof is not None:
-                    prof.sample(entry, o)
-                if o.timed_out:
-                    timed_out = True
-                    continue
-                if o.error is not None:
-                    failures.append(_failure(m.name, sid, o.error))
-                    continue
+            for i, _, (n, keys, ranks, k) in answered:
                 live.append(i)
-                n, keys, ranks, k = o.value
                 samples.append((n, keys, ranks))
                 if kinds is None or n:
                     kinds = k
@@ -855,30 +839,19 @@ class Coordinator(CursorOps):
                 memo[key] = (live, samples, kinds)
         sort = queries[0].sort
         br = bracket(sort, kinds or [], samples, from_, size)
-        # the range round's rows are few (about size + matches/samples per shard): they come
-        # back with their documents, saving the fetch round trip (not when profiling)
+        # the range round's rows (about size + 2 matches/samples per shard) bring their
+        # documents only when they are few (``prefetch_deep_max``; not when profiling)
         prefetch = br.limit if prof is None and br.limit <= self.prefetch_deep_max else 0
         outcomes2 = await fan_out([functools.partial(self.backend.call, shard_list[i][3], "range",
                                                      replace(queries[i], prefetch=prefetch),
                                                      br.lo, br.hi, br.limit)
                                    for i in live], deadline)
-        hits_list: list[tuple[Any, ShardHits]] = []
-        before = 0
-        for i, o in zip(live, outcomes2):
-            entry = shard_list[i]
-            _, m, sid, _ = entry
-            if prof is not None:
-                prof.query_hits(entry, o, br.limit)
-            if o.timed_out:
-                timed_out = True
-                continue
-            if o.error is not None:
-                failures.append(_failure(m.name, sid, o.error))
-                continue
-            below, hits = o.value
-            before += below
-            hits_list.append((entry, hits))
-        return hits_list, failures, timed_out, max(0, from_ - before)
+        answered, late = _answers(
+            [shard_list[i] for i in live], outcomes2, failures,
+            None if prof is None else lambda i, e, o: prof.query_hits(e, o, br.limit))
+        before = sum(below for _, _, (below, _) in answered)
+        return [(entry, hits) for _, entry, (_, hits) in answered], failures, \
+            timed_out or late, max(0, from_ - before)
 
     def _samples_memo(self) -> dict[bytes, Any]:
         return self.__dict__.setdefault("_samples_cache", {})
@@ -903,18 +876,17 @@ class Coordinator(CursorOps):
                                        bool, int]:
         """The deep page of a single-shard search: the shard's rows ``[from, from + size)``
         with their documents, whatever the depth."""
-        _, m, sid, ref = entry
         prefetch = size if prof is None and size <= self.prefetch_deep_max else 0
-        (o,) = await fan_out([functools.partial(self.backend.call, ref, "window",
-                                                replace(q, prefetch=prefetch), from_, size)],
-                             deadline)
-        if prof is not None:
-            prof.query_hits(entry, o, size)
-        if o.timed_out:
-            return [], [], True, 0
-        if o.error is not None:
-            return [], [_failure(m.name, sid, o.error)], False, 0
-        below, hits = o.value
+        outcomes = await fan_out([functools.partial(self.backend.call, entry[3], "window",
+                                                    replace(q, prefetch=prefetch), from_,
+                                                    size)], deadline)
+        failures: list[dict[str, Any]] = []
+        answered, timed_out = _answers(
+            [entry], outcomes, failures,
+            None if prof is None else lambda i, e, o: prof.query_hits(e, o, size))
+        if not answered:
+            return [], failures, timed_out, 0
+        below, hits = answered[0][2]
         return [(entry, hits)], [], False, max(0, from_ - below)
 
     async def _explain_phase(self, hits_list, page, shard_list, queries: list[ShardQuery],
@@ -964,20 +936,12 @@ class Coordinator(CursorOps):
             calls.append(functools.partial(self.backend.call, ref, "fetch", addrs, deadline,
                                            prof is not None))
         failures: list[dict[str, Any]] = []
-        timed_out = False
-        for pos, o in zip(keys, await fan_out(calls, deadline)):
-            entry = hits_list[pos][0]
-            _, m, sid, _ = entry
-            if prof is not None:
-                prof.fetch(entry, o)
-            if o.timed_out:
-                timed_out = True
-                continue
-            if o.error is not None:
-                failures.append(_failure(m.name, sid, o.error))
-                continue
-            docs = o.value[0] if prof is not None else o.value
-            for i, d in zip(by_shard[pos], docs):
+        answered, timed_out = _answers(
+            [hits_list[pos][0] for pos in keys], await fan_out(calls, deadline), failures,
+            None if prof is None else lambda i, e, o: prof.fetch(e, o))
+        for j, _, value in answered:
+            docs = value[0] if prof is not None else value
+            for i, d in zip(by_shard[keys[j]], docs):
                 out[i] = d
         return out, failures, timed_out
 
@@ -1211,6 +1175,26 @@ def _shard_ids(shard: Any, meta: IndexMeta) -> list[int]:
                                   f"[{meta.number_of_shards}] shards")
         out.append(int(s))
     return sorted(set(out))
+
+
+def _answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, Any]],
+             record: Any = None) -> tuple[list[tuple[int, Any, Any]], bool]:
+    """One round's outcomes sorted out: ``(position, entry, value)`` of the shards that
+    answered; the failures, in Elasticsearch's shape, appended to ``failures``; and whether a
+    shard timed out. ``record(position, entry, outcome)`` sees every outcome (profiles)."""
+    answered: list[tuple[int, Any, Any]] = []
+    timed_out = False
+    for i, (entry, o) in enumerate(zip(entries, outcomes)):
+        if record is not None:
+            record(i, entry, o)
+        if o.timed_out:
+            timed_out = True
+        elif o.error is not None:
+            _, m, sid, _ = entry
+            failures.append(_failure(m.name, sid, o.error))
+        else:
+            answered.append((i, entry, o.value))
+    return answered, timed_out
 
 
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
