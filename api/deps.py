@@ -5,13 +5,12 @@ else a Ray actor call); a domain error raised there comes back as the same ``Sea
 """
 from __future__ import annotations
 
-import time
 from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
 from ..cluster.errors import SearchError
-from ..cluster.lane import LaneClient, LaneClosed
+from ..cluster.lane import LaneClosed, LaneFinder
 
 
 class CoordinatorClient(Protocol):
@@ -28,32 +27,11 @@ class RayCoordinator:
 
     def __init__(self, handle: Any, lane: bool = True) -> None:
         self.handle = handle
-        self.use_lane = lane
-        self._lane: LaneClient | None = None
-        self._lane_retry_at = 0.0
-
-    async def _lane_client(self) -> LaneClient | None:
-        if not self.use_lane:
-            return None
-        if self._lane is not None and not self._lane.closed:
-            return self._lane
-        if time.monotonic() < self._lane_retry_at:
-            return None
-        self._lane_retry_at = time.monotonic() + 1.0
-        import ray
-        try:
-            node, path = await self.handle.lane.remote()
-        except Exception:  # noqa: BLE001 - no lane (yet): Ray's calls still work
-            return None
-        if node != ray.get_runtime_context().get_node_id():
-            self.use_lane = False   # another machine: a Unix socket cannot reach it
-            return None
-        self._lane = LaneClient(path)
-        return self._lane
+        self._lanes = LaneFinder() if lane else None
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         import ray
-        lane = await self._lane_client()
+        lane = await self._lanes.get(self.handle) if self._lanes is not None else None
         if lane is not None:
             try:
                 return await lane.call(method, *args, **kwargs)

@@ -34,8 +34,6 @@ class Coalescer:
         self.max_batch = max_batch
         self._queue: list[tuple[Call, asyncio.Future]] = []
         self._inflight = 0
-        self.calls = 0        # actor calls made, and ...
-        self.requests = 0     # ... the requests they carried (for the batching ratio)
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         fut = asyncio.get_running_loop().create_future()
@@ -50,8 +48,6 @@ class Coalescer:
         if not batch:
             return
         self._inflight += 1
-        self.calls += 1
-        self.requests += len(batch)
         asyncio.get_running_loop().create_task(self._send(batch))
 
     async def _send(self, batch: list[tuple[Call, asyncio.Future]]) -> None:

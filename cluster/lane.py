@@ -25,6 +25,7 @@ import stat
 import struct
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -211,6 +212,35 @@ class LaneClient:
         if self._reader_task is not None:
             self._reader_task.cancel()
         self._fail_all()
+
+
+class LaneFinder:
+    """Finds actors' lanes: asks an actor (its ``lane()`` method, through Ray) for
+    ``(node id, socket path)`` once per process of it. An actor on another node has no lane
+    for us, for good; one that cannot be asked, or whose lane broke, is asked again a second
+    later (meanwhile callers use Ray)."""
+
+    def __init__(self) -> None:
+        self._lanes: dict[str, LaneClient | float] = {}
+
+    async def get(self, handle: Any) -> LaneClient | None:
+        key = handle._actor_id.hex()
+        got = self._lanes.get(key)
+        if isinstance(got, LaneClient) and not got.closed:
+            return got
+        if isinstance(got, float) and time.monotonic() < got:
+            return None
+        self._lanes[key] = time.monotonic() + 1.0
+        try:
+            node, path = await handle.lane.remote()
+        except Exception:  # noqa: BLE001 - no lane (yet): Ray's calls still work
+            return None
+        import ray
+        if node != ray.get_runtime_context().get_node_id():
+            self._lanes[key] = float("inf")   # a Unix socket cannot reach another machine
+            return None
+        lane = self._lanes[key] = LaneClient(path)
+        return lane
 
 
 class ThreadLane:

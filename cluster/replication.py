@@ -62,7 +62,7 @@ import numpy as np
 
 from .coalesce import Coalescer
 from .errors import SearchError
-from .lane import LaneClient, LaneClosed
+from .lane import LaneClosed, LaneFinder
 from .mapping import Mapping
 from .shard_copy import READS
 from .sorting import SEQ_MASK
@@ -154,7 +154,7 @@ class RayTransport:
         from .shard_copy import copy_actor_class
         self._cls = copy_actor_class()
         self._queues: dict[str, Coalescer] = {}
-        self._lanes: dict[str, LaneClient | float] = {}
+        self._lanes = LaneFinder()   # copies on this node: reads over their fast lane
         self._nodes_at = 0.0
         self._nodes: list[dict[str, Any]] = []
 
@@ -176,7 +176,7 @@ class RayTransport:
                    timeout: float | None = None) -> Any:
         if method in READS:
             async def read() -> Any:
-                lane = await self._lane(handle)
+                lane = await self._lanes.get(handle)
                 if lane is not None:
                     try:
                         return await lane.call(method, *args)
@@ -192,27 +192,6 @@ class RayTransport:
         if timeout is None:
             return await wait()
         return await asyncio.wait_for(wait(), timeout)
-
-    async def _lane(self, handle: Any) -> LaneClient | None:
-        """The copy's fast lane when it runs on this node (``cluster/lane.py``), else None.
-        Asked once per copy process; a broken lane is asked again a second later."""
-        key = handle._actor_id.hex()
-        got = self._lanes.get(key)
-        if isinstance(got, LaneClient) and not got.closed:
-            return got
-        if isinstance(got, float) and time.monotonic() < got:
-            return None
-        self._lanes[key] = time.monotonic() + 1.0
-        try:
-            node, path = await handle.lane.remote()
-        except Exception:  # noqa: BLE001 - no lane: Ray's calls still work
-            return None
-        import ray
-        if node != ray.get_runtime_context().get_node_id():
-            self._lanes[key] = float("inf")   # another machine: reads go through Ray
-            return None
-        lane = self._lanes[key] = LaneClient(path)
-        return lane
 
     def _coalescer(self, handle: Any) -> Coalescer:
         """One queue per copy: a copy runs one call at a time anyway, so searches that

@@ -45,8 +45,8 @@ import numpy as np
 import orjson
 
 from .coalesce import run_many
-from .lane import ThreadLane, serialized
 from .errors import IllegalArgument, SearchError
+from .lane import ThreadLane, serialized
 from .mapping import Mapping, parse_document
 from .models import FetchedDoc, ShardQuery
 from .segment import NEVER, BufferedDoc
