@@ -42,8 +42,8 @@ from .models import ShardHits, ShardQuery
 from .numformat import decimal_format
 from .profile import SearchProfile
 from .query import MatchAll, Query
-from .request import SearchRequest
-from .routing import shard_for, shards_for
+from .request import SearchRequest, refuse_unsupported
+from .routing import selected_shards, shard_for, shards_for
 from .scoring import Stats
 from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
@@ -585,9 +585,11 @@ class Coordinator(CursorOps):
             # too_many_clauses / regex length before any fan-out
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
                 m.settings.get("max_regex_length", 1000)))
+        refuse_unsupported(req)
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
-                      for sid, ref in enumerate(self.backend.session(m.shards))]
+                      for sid, ref in enumerate(self.backend.session(m.shards))
+                      if sid in selected_shards(m.number_of_shards, req.routing, req.preference)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
@@ -959,10 +961,7 @@ class Coordinator(CursorOps):
         hit["_score"] = score
         if doc.routing is not None:
             hit["_routing"] = doc.routing
-        if req.stored_fields is not None and "_source" not in req.stored_fields \
-                and req.source.is_identity:
-            pass
-        elif req.source.enabled:
+        if req.source.enabled:
             if req.source.is_identity:
                 hit["_source"] = doc.source
             else:
@@ -988,9 +987,12 @@ class Coordinator(CursorOps):
         return hit
 
     async def count(self, indices: tuple[str, ...], query: Query,
-                    terminate_after: int | None = None) -> dict[str, Any]:
+                    terminate_after: int | None = None, min_score: float | None = None,
+                    routing: str | None = None, preference: str | None = None
+                    ) -> dict[str, Any]:
         req = SearchRequest(indices=indices, query=query, size=0, track_total_hits=True,
-                            terminate_after=terminate_after)
+                            terminate_after=terminate_after, min_score=min_score,
+                            routing=routing, preference=preference)
         resp = await self.search(req)
         out = {"count": resp["hits"]["total"]["value"], "_shards": resp["_shards"]}
         if terminate_after is not None:

@@ -715,7 +715,16 @@ def _numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, 
     return out
 
 
+#: Metadata fields every document has: ``exists`` on them matches all (as in Elasticsearch).
+_ALWAYS_PRESENT = frozenset({"_id", "_index", "_seq_no", "_version", "_primary_term"})
+
+
 def _e_exists(q: Q.Exists, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    if q.field in _ALWAYS_PRESENT:
+        return _const(np.ones(seg.n, dtype=bool), q.boost)
+    if q.field == "_routing":
+        mask = np.fromiter((r is not None for r in seg.routing), dtype=bool, count=seg.n)
+        return _const(mask, q.boost)
     fd = seg.fields.get(q.field)
     if fd is not None:
         return _const(fd.present.copy(), q.boost)

@@ -308,10 +308,18 @@ def _parse(dsl: Any, st: _State) -> Query:
         raise ParsingError(f"unknown query [{name}]{did_you_mean(name, ES_QUERY_NAMES)}")
     q = parser(body, st)
     st.depth -= 1
+    if _names_itself(body):
+        raise ParsingError(f"[{name}] query: [_name] (named queries and matched_queries) is not "
+                           "supported by this server")
     if len(dsl) > 1:
         raise ParsingError(f"[{name}] malformed query, expected [END_OBJECT] but found "
                            "[FIELD_NAME]")
     return q
+
+
+def _names_itself(body: dict[str, Any]) -> bool:
+    """Whether a query object carries ``_name``, at its top or in its field's options."""
+    return "_name" in body or any(isinstance(v, dict) and "_name" in v for v in body.values())
 
 
 def _multiple_fields(name: str, first: str | None, second: str) -> None:
@@ -575,6 +583,9 @@ def _p_exists(body: dict[str, Any], st: _State) -> Query:
             raise ParsingError(f"[exists] query does not support [{k}]")
     if field_name is None:
         raise ParsingError("[exists] must be provided with a [field]")
+    if field_name == "_source":
+        raise SearchError("The _source field is not searchable", es_type="query_shard_exception",
+                          status=400)
     return Exists(field=_require_field(field_name), boost=boost)
 
 

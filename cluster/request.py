@@ -10,6 +10,7 @@ from typing import Any
 
 from .errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from .query import MatchAll, Query, parse_query, _token
+from .routing import parse_shards_preference
 from .sorting import SortField, parse_sort, parse_sort_param
 
 DEFAULT_SIZE = 10
@@ -25,6 +26,17 @@ BODY_KEYS = {
     "indices_boost", "collapse", "slice", "suggest", "ext", "runtime_mappings", "stats",
 }
 
+#: Body keys Elasticsearch defines that this service does not implement yet: refused with a 400
+#: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
+#: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
+UNSUPPORTED_BODY_KEYS = (
+    "aggs", "aggregations", "post_filter", "highlight", "script_fields", "rescore",
+    "indices_boost", "collapse", "slice", "suggest", "ext", "runtime_mappings",
+)
+
+#: URL parameters that only make sense with a body key above.
+UNSUPPORTED_PARAMS = ("suggest_field", "suggest_mode", "suggest_size", "suggest_text")
+
 SEARCH_PARAMS = {
     "q", "df", "default_operator", "analyzer", "analyze_wildcard", "lenient", "from", "size",
     "sort", "_source", "_source_includes", "_source_excludes", "_source_include",
@@ -35,7 +47,8 @@ SEARCH_PARAMS = {
     "preference", "routing", "request_cache", "batched_reduce_size", "max_concurrent_shard_requests",
     "pre_filter_shard_size", "typed_keys", "ccs_minimize_roundtrips", "pretty", "human",
     "error_trace", "filter_path", "format", "min_score", "profile", "consistent_page",
-    "include_named_queries_score", "stats", "suggest_field", "force_synthetic_source",
+    "include_named_queries_score", "stats", "suggest_field", "suggest_mode", "suggest_size",
+    "suggest_text", "force_synthetic_source",
     "allow_no_indices", "keep_alive", "paging",
 }
 
@@ -81,6 +94,9 @@ class SearchRequest:
     allow_no_indices: bool = True
     profile: bool = False
     stored_fields: tuple[str, ...] | None = None
+    unsupported: tuple[str, ...] = ()   # refused after the per-index limits (refuse_unsupported)
+    routing: str | None = None      # restricts the search to the routing values' shards
+    preference: str | None = None   # ``_shards:N,M`` restricts the shards (routing.py)
     docvalue_fields: tuple[Any, ...] = ()
     fields: tuple[Any, ...] = ()
     from_given: bool = False
@@ -188,6 +204,35 @@ def source_from_params(params: dict[str, str], base: SourceFilter) -> SourceFilt
                            includes=_csv(inc) if inc is not None else out.includes,
                            excludes=_csv(exc) if exc is not None else out.excludes)
     return out
+
+
+def _unsupported(body: dict[str, Any], params: dict[str, str]) -> tuple[str, ...]:
+    """What the request asks for that this service cannot do (refused, never ignored)."""
+    out = [k for k in UNSUPPORTED_BODY_KEYS if k in body and body[k] not in (None, {})]
+    out += [k for k in UNSUPPORTED_PARAMS if k in params]
+    if parse_bool(params.get("force_synthetic_source", "false"), "force_synthetic_source"):
+        out.append("force_synthetic_source")
+    return tuple(out)
+
+
+def refuse_unsupported(req: SearchRequest) -> None:
+    """A 400 naming the first feature of the request that this service does not implement."""
+    if req.unsupported:
+        raise IllegalArgument(f"[{req.unsupported[0]}] is not supported by this server")
+
+
+def _source_with_stored_fields(req: SearchRequest, body: dict[str, Any],
+                               params: dict[str, str]) -> SourceFilter:
+    """``stored_fields`` without ``_source`` among them hides ``_source`` unless the request asks
+    for it explicitly (``_source: true`` or a filter), as Elasticsearch's fetch phase does."""
+    explicit = "_source" in body or any(k in params for k in (
+        "_source", "_source_includes", "_source_excludes", "_source_include", "_source_exclude"))
+    stored = req.stored_fields or ()
+    if "_none_" in stored and explicit and req.source.enabled:
+        raise IllegalArgument("[stored_fields] cannot be disabled if [_source] is requested")
+    if "_source" in stored or explicit:
+        return req.source
+    return SourceFilter(enabled=False)
 
 
 def check_params(params: dict[str, str], allowed: set[str], path: str) -> None:
@@ -321,6 +366,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         req.stored_fields = (sf,) if isinstance(sf, str) else tuple(sf or ())
         if isinstance(sf, str) and "," in sf:
             req.stored_fields = _csv(sf)
+        req.source = _source_with_stored_fields(req, body, params)
     if "docvalue_fields" in body:
         req.docvalue_fields = tuple(body["docvalue_fields"] or ())
     if "docvalue_fields" in params:
@@ -341,6 +387,13 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                                 for r in rescorers if isinstance(r, dict))
     if "request_cache" in params:
         req.request_cache = parse_bool(params["request_cache"], "request_cache")
+    req.unsupported = _unsupported(body, params)
+    req.routing = params.get("routing")
+    req.preference = params.get("preference")
+    try:
+        parse_shards_preference(req.preference)
+    except ValueError as e:
+        raise IllegalArgument(str(e)) from None
     validate(req)
     return req
 

@@ -106,3 +106,36 @@ def shards_for(routing_values: list[str], number_of_shards: int) -> np.ndarray:
     if number_of_shards <= 0:
         raise ValueError("number_of_shards must be positive")
     return routing_hashes(routing_values) % number_of_shards   # NumPy's % is floorMod too
+
+
+def parse_shards_preference(preference: str | None) -> frozenset[int] | None:
+    """``preference=_shards:0,2`` (optionally ``|<other preference>``): the shard numbers a
+    search is restricted to, or None when the preference does not restrict shards.
+
+    Other preferences (``_local``, ``_only_local``, custom strings) choose among copies of a
+    shard; every copy answers the same here (one total order), so they leave results unchanged.
+    """
+    if not preference or not preference.startswith("_shards:"):
+        return None
+    spec = preference[len("_shards:"):].split("|", 1)[0]
+    out = set()
+    for part in spec.split(","):
+        part = part.strip()
+        if not part.isdigit():
+            raise ValueError(f"No shard id specified in preference [{preference}]" if not part
+                             else f"Invalid shard id [{part}] in preference [{preference}]")
+        out.add(int(part))
+    return frozenset(out)
+
+
+def selected_shards(number_of_shards: int, routing: str | None,
+                    preference: str | None) -> list[int]:
+    """The shards of one index a search visits: all, or those of ``routing`` (comma-separated
+    routing values, each to its shard) intersected with ``preference=_shards:...``."""
+    shards = set(range(number_of_shards))
+    if routing is not None:
+        shards &= {shard_for(r, number_of_shards) for r in routing.split(",") if r != ""}
+    only = parse_shards_preference(preference)
+    if only is not None:
+        shards &= only
+    return sorted(shards)

@@ -8,10 +8,11 @@ from fastapi import APIRouter, Request
 from ...cluster.errors import IllegalArgument, ParsingError
 from ...cluster.query import MatchAll, QueryString, parse_query
 from ...cluster.request import check_params, parse_search
+from ...cluster.routing import parse_shards_preference
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, query_params
+from ..params import COMMON, bool_param, query_params
 
 router = APIRouter()
 
@@ -74,7 +75,19 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
     if "q" in params:
         df = params.get("df")
         query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
-                            default_operator=params.get("default_operator", "or").lower())
+                            default_operator=params.get("default_operator", "or").lower(),
+                            lenient=bool_param(params, "lenient"),
+                            analyzer=params.get("analyzer"))
+    min_score = None
+    if "min_score" in params:
+        try:
+            min_score = float(params["min_score"])
+        except ValueError:
+            raise ParsingError("[min_score] must be a number") from None
+    try:
+        parse_shards_preference(params.get("preference"))
+    except ValueError as e:
+        raise IllegalArgument(str(e)) from None
     terminate_after = None
     if "terminate_after" in params:
         try:
@@ -85,7 +98,8 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
         if terminate_after < 0:
             raise IllegalArgument("terminateAfter must be > 0")
         terminate_after = terminate_after or None
-    resp = await coord.call("count", _indices(index), query, terminate_after)
+    resp = await coord.call("count", _indices(index), query, terminate_after, min_score,
+                            params.get("routing"), params.get("preference"))
     return JSONResponse(resp)
 
 
