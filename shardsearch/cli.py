@@ -31,9 +31,14 @@ def _serve(args: argparse.Namespace) -> int:
               "users (--auth-file, SHARDSEARCH_API_KEYS, SHARDSEARCH_USERS), or pass "
               "--insecure if the network is trusted.", file=sys.stderr, flush=True)
         return 2
+    os.umask(0o077)   # every file the service and the Ray it starts create: owner only
     data_dir = None if args.in_memory else (args.data_dir or _default_data_dir())
+    if data_dir is not None:
+        from shardsearch.cluster.raytoken import private_dir
+        private_dir(data_dir)
     address = args.ray_address or os.environ.get("RAY_ADDRESS") or None
-    info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb)
+    info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb,
+                     token_dir=data_dir, token_file=args.ray_token_file)
     where = "a private local Ray" if address is None else f"the Ray cluster at {address}"
     handle = get_coordinator(data_dir=data_dir)
     import ray
@@ -90,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ray-address", default=None,
                    help="join this Ray cluster (e.g. 'auto' or 'HOST:6379'); default: the "
                         "RAY_ADDRESS environment variable, else start a private local Ray")
+    s.add_argument("--ray-token-file", default=None,
+                   help="file holding the Ray cluster's auth token, for --ray-address (default: "
+                        "Ray's lookup: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token). "
+                        "A private Ray's token is generated into the data folder")
     s.add_argument("--num-cpus", type=int, default=None,
                    help="CPUs for the embedded Ray (default: all of this machine's)")
     s.add_argument("--object-store-mb", type=int, default=None,

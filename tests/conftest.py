@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,9 @@ import httpx
 import pytest
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+# Ray's token auth stays on in tests too; tokens of in-memory services go to a private folder
+os.environ.setdefault("SHARDSEARCH_STATE_DIR",
+                      os.path.join(tempfile.gettempdir(), f"shardsearch-test-state-{os.getuid()}"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARDSEARCH_SHARED", ROOT.parent / "shared"))
