@@ -35,6 +35,7 @@ from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperPar
 from .fanout import fan_out, share
 from .gcpause import gc_paused
 from .health import cluster_health, status_of
+from .limits import check_shards_per_node
 from .mapping import Mapping, doc_shape, parse_document
 from .matcher import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
@@ -171,6 +172,14 @@ class Coordinator(CursorOps):
 
     # --- indices ------------------------------------------------------------------------------
 
+    def _check_shard_room(self, shards: int, replicas: int) -> None:
+        """``cluster.max_shards_per_node``: shard copies are processes; a replica takes one only
+        where there is another node to put it on."""
+        nodes = max(1, len(self.backend.nodes()))
+        open_now = sum(m.number_of_shards * (1 + min(m.number_of_replicas, nodes - 1))
+                       for m in self.indices.values())
+        check_shards_per_node(shards * (1 + min(replicas, nodes - 1)), open_now, nodes)
+
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         validate_index_name(name)
         if name in self.indices:
@@ -189,6 +198,7 @@ class Coordinator(CursorOps):
             raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
                                   "[index.number_of_shards] must be <= 1024")
         replicas = _int_setting(settings, "number_of_replicas", 1, minimum=0)
+        self._check_shard_room(shards, replicas)
         if "max_result_window" in settings:
             _int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         mapping = Mapping.from_body(body.get("mappings"))

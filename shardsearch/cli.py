@@ -16,6 +16,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shardsearch.api.app import create_app
     from shardsearch.api.deps import RayCoordinator
+    from shardsearch.api.guards import ESHttpToolsProtocol
     from shardsearch.cluster.runtime import get_coordinator, start_ray, stop_ray
 
     from shardsearch.api.auth import AuthConfig, is_loopback
@@ -55,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"shardsearch: using {where}; {stored}; listening on http://{args.host}:{args.port}"
           + ("" if auth.enabled else " (no authentication)"), flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                            access_log=False, lifespan="off")
+                            access_log=False, lifespan="off", http=ESHttpToolsProtocol)
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal it handled after its graceful shutdown; make SIGTERM end
     # the process through Python (so Ray is stopped below) rather than by the default action.

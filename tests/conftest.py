@@ -53,9 +53,11 @@ class ServerThread:
 
     def __init__(self, app) -> None:
         import uvicorn
+
+        from shardsearch.api.guards import ESHttpToolsProtocol
         self.port = free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off", access_log=False)
+                                lifespan="off", access_log=False, http=ESHttpToolsProtocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
