@@ -20,7 +20,7 @@ from typing import Any
 
 from .errors import IllegalArgument, SearchError, XContentParseError
 
-MAX_JSON_DEPTH = 100
+MAX_JSON_DEPTH = 500
 MAX_TERM_BYTES = 32766                 # Lucene's IndexWriter.MAX_TERM_LENGTH
 MAX_SOURCE_PATTERNS = 1024
 SHARD_COPY_MIB = 150                   # a shard copy's process, measured (RAY_NOTES.md)
