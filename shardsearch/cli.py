@@ -77,6 +77,18 @@ def _default_data_dir() -> str:
     return platformdirs.user_data_dir("shardsearch")
 
 
+def _hash_password(args: argparse.Namespace) -> int:
+    import getpass
+
+    from shardsearch.api.passwords import hash_secret
+    secret = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("secret: ")
+    if not secret:
+        print("shardsearch: empty secret", file=sys.stderr)
+        return 2
+    print(hash_secret(secret))
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     from shardsearch.bench import main as bench_main
     return bench_main(args)
@@ -118,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="HTTP server log level (default warning)")
     s.set_defaults(func=_serve)
+    h = sub.add_parser("hash-password", help="print a salted scrypt hash for the auth file",
+                       description="Read a password or API key (prompted, or one line of stdin "
+                                   "with --stdin) and print its salted scrypt hash, for "
+                                   "'password_hash' / 'key_hash' in the --auth-file.")
+    h.add_argument("--stdin", action="store_true", help="read the secret from standard input")
+    h.set_defaults(func=_hash_password)
     b = sub.add_parser("bench", help="benchmark against Tantivy and SQLite over loopback HTTP",
                        description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
                                    "corpus and measure latency, throughput, indexing rate and "
