@@ -35,9 +35,9 @@ from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperPar
 from .fanout import fan_out, share
 from .gcpause import gc_paused
 from .health import cluster_health, status_of
-from .limits import check_shards_per_node
+from .limits import check_expensive_queries, check_shards_per_node, expensive_allowed
 from .mapping import Mapping, doc_shape, parse_document
-from .matcher import check_clause_limits, scoring_terms
+from .matcher import check_clause_limits, expand, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
 from .numformat import decimal_format
@@ -595,6 +595,8 @@ class Coordinator(CursorOps):
             # too_many_clauses / regex length before any fan-out
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
                 m.settings.get("max_regex_length", 1000)))
+            if not expensive_allowed(self._search_settings()):
+                check_expensive_queries(expand(req.query, m.mapping), m.mapping)
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
                       for sid, ref in enumerate(self.backend.session(m.shards))]

@@ -10,7 +10,7 @@ Each is checked before the work it bounds starts (and never with unbounded cost 
 
 ``index.mapping.depth.limit`` and ``index.mapping.total_fields.limit`` live with the mapping
 (``mapping.MAX_DEPTH``, ``mapping.MAX_TOTAL_FIELDS``); ``index.max_regex_length`` with the
-patterns (``patterns.MAX_REGEX_LENGTH``); ``indices.query.bool.max_clause_count`` with the query
+query checks (``matcher.MAX_REGEX_LENGTH``); ``indices.query.bool.max_clause_count`` with the query
 parser.
 """
 from __future__ import annotations
@@ -91,3 +91,43 @@ def check_shards_per_node(adding: int, open_now: int, nodes: int = 1,
                           "shards open; for more information, see the "
                           "[cluster.max_shards_per_node] setting;",
                           es_type="validation_exception", status=400)
+
+
+ALLOW_EXPENSIVE = "search.allow_expensive_queries"
+_PREFIX_HINT = " For optimised prefix queries on text fields please enable [index_prefixes]."
+
+
+def expensive_allowed(store: dict[str, dict[str, str]]) -> bool:
+    """``search.allow_expensive_queries`` from the cluster settings (transient wins; default
+    true, as in Elasticsearch)."""
+    raw = store["transient"].get(ALLOW_EXPENSIVE, store["persistent"].get(ALLOW_EXPENSIVE))
+    return raw is None or str(raw).lower() != "false"
+
+
+def check_expensive_queries(q: Any, mapping: Any) -> None:
+    """With ``search.allow_expensive_queries`` false, refuse the queries Elasticsearch refuses
+    (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields), in its words.
+    ``q`` is the query after field expansion (so ``query_string`` wildcards are seen too)."""
+    from . import query as Q
+    stack = [q]
+    while stack:
+        node = stack.pop()
+        name = {Q.Regexp: "regexp", Q.Wildcard: "wildcard", Q.Prefix: "prefix"}.get(type(node))
+        if name is not None:
+            raise _expensive(f"[{name}] queries cannot be executed when '{ALLOW_EXPENSIVE}' is "
+                             "set to false." + (_PREFIX_HINT if name == "prefix" else ""))
+        if isinstance(node, Q.Range):
+            ft = mapping.get(node.field)
+            if ft is not None and ft.kind in ("text", "keyword"):
+                raise _expensive(f"[range] queries on [text] or [keyword] fields cannot be "
+                                 f"executed when '{ALLOW_EXPENSIVE}' is set to false.")
+        for attr in ("must", "should", "filter", "must_not", "queries"):
+            sub = getattr(node, attr, None)
+            if isinstance(sub, Q.Query):
+                stack.append(sub)
+            elif isinstance(sub, (tuple, list)):
+                stack.extend(sub)
+
+
+def _expensive(reason: str) -> IllegalArgument:
+    return IllegalArgument(f"failed to create query: {reason}", es_type="query_shard_exception")

@@ -24,7 +24,7 @@ from . import query as Q
 from .analysis import get_analyzer
 from .errors import IllegalArgument, ParsingError, TooManyClauses
 from .mapping import FieldType, Mapping, parse_date_math
-from .patterns import EMPTY_LANGUAGE, LinearPattern, check_regex_length, compile_linear, escape
+from .patterns import EMPTY_LANGUAGE, LinearPattern, compile_linear, escape
 from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
@@ -775,7 +775,6 @@ def lucene_regex(pattern: str, flags: str = "ALL",
     ``$`` are ordinary characters. ``~`` (complement) and ``&`` (intersection) are read as
     literal characters here.
     """
-    check_regex_length(pattern)
     on = set(flags.split("|")) if flags else set()
     every = "ALL" in on
     anystring = every or "ANYSTRING" in on

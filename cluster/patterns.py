@@ -6,7 +6,8 @@ would pin a shard. Patterns are therefore translated (by ``matcher``) into a syn
 :class:`LinearPattern` keeps the translated source and ``re``-style flags so callers that only
 *parse* the pattern (the literal prefix that narrows the term dictionary) keep working.
 
-Elasticsearch's limit ``index.max_regex_length`` (1,000) is checked before anything is compiled.
+Elasticsearch's limit ``index.max_regex_length`` (1,000) is checked by the coordinator before the
+search starts (``matcher.check_clause_limits``).
 """
 from __future__ import annotations
 
@@ -17,7 +18,6 @@ import re2
 
 from .errors import IllegalArgument
 
-MAX_REGEX_LENGTH = 1000          # index.max_regex_length
 RE2_MAX_MEM = 32 << 20           # RE2's budget per pattern; beyond it the pattern is refused
 EMPTY_LANGUAGE = r"[^\s\S]"      # matches nothing, in both syntaxes (RE2 has no lookahead)
 
@@ -39,15 +39,6 @@ class LinearPattern:
 
     def fullmatch(self, text: str) -> Any:
         return self._rx.fullmatch(text)
-
-
-def check_regex_length(pattern: str, limit: int = MAX_REGEX_LENGTH) -> None:
-    """Elasticsearch's refusal of a long ``regexp`` value (before it is compiled)."""
-    if len(pattern) > limit:
-        raise IllegalArgument(
-            f"The length of regex [{len(pattern)}] used in the Regexp Query request has exceeded "
-            f"the allowed maximum of [{limit}]. This maximum can be set by changing the "
-            "[index.max_regex_length] index level setting.")
 
 
 def compile_linear(source: str, case_insensitive: bool, original: str) -> LinearPattern:

@@ -49,16 +49,6 @@ def test_lucene_syntax_keeps_its_meaning_under_re2():
     assert wildcard_regex("a b*").fullmatch("a b\nc")
 
 
-def test_a_regexp_longer_than_index_max_regex_length_is_refused_with_es_text():
-    with pytest.raises(IllegalArgument) as e:
-        lucene_regex("a" * 1001)
-    assert e.value.reason == (
-        "The length of regex [1001] used in the Regexp Query request has exceeded the allowed "
-        "maximum of [1000]. This maximum can be set by changing the [index.max_regex_length] "
-        "index level setting.")
-    lucene_regex("a" * 1000)
-
-
 def test_a_pattern_re2_cannot_compile_is_a_client_error():
     with pytest.raises(IllegalArgument):
         lucene_regex("a{2000}")
