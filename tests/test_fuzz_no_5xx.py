@@ -178,3 +178,19 @@ def test_bad_writes_get_4xx_and_leave_other_data_alone(seeded, route, doc_id, pa
 
 def test_the_seeded_data_is_unchanged_after_fuzzing(seeded):
     _data_unchanged(seeded)
+
+
+@pytest.mark.parametrize("raw", [b"GARBAGE\r\n\r\n", b"GET / HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+                                 b"POST /_search HTTP/1.1\r\nContent-Length: -5\r\n\r\n"])
+def test_malformed_http_is_answered_in_the_es_envelope(server, raw):
+    import socket
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(raw)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 400"), data[:300]
+    assert b"application/json" in head.lower()
+    err = json.loads(body)
+    assert err["status"] == 400 and err["error"]["type"] == "illegal_argument_exception"
