@@ -35,15 +35,17 @@ DRIVER = ("import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    state = tmp_path_factory.mktemp("state")
+    """The service on a fresh data folder (which it keeps its Ray token in), with one index."""
+    state = tmp_path_factory.mktemp("state") / "data"
     port = free_port()
-    proc = ServeProcess(port, ["--in-memory", "--num-cpus", "1"],
-                        env={"SHARDSEARCH_STATE_DIR": str(state)},
+    proc = ServeProcess(port, ["--data-dir", str(state), "--num-cpus", "1"],
                         log=state.parent / "serve.log")
     try:
         proc.wait_up()
         r = httpx.put(f"{proc.url}/ports", json={"settings": {"number_of_shards": 1}}, timeout=60)
         assert r.status_code == 200, r.text
+        r = httpx.put(f"{proc.url}/ports/_doc/1?refresh=true", json={"a": 1}, timeout=60)
+        assert r.status_code == 201, r.text
         yield proc, state
     finally:
         proc.stop()
@@ -140,9 +142,18 @@ def test_a_ray_driver_without_the_token_cannot_join(service, tmp_path):
     assert joined.returncode == 0 and "JOINED" in joined.stdout, joined.stderr[-2000:]
 
 
-def test_the_token_is_kept_private_in_the_state_folder(service):
+def test_the_token_is_kept_private_in_the_data_folder(service):
     _, state = service
     path = state / "ray_auth_token"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert stat.S_IMODE(state.stat().st_mode) == 0o700
     assert len(path.read_text().strip()) >= 32
+
+
+def test_everything_in_the_data_folder_is_private_to_its_user(service):
+    _, state = service
+    paths = [state, *state.rglob("*")]
+    assert len(paths) > 3
+    loose = [(str(p), oct(stat.S_IMODE(p.lstat().st_mode))) for p in paths
+             if stat.S_IMODE(p.lstat().st_mode) & 0o077]
+    assert loose == []
