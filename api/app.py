@@ -11,6 +11,7 @@ from . import errors
 from .auth import AuthConfig, AuthMiddleware
 from .deps import CoordinatorClient
 from .filter_path import FilterPathMiddleware
+from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import cluster, cursors, documents, indices, search, simulation
 
@@ -58,6 +59,7 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
     app.state.coordinator = coordinator
     errors.install(app)
     app.add_middleware(FilterPathMiddleware)
+    app.add_middleware(RequestGuard)        # innermost: after auth, around every route
     if auth is not None and auth.enabled:   # inside _ProductHeader: a 401 carries it too
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)

@@ -2,12 +2,15 @@
 
 Credentials come from a JSON file (``shardsearch serve --auth-file``)::
 
-    {"api_keys": [{"id": "ingest", "key": "s3cret"}],
-     "users": [{"username": "alice", "password": "..."},
-               {"username": "bob", "password_sha256": "<hex sha-256 of the password>"}]}
+    {"api_keys": [{"id": "ingest", "key_hash": "scrypt$15$8$1$..."}],
+     "users": [{"username": "alice", "password_hash": "scrypt$15$8$1$..."},
+               {"username": "bob", "password": "..."}]}
 
-or from the environment: ``SHARDSEARCH_API_KEYS="id:key,id2:key2"`` and
-``SHARDSEARCH_USERS="alice:password,bob:password"``.
+Hashes are salted scrypt or PBKDF2 (``api/passwords.py``; make one with
+``shardsearch hash-password``); plain ``key``/``password`` are accepted too (keep the file
+0600). From the environment, a JSON object allows any character in names and secrets:
+``SHARDSEARCH_API_KEYS='{"id": "key"}'`` and ``SHARDSEARCH_USERS='{"alice": "pass,word:x"}'``;
+the older ``id:key,id2:key2`` form still works for secrets without commas.
 
 When any credential is configured every request must carry one of::
 
@@ -20,8 +23,8 @@ a plain ASGI middleware (``AuthMiddleware``) so it runs ahead of routing.
 """
 from __future__ import annotations
 
+import asyncio
 import base64
-import hashlib
 import hmac
 import ipaddress
 import json
@@ -32,6 +35,8 @@ from typing import Any
 
 import orjson
 
+from .passwords import Verifier, check_format
+
 CHALLENGES = ('Basic realm="security", charset="UTF-8"', "ApiKey")
 
 
@@ -40,12 +45,19 @@ class AuthConfig:
     """Accepted credentials: API keys (id -> key) and users (name -> password or sha-256)."""
 
     api_keys: dict[str, str] = field(default_factory=dict)
+    key_hashes: dict[str, str] = field(default_factory=dict)       # salted slow hashes
     passwords: dict[str, str] = field(default_factory=dict)        # plain
-    password_hashes: dict[str, str] = field(default_factory=dict)  # hex sha-256
+    password_hashes: dict[str, str] = field(default_factory=dict)  # salted slow hashes
+    verifier: Verifier = field(default_factory=Verifier, repr=False)
 
     @property
     def enabled(self) -> bool:
-        return bool(self.api_keys or self.passwords or self.password_hashes)
+        return bool(self.api_keys or self.passwords or self.password_hashes or self.key_hashes)
+
+    @property
+    def slow(self) -> bool:
+        """Whether checks may hash (then they run off the event loop)."""
+        return bool(self.password_hashes or self.key_hashes)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str] | None = None,
@@ -60,25 +72,32 @@ class AuthConfig:
                 raise ValueError(f"cannot read auth file [{path}]: {e}") from None
             if not isinstance(data, dict):
                 raise ValueError(f"auth file [{path}] must hold a JSON object")
-            for k in data.get("api_keys") or []:
-                if not isinstance(k, dict) or not k.get("id") or not k.get("key"):
-                    raise ValueError(f"auth file [{path}]: every api key needs 'id' and 'key'")
-                cfg.api_keys[str(k["id"])] = str(k["key"])
-            for u in data.get("users") or []:
-                if not isinstance(u, dict) or not u.get("username"):
-                    raise ValueError(f"auth file [{path}]: every user needs 'username'")
-                if u.get("password_sha256"):
-                    cfg.password_hashes[str(u["username"])] = str(u["password_sha256"]).lower()
-                elif u.get("password"):
-                    cfg.passwords[str(u["username"])] = str(u["password"])
-                else:
-                    raise ValueError(f"auth file [{path}]: user [{u['username']}] needs "
-                                     "'password' or 'password_sha256'")
-        for pair in _pairs(env.get("SHARDSEARCH_API_KEYS", "")):
-            cfg.api_keys[pair[0]] = pair[1]
-        for pair in _pairs(env.get("SHARDSEARCH_USERS", "")):
-            cfg.passwords[pair[0]] = pair[1]
+            cfg._load_entries(data, str(path))
+        for name, secret in _env_credentials(env, "SHARDSEARCH_API_KEYS"):
+            cfg.api_keys[name] = secret
+        for name, secret in _env_credentials(env, "SHARDSEARCH_USERS"):
+            cfg.passwords[name] = secret
         return cfg
+
+    def _load_entries(self, data: dict[str, Any], path: str) -> None:
+        for k in data.get("api_keys") or []:
+            if not isinstance(k, dict) or not k.get("id") or not (k.get("key")
+                                                                  or k.get("key_hash")):
+                raise ValueError(f"auth file [{path}]: every api key needs 'id' and 'key' or "
+                                 "'key_hash'")
+            _put(k["id"], k.get("key_hash"), k.get("key"), self.key_hashes, self.api_keys, path)
+        for u in data.get("users") or []:
+            if not isinstance(u, dict) or not u.get("username"):
+                raise ValueError(f"auth file [{path}]: every user needs 'username'")
+            if u.get("password_sha256"):
+                raise ValueError(f"auth file [{path}]: user [{u['username']}]: unsalted "
+                                 "'password_sha256' is not accepted; store a salted hash as "
+                                 "'password_hash' (make one with `shardsearch hash-password`)")
+            if not (u.get("password") or u.get("password_hash")):
+                raise ValueError(f"auth file [{path}]: user [{u['username']}] needs "
+                                 "'password' or 'password_hash'")
+            _put(u["username"], u.get("password_hash"), u.get("password"),
+                 self.password_hashes, self.passwords, path)
 
     def check(self, header: str | None) -> tuple[bool, str | None]:
         """(accepted, who) for an ``Authorization`` header value. Constant-time compares."""
@@ -94,20 +113,43 @@ class AuthConfig:
             return False, None
         scheme = scheme.lower()
         if scheme == "apikey":
-            want = self.api_keys.get(name)
-            return (want is not None and hmac.compare_digest(want.encode(), secret.encode()),
-                    name)
+            return self._match(name, secret, self.key_hashes, self.api_keys), name
         if scheme == "basic":
-            if name in self.password_hashes:
-                got = hashlib.sha256(secret.encode()).hexdigest()
-                return hmac.compare_digest(got, self.password_hashes[name]), name
-            want = self.passwords.get(name)
-            return (want is not None and hmac.compare_digest(want.encode(), secret.encode()),
-                    name)
+            return self._match(name, secret, self.password_hashes, self.passwords), name
         return False, None
 
+    def _match(self, name: str, secret: str, hashes: dict[str, str],
+               plain: dict[str, str]) -> bool:
+        if name in hashes:
+            return self.verifier.verify(name, secret, hashes[name])
+        want = plain.get(name)
+        return want is not None and hmac.compare_digest(want.encode(), secret.encode())
 
-def _pairs(raw: str) -> list[tuple[str, str]]:
+
+def _put(name: Any, hashed: Any, plain: Any, hashes: dict[str, str], plains: dict[str, str],
+         path: str) -> None:
+    if hashed:
+        try:
+            check_format(str(hashed))
+        except ValueError as e:
+            raise ValueError(f"auth file [{path}]: [{name}]: {e}") from None
+        hashes[str(name)] = str(hashed)
+    else:
+        plains[str(name)] = str(plain)
+
+
+def _env_credentials(env: Any, var: str) -> list[tuple[str, str]]:
+    """``{"name": "secret"}`` (JSON: any character) or the older ``name:secret,...``."""
+    raw = env.get(var, "")
+    if raw.strip().startswith("{"):
+        try:
+            data = json.loads(raw)
+        except ValueError as e:
+            raise ValueError(f"{var} is not a JSON object: {e}") from None
+        if not all(isinstance(k, str) and isinstance(v, str) and k and v
+                   for k, v in data.items()):
+            raise ValueError(f"{var}: every name and secret must be a non-empty string")
+        return list(data.items())
     out = []
     for item in raw.split(","):
         name, sep, secret = item.strip().partition(":")
@@ -157,7 +199,10 @@ class AuthMiddleware:
             if k == b"authorization":
                 header = v.decode("latin-1")
                 break
-        ok, who = self.config.check(header)
+        if self.config.slow:   # a slow hash may run: not on the event loop
+            ok, who = await asyncio.to_thread(self.config.check, header)
+        else:
+            ok, who = self.config.check(header)
         if ok:
             scope.setdefault("state", {})["user"] = who
             await self.app(scope, receive, send)

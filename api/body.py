@@ -7,6 +7,7 @@ import orjson
 from fastapi import Request
 
 from ..cluster.errors import ContentTooLong, XContentParseError
+from ..cluster.limits import check_json_depth
 
 MAX_CONTENT_LENGTH = 100 * 1024 * 1024
 
@@ -36,12 +37,14 @@ def parse_json(raw: bytes) -> Any:
     if not raw or not raw.strip():
         return None
     try:
-        return orjson.loads(raw)
+        value = orjson.loads(raw)
     except orjson.JSONDecodeError as e:
         line = raw[: e.pos].count(b"\n") + 1 if e.pos is not None else 1
         col = (e.pos - raw.rfind(b"\n", 0, e.pos)) if e.pos is not None else 1
         raise XContentParseError(f"[{line}:{col}] Unexpected character in JSON: {e.msg}") \
             from None
+    check_json_depth(value)
+    return value
 
 
 async def json_body(request: Request) -> Any:

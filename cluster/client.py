@@ -44,7 +44,8 @@ class Cluster:
               data_dir: str | None = None) -> Cluster:
         """Start a private local Ray in this process and a coordinator on it; indices stay in
         memory unless ``data_dir`` is given (then they persist there and are reopened)."""
-        info = start_ray(None, num_cpus=num_cpus, object_store_mb=object_store_mb)
+        info = start_ray(None, num_cpus=num_cpus, object_store_mb=object_store_mb,
+                         token_dir=data_dir)
         coord = get_coordinator(data_dir=data_dir)
         if data_dir is not None:
             import ray

@@ -35,8 +35,9 @@ from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperPar
 from .fanout import fan_out, share
 from .gcpause import gc_paused
 from .health import cluster_health, status_of
+from .limits import check_expensive_queries, check_shards_per_node, expensive_allowed
 from .mapping import Mapping, doc_shape, parse_document
-from .matcher import check_clause_limits, scoring_terms
+from .matcher import check_clause_limits, expand, scoring_terms
 from .merge import merge, total_hits
 from .models import ShardHits, ShardQuery
 from .numformat import decimal_format
@@ -171,6 +172,14 @@ class Coordinator(CursorOps):
 
     # --- indices ------------------------------------------------------------------------------
 
+    def _check_shard_room(self, shards: int, replicas: int) -> None:
+        """``cluster.max_shards_per_node``: shard copies are processes; a replica takes one only
+        where there is another node to put it on."""
+        nodes = max(1, len(self.backend.nodes()))
+        open_now = sum(m.number_of_shards * (1 + min(m.number_of_replicas, nodes - 1))
+                       for m in self.indices.values())
+        check_shards_per_node(shards * (1 + min(replicas, nodes - 1)), open_now, nodes)
+
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         validate_index_name(name)
         if name in self.indices:
@@ -189,6 +198,7 @@ class Coordinator(CursorOps):
             raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
                                   "[index.number_of_shards] must be <= 1024")
         replicas = _int_setting(settings, "number_of_replicas", 1, minimum=0)
+        self._check_shard_room(shards, replicas)
         if "max_result_window" in settings:
             _int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         mapping = Mapping.from_body(body.get("mappings"))
@@ -585,6 +595,8 @@ class Coordinator(CursorOps):
             # too_many_clauses / regex length before any fan-out
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
                 m.settings.get("max_regex_length", 1000)))
+            if not expensive_allowed(self._search_settings()):
+                check_expensive_queries(expand(req.query, m.mapping), m.mapping)
         refuse_unsupported(req)
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each

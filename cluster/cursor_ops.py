@@ -31,11 +31,12 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       missing_context, parse_keep_alive, pit_sort, snapshot_in,
                       strip_hits_sort, with_tiebreak)
 from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
-from .request import SearchRequest
+from .request import SearchRequest, parse_bool
 from .sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
-SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}
+SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive",
+                   "search.allow_expensive_queries"}
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -205,6 +206,8 @@ class CursorOps:
                     raise IllegalArgument(f"{scope} setting [{key}], not recognized")
                 if value is None:
                     staged[scope].pop(key, None)
+                elif key == "search.allow_expensive_queries":
+                    staged[scope][key] = str(parse_bool(value, key)).lower()
                 else:
                     parse_keep_alive(value, key)
                     staged[scope][key] = str(value)

@@ -22,6 +22,7 @@ from functools import lru_cache
 from typing import Any
 
 from .errors import MapperParsing
+from .limits import MAX_TERM_BYTES, check_immense_terms
 
 NUMERIC_TYPES = {"long", "integer", "short", "byte", "double", "float", "half_float",
                  "scaled_float", "unsigned_long"}
@@ -708,6 +709,7 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     if _FAST_PATHS:
         flat = _parse_flat(source, mapping.flat_plan)
         if flat is not None:
+            check_immense_terms(flat, lambda p: mapping.fields[p].kind)
             return flat, False
     new_props: dict[str, Any] = {}
     parsed: ParsedDoc = {}
@@ -818,6 +820,7 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
         walk(source, "")
     finally:
         del walk   # it refers to itself: without this every call leaves a cycle for the GC
+    check_immense_terms(parsed, lambda p: (fields.get(p) or pending[p]).kind)
     changed = False
     if new_props:
         added = len(pending) + _count_objects(new_props)
@@ -940,6 +943,7 @@ def _strip_object_markers(props: dict[str, Any]) -> dict[str, Any]:
 
 Shape = tuple[tuple[str, str], ...]
 _SHAPE_DEPTH = 8
+_MAY_BE_IMMENSE = MAX_TERM_BYTES // 4   # longer strings may be immense terms: coordinator parses
 _SMALL_INT = 2 ** 31
 # value kind -> field types it always parses into (text and keyword kinds take them all)
 _SAFE_TYPES = {
@@ -983,15 +987,21 @@ def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], Non
         path = prefix + key
         t = type(val)
         if t is str:
+            if len(val) > _MAY_BE_IMMENSE:
+                return False
             out[(path, "s")] = None
         elif t is list:
             kinds = set(map(type, val))
             if len(kinds) == 1 and str in kinds:
+                if max(map(len, val)) > _MAY_BE_IMMENSE:
+                    return False
                 out[(path, "s")] = None
                 continue
             for x in val:
                 tx = type(x)
                 if tx is str:
+                    if len(x) > _MAY_BE_IMMENSE:
+                        return False
                     out[(path, "s")] = None
                 elif tx is dict:
                     out[(path, "o")] = None

@@ -24,6 +24,7 @@ from . import query as Q
 from .analysis import get_analyzer
 from .errors import IllegalArgument, ParsingError, TooManyClauses
 from .mapping import FieldType, Mapping, parse_date_math
+from .patterns import EMPTY_LANGUAGE, LinearPattern, compile_linear, escape
 from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
@@ -754,19 +755,19 @@ def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
     return _const(fd.postings.union(ids, seg.n), q.boost)
 
 
-def wildcard_regex(pattern: str, case_insensitive: bool = False) -> re.Pattern[str]:
-    """Lucene wildcard (``*``, ``?``, ``\\`` escapes) as a compiled regular expression."""
+def wildcard_regex(pattern: str, case_insensitive: bool = False) -> LinearPattern:
+    """Lucene wildcard (``*``, ``?``, ``\\`` escapes) as a linear-time (RE2) pattern."""
     out = []
     i = 0
     while i < len(pattern):
         ch = pattern[i]
         if ch == "\\" and i + 1 < len(pattern):
-            out.append(re.escape(pattern[i + 1]))
+            out.append(escape(pattern[i + 1]))
             i += 2
             continue
-        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
+        out.append(".*" if ch == "*" else "." if ch == "?" else escape(ch))
         i += 1
-    return re.compile("".join(out), re.S | (re.I if case_insensitive else 0))
+    return compile_linear("".join(out), case_insensitive, pattern)
 
 
 _REGEX_CLASSES = {"d": r"[0-9]", "D": r"[^0-9]", "s": r"[ \t\n\r\f\v]",
@@ -774,8 +775,8 @@ _REGEX_CLASSES = {"d": r"[0-9]", "D": r"[^0-9]", "s": r"[ \t\n\r\f\v]",
 
 
 def lucene_regex(pattern: str, flags: str = "ALL",
-                 case_insensitive: bool = False) -> re.Pattern[str]:
-    """A Lucene ``RegExp`` as a Python pattern that must match a whole term.
+                 case_insensitive: bool = False) -> LinearPattern:
+    """A Lucene ``RegExp`` as a linear-time (RE2) pattern that must match a whole term.
 
     Lucene's syntax: ``. ? * + {n,m} | ( ) [...]``, ``"literal"``, ``\\c`` escapes any
     character (``\\d \\s \\w`` and their negations are classes); with the default flags
@@ -795,9 +796,9 @@ def lucene_regex(pattern: str, flags: str = "ALL",
         c = pattern[i]
         if c == "\\" and i + 1 < n:
             nxt = pattern[i + 1]
-            out.append(_REGEX_CLASSES.get(nxt, re.escape(nxt)) if not in_class
-                       else (_REGEX_CLASSES.get(nxt, re.escape(nxt))[1:-1]
-                             if nxt in _REGEX_CLASSES else re.escape(nxt)))
+            out.append(_REGEX_CLASSES.get(nxt, escape(nxt)) if not in_class
+                       else (_REGEX_CLASSES.get(nxt, escape(nxt))[1:-1]
+                             if nxt in _REGEX_CLASSES else escape(nxt)))
             i += 2
             continue
         if in_class:
@@ -805,7 +806,7 @@ def lucene_regex(pattern: str, flags: str = "ALL",
                 in_class = False
                 out.append("]")
             elif c in "[&~|" or c == "\\":
-                out.append(re.escape(c))
+                out.append(escape(c))
             else:
                 out.append(c)
             i += 1
@@ -822,13 +823,13 @@ def lucene_regex(pattern: str, flags: str = "ALL",
             end = pattern.find('"', i + 1)
             if end < 0:
                 raise IllegalArgument(f"expected '\"' at position {n}")
-            out.append(re.escape(pattern[i + 1:end]))
+            out.append(escape(pattern[i + 1:end]))
             i = end + 1
             continue
         if c == "@" and anystring:
             out.append(".*")
         elif c == "#" and empty:
-            out.append("(?!)")
+            out.append(EMPTY_LANGUAGE)
         elif c == "<" and interval and (m := re.match(r"<(\d+)-(\d+)>", pattern[i:])):
             lo, hi = sorted((int(m.group(1)), int(m.group(2))))
             width = len(m.group(1)) if len(m.group(1)) == len(m.group(2)) else 0
@@ -842,16 +843,12 @@ def lucene_regex(pattern: str, flags: str = "ALL",
         elif c in ".?*+|(){},":
             out.append(c)
         else:
-            out.append(re.escape(c))
+            out.append(escape(c))
         i += 1
-    try:
-        return re.compile("".join(out), re.S | (re.I if case_insensitive else 0))
-    except re.error as e:
-        raise IllegalArgument(f"failed to create query: invalid regular expression "
-                              f"[{pattern}]: {e}", es_type="query_shard_exception") from None
+    return compile_linear("".join(out), case_insensitive, pattern)
 
 
-def _terms_matching(field: str, rx: re.Pattern[str], boost: float,
+def _terms_matching(field: str, rx: LinearPattern, boost: float,
                     seg: Segment) -> tuple[np.ndarray, np.ndarray]:
     """Constant-score match of every term (or ``_id``) the pattern matches in full."""
     if field == "_id":

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from .limits import check_source_patterns
 from .query import MatchAll, Query, parse_query, _token
 from .routing import parse_shards_preference
 from .sorting import SortField, parse_sort, parse_sort_param
@@ -174,14 +175,32 @@ def parse_source(value: Any) -> SourceFilter:
     if isinstance(value, str):
         return SourceFilter(includes=(value,))
     if isinstance(value, list):
-        return SourceFilter(includes=tuple(str(v) for v in value))
+        return _bounded(SourceFilter(includes=_patterns(value, "_source")))
     if isinstance(value, dict):
-        inc = value.get("includes", value.get("include", ()))
-        exc = value.get("excludes", value.get("exclude", ()))
-        inc = (inc,) if isinstance(inc, str) else tuple(inc or ())
-        exc = (exc,) if isinstance(exc, str) else tuple(exc or ())
-        return SourceFilter(includes=inc, excludes=exc)
+        inc = value.get("includes", value.get("include"))
+        exc = value.get("excludes", value.get("exclude"))
+        return _bounded(SourceFilter(includes=_patterns(inc, "includes"),
+                                     excludes=_patterns(exc, "excludes")))
     raise ParsingError("[_source] must be a boolean, a string, an array or an object")
+
+
+def _patterns(value: Any, key: str) -> tuple[str, ...]:
+    """A ``_source`` pattern list: a string or an array of strings (anything else is refused,
+    as Elasticsearch's parser does)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    bad = next((v for v in value if not isinstance(v, str)), value) \
+        if isinstance(value, list) else value
+    raise ParsingError(f"Unknown key for a {_token(bad)} in [{key}].")
+
+
+def _bounded(f: SourceFilter) -> SourceFilter:
+    check_source_patterns([*f.includes, *f.excludes])
+    return f
 
 
 def _csv(value: str) -> tuple[str, ...]:
@@ -203,7 +222,7 @@ def source_from_params(params: dict[str, str], base: SourceFilter) -> SourceFilt
         out = SourceFilter(enabled=True,
                            includes=_csv(inc) if inc is not None else out.includes,
                            excludes=_csv(exc) if exc is not None else out.excludes)
-    return out
+    return _bounded(out)
 
 
 def _unsupported(body: dict[str, Any], params: dict[str, str]) -> tuple[str, ...]:

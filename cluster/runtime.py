@@ -11,12 +11,18 @@ import os
 import signal
 from typing import Any
 
+from .raytoken import state_dir, use_cluster_token, use_private_token
+
 
 def start_ray(address: str | None = None, *, num_cpus: int | None = None,
-              object_store_mb: int | None = None, quiet: bool = True) -> dict[str, Any]:
+              object_store_mb: int | None = None, quiet: bool = True,
+              token_dir: str | None = None, token_file: str | None = None) -> dict[str, Any]:
     """Start a private local Ray (``address`` None) or join the cluster at ``address``.
 
-    Returns a dict describing what happened. Safe to call when Ray is already initialised.
+    Ray's token authentication is always on (see ``raytoken``): a private Ray's token is kept in
+    ``token_dir`` (the data folder; default the user's state folder); joining a cluster uses
+    ``token_file`` or Ray's own lookup. Returns a dict describing what happened. Safe to call
+    when Ray is already initialised.
     """
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
@@ -29,21 +35,31 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
                               "log_to_driver": not quiet}
     try:
         if address is None:
-            os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+            use_private_token(token_dir or state_dir())
             kwargs.update(address="local", include_dashboard=False,
                           num_cpus=num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2))
             if object_store_mb:
                 kwargs["object_store_memory"] = object_store_mb * 1024 * 1024
             started = True
         else:
+            use_cluster_token(token_file)
             kwargs.update(address=address)
             started = False
+        _reload_ray_auth_config()
         ctx = ray.init(**kwargs)
     finally:
         for sig, h in handlers.items():
             if h is not None:
                 signal.signal(sig, h)
     return {"address": getattr(ctx, "address_info", {}).get("gcs_address"), "started": started}
+
+
+def _reload_ray_auth_config() -> None:
+    """Make an already imported Ray see the auth settings just put in the environment (it
+    caches its config and token at import)."""
+    from ray._raylet import AuthenticationTokenLoader, Config
+    Config.initialize("")
+    AuthenticationTokenLoader.instance().reset_cache()
 
 
 def get_coordinator(create: bool = True, data_dir: str | None = None):

@@ -291,7 +291,6 @@ def _child_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("RAY_ADDRESS", "SHARDSEARCH_RAY_ADDRESS")}
     env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    env.setdefault("RAY_AUTH_MODE", "disabled")
     return env
 
 

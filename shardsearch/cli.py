@@ -16,6 +16,7 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shardsearch.api.app import create_app
     from shardsearch.api.deps import RayCoordinator
+    from shardsearch.api.guards import ESHttpToolsProtocol
     from shardsearch.cluster.runtime import get_coordinator, start_ray, stop_ray
 
     from shardsearch.api.auth import AuthConfig, is_loopback
@@ -31,9 +32,14 @@ def _serve(args: argparse.Namespace) -> int:
               "users (--auth-file, SHARDSEARCH_API_KEYS, SHARDSEARCH_USERS), or pass "
               "--insecure if the network is trusted.", file=sys.stderr, flush=True)
         return 2
+    os.umask(0o077)   # every file the service and the Ray it starts create: owner only
     data_dir = None if args.in_memory else (args.data_dir or _default_data_dir())
+    if data_dir is not None:
+        from shardsearch.cluster.raytoken import private_dir
+        private_dir(data_dir)
     address = args.ray_address or os.environ.get("RAY_ADDRESS") or None
-    info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb)
+    info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb,
+                     token_dir=data_dir, token_file=args.ray_token_file)
     where = "a private local Ray" if address is None else f"the Ray cluster at {address}"
     handle = get_coordinator(data_dir=data_dir)
     import ray
@@ -50,7 +56,7 @@ def _serve(args: argparse.Namespace) -> int:
     print(f"shardsearch: using {where}; {stored}; listening on http://{args.host}:{args.port}"
           + ("" if auth.enabled else " (no authentication)"), flush=True)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
-                            access_log=False, lifespan="off")
+                            access_log=False, lifespan="off", http=ESHttpToolsProtocol)
     server = uvicorn.Server(config)
     # uvicorn re-raises the signal it handled after its graceful shutdown; make SIGTERM end
     # the process through Python (so Ray is stopped below) rather than by the default action.
@@ -69,6 +75,18 @@ def _serve(args: argparse.Namespace) -> int:
 def _default_data_dir() -> str:
     import platformdirs
     return platformdirs.user_data_dir("shardsearch")
+
+
+def _hash_password(args: argparse.Namespace) -> int:
+    import getpass
+
+    from shardsearch.api.passwords import hash_secret
+    secret = sys.stdin.readline().rstrip("\n") if args.stdin else getpass.getpass("secret: ")
+    if not secret:
+        print("shardsearch: empty secret", file=sys.stderr)
+        return 2
+    print(hash_secret(secret))
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -90,6 +108,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ray-address", default=None,
                    help="join this Ray cluster (e.g. 'auto' or 'HOST:6379'); default: the "
                         "RAY_ADDRESS environment variable, else start a private local Ray")
+    s.add_argument("--ray-token-file", default=None,
+                   help="file holding the Ray cluster's auth token, for --ray-address (default: "
+                        "Ray's lookup: RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token). "
+                        "A private Ray's token is generated into the data folder")
     s.add_argument("--num-cpus", type=int, default=None,
                    help="CPUs for the embedded Ray (default: all of this machine's)")
     s.add_argument("--object-store-mb", type=int, default=None,
@@ -108,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["critical", "error", "warning", "info", "debug"],
                    help="HTTP server log level (default warning)")
     s.set_defaults(func=_serve)
+    h = sub.add_parser("hash-password", help="print a salted scrypt hash for the auth file",
+                       description="Read a password or API key (prompted, or one line of stdin "
+                                   "with --stdin) and print its salted scrypt hash, for "
+                                   "'password_hash' / 'key_hash' in the --auth-file.")
+    h.add_argument("--stdin", action="store_true", help="read the secret from standard input")
+    h.set_defaults(func=_hash_password)
     b = sub.add_parser("bench", help="benchmark against Tantivy and SQLite over loopback HTTP",
                        description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
                                    "corpus and measure latency, throughput, indexing rate and "

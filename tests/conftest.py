@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -16,7 +17,9 @@ import httpx
 import pytest
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+# Ray's token auth stays on in tests too; tokens of in-memory services go to a private folder
+os.environ.setdefault("SHARDSEARCH_STATE_DIR",
+                      os.path.join(tempfile.gettempdir(), f"shardsearch-test-state-{os.getuid()}"))
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = Path(os.environ.get("SHARDSEARCH_SHARED", ROOT.parent / "shared"))
@@ -50,9 +53,11 @@ class ServerThread:
 
     def __init__(self, app) -> None:
         import uvicorn
+
+        from shardsearch.api.guards import ESHttpToolsProtocol
         self.port = free_port()
         config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning",
-                                lifespan="off", access_log=False)
+                                lifespan="off", access_log=False, http=ESHttpToolsProtocol)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

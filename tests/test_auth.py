@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import shutil
 import subprocess
@@ -15,6 +14,7 @@ import pytest
 
 from conftest import ServerThread
 from shardsearch.api.auth import AuthConfig, is_loopback
+from shardsearch.api.passwords import hash_secret
 
 
 def api_key(key_id: str, key: str) -> dict[str, str]:
@@ -31,7 +31,7 @@ def auth_file(tmp_path: Path) -> Path:
     p.write_text(json.dumps({
         "api_keys": [{"id": "ingest", "key": "k3y"}],
         "users": [{"username": "alice", "password": "wonderland"},
-                  {"username": "bob", "password_sha256": hashlib.sha256(b"builder").hexdigest()}],
+                  {"username": "bob", "password_hash": hash_secret("builder")}],
     }))
     return p
 
