@@ -47,7 +47,7 @@ from .routing import shard_for, shards_for
 from .scoring import Stats
 from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
-from .sorting import SCORE_SORT, SortField, sort_value_out
+from .sorting import SCORE_SORT, SortField, score_only, sort_value_out
 from .source_filter import filter_source
 
 VERSION = "8.15.0"
@@ -664,8 +664,9 @@ class Coordinator(CursorOps):
             hits_obj["total"] = total["value"] if req.rest_total_hits_as_int else total
         elif req.rest_total_hits_as_int:
             hits_obj["total"] = -1  # untracked total in the legacy int form (ES SearchHits)
-        hits_obj["max_score"] = reduced.max_score if track_max and reduced.max_score is not None \
-            else None
+        # size 0 collects no top hits, so Elasticsearch has no max score to report
+        hits_obj["max_score"] = reduced.max_score if track_max and req.size > 0 \
+            and reduced.max_score is not None else None
         hits_obj["hits"] = hits
         resp: dict[str, Any] = {
             "took": int((time.perf_counter() - t0) * 1000),
@@ -974,7 +975,7 @@ class Coordinator(CursorOps):
                                          list(req.fields) + list(req.docvalue_fields), meta)
             if fields_out:
                 hit["fields"] = fields_out
-        if req.sort or req.search_after is not None:
+        if (req.sort and not score_only(req.sort)) or req.search_after is not None:
             vals = []
             for j, sf in enumerate(sort):
                 ft = meta.mapping.get(sf.field)

@@ -24,7 +24,7 @@ from . import query as Q
 from .analysis import get_analyzer
 from .errors import IllegalArgument, ParsingError, TooManyClauses
 from .mapping import FieldType, Mapping, parse_date_math
-from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
+from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, legacy_boost, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32
@@ -321,7 +321,7 @@ def _term_weight(fname: str, term: str, ctx: Context, boost: float) -> tuple[flo
     doc_count = stats.doc_count.get(fname, 0)
     df = stats.doc_freq.get((fname, term), 0)
     term_idf = idf(df, doc_count)
-    return float(np.float32(boost) * np.float32(term_idf)), term_idf, df, doc_count
+    return float(legacy_boost(boost) * np.float32(term_idf)), term_idf, df, doc_count
 
 
 def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
@@ -564,7 +564,7 @@ def _phrase_weight(q: Q.MatchPhrase, terms: list[str],
         df = ctx.stats.doc_freq.get((q.field, t), 0)
         parts.append((t, idf(df, dc), df, dc))
     total = float(np.float32(sum(p[1] for p in parts)))
-    return float(np.float32(q.boost) * np.float32(total)), total, parts
+    return float(legacy_boost(q.boost) * np.float32(total)), total, parts
 
 
 def _phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
@@ -1103,7 +1103,7 @@ def _tf_explanation(freq: float, norm: int, avgdl: float) -> Explanation:
 
 def _score_explanation(value: float, freq: float, boost: float, idf_x: Explanation,
                        tf_x: Explanation) -> Explanation:
-    subs = ([_x(np.float32(boost), "boost")] if boost != 1.0 else []) + [idf_x, tf_x]
+    subs = [_x(float(legacy_boost(boost)), "boost"), idf_x, tf_x]
     return _x(value, f"score(freq={float(np.float32(freq))}), computed as boost * idf * tf from:",
               subs)
 

@@ -1,7 +1,8 @@
 """BM25 exactly as Lucene computes it, with statistics summed over every shard.
 
-Lucene 9's ``BM25Similarity``: ``idf = ln(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
-``score = boost * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``k1 = 1.2``,
+Lucene's ``LegacyBM25Similarity``, as Elasticsearch and OpenSearch configure it:
+``idf = ln(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
+``score = boost * (k1 + 1) * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``k1 = 1.2``,
 ``b = 0.75``, ``avgdl = sumTotalTermFreq / docCount`` and ``dl`` the field length after a
 round trip through Lucene's one-byte norm (``SmallFloat.intToByte4``). Fields without norms
 (keywords) score with ``dl = 1``.
@@ -68,6 +69,13 @@ def encode_norms(lengths: np.ndarray) -> np.ndarray:
     for i in np.nonzero(~small)[0]:
         out[i] = int_to_byte4(int(lengths[i]))
     return out
+
+
+def legacy_boost(boost: float) -> np.float32:
+    """``boost * (k1 + 1)`` in float: Elasticsearch and OpenSearch score with Lucene's
+    ``LegacyBM25Similarity``, which keeps BM25's ``(k1 + 1)`` numerator by folding it into the
+    boost (their explain output shows it as ``boost`` 2.2)."""
+    return np.float32(boost) * (np.float32(1) + np.float32(K1))
 
 
 def idf(doc_freq: int, doc_count: int) -> float:
