@@ -657,7 +657,9 @@ class Coordinator(CursorOps):
             hits.append(self._hit(req, sort, h, entry.row, doc, metas_by_name[h.index]))
         if req.explain:
             await self._explain_phase(hits_list, page, shard_list, queries, hits)
-        track_max = req.track_scores or not req.sort or any(s.field == "_score" for s in req.sort)
+        # a sorted search tracks the max score only with track_scores, even when it sorts by
+        # _score among other keys (Elasticsearch's TopFieldCollector)
+        track_max = req.track_scores or not req.sort or score_only(req.sort)
         total = total_hits(reduced.total, req.track_total_hits)
         hits_obj: dict[str, Any] = {}
         if total is not None:
