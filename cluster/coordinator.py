@@ -567,11 +567,11 @@ class Coordinator(CursorOps):
             for m in metas:
                 window = req.from_ + req.size
                 if window > m.max_result_window:
-                    raise IllegalArgument(
+                    raise _shard_level(m.name, IllegalArgument(
                         "Result window is too large, from + size must be less than or equal to: "
                         f"[{m.max_result_window}] but was [{window}]. See the scroll api for a "
                         "more efficient way to request large data sets. This limit can be set by "
-                        "changing the [index.max_result_window] index level setting.")
+                        "changing the [index.max_result_window] index level setting."))
         elif metas:
             limit = min(m.max_result_window for m in metas)
             if req.size > limit:
@@ -583,8 +583,13 @@ class Coordinator(CursorOps):
         for m in metas:
             _check_fetch_limits(req, m)
             # too_many_clauses / regex length before any fan-out
-            check_clause_limits(req.query, m.mapping, max_regex_length=int(
-                m.settings.get("max_regex_length", 1000)))
+            try:
+                check_clause_limits(req.query, m.mapping, max_regex_length=int(
+                    m.settings.get("max_regex_length", 1000)))
+            except SearchError as e:
+                if e.es_type != "query_shard_exception":
+                    raise
+                raise _shard_level(m.name, e) from None
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
                       for sid, ref in enumerate(self.backend.session(m.shards))]
@@ -1236,6 +1241,13 @@ def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
     return SearchPhaseExecution("all shards failed", status=status, phase="query",
                                 grouped=True, failed_shards=failures, root_cause=uniq,
                                 caused_by=uniq[0] if uniq else None)
+
+
+def _shard_level(index: str, err: SearchError) -> SearchError:
+    """An error Elasticsearch raises on each shard (a result window too large, a query that
+    cannot be built for the mapping), found before the fan-out: reported as the shards would
+    have, ``search_phase_execution_exception`` with the error as root cause (one grouped entry)."""
+    return _all_failed([_failure(index, 0, err)])
 
 
 def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
