@@ -87,13 +87,15 @@ class Pair:
     ours: httpx.Client
     theirs: httpx.Client
 
-    def send(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None
-             ) -> tuple[tuple[int, Any], tuple[int, Any]]:
-        """The same request to both: ``((status, json) ours, (status, json) OpenSearch)``."""
-        content = None if body is None else orjson.dumps(body)
+    def send(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None,
+             their_body: Any = None) -> tuple[tuple[int, Any], tuple[int, Any]]:
+        """The same request to both (``their_body`` to OpenSearch when given):
+        ``((status, json) ours, (status, json) OpenSearch)``."""
         headers = {"content-type": "application/json"}
         out = []
-        for client in (self.ours, self.theirs):
+        for client, b in ((self.ours, body), (self.theirs, body if their_body is None
+                                                  else their_body)):
+            content = None if b is None else orjson.dumps(b)
             r = client.request(method, path, content=content, params=params, headers=headers)
             out.append((r.status_code, r.json()))
         return out[0], out[1]
