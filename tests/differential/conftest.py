@@ -71,9 +71,10 @@ _NODE = _Background()
 _HERE = Path(__file__).resolve().parent
 
 
-def pytest_collection_modifyitems(session: Any, config: Any, items: list[Any]) -> None:
-    """Start the node early, and only when a differential test was collected."""
-    if any(_HERE in Path(str(item.fspath)).parents for item in items):
+def pytest_collection_finish(session: Any) -> None:
+    """Start the node early, and only when a differential test is to run (after ``-m``/``-k``)."""
+    if any(_HERE in Path(str(item.fspath)).parents and "pair" in getattr(item, "fixturenames", ())
+           for item in session.items):
         _NODE.begin()
 
 
