@@ -1090,8 +1090,9 @@ def _idf_explanation(term_idf: float, df: int, dc: int) -> Explanation:
 def _tf_explanation(freq: float, norm: int, avgdl: float) -> Explanation:
     dl = float(LENGTH_TABLE[norm])
     k1, b = np.float32(K1), np.float32(B)
-    norm_inv = float(norm_inverse_cache(avgdl)[norm])
-    tf = np.float32(1.0 - 1.0 / (1.0 + float(np.float32(freq)) * norm_inv))
+    norm_inv = norm_inverse_cache(avgdl)[norm]
+    one = np.float32(1)
+    tf = one - one / (one + np.float32(freq) * norm_inv)   # float arithmetic, as Lucene 9
     dl_desc = "dl, length of field (approximate)" if norm > 39 else "dl, length of field"
     return _x(tf, "tf, computed as freq / (freq + k1 * (1 - b + b * dl / avgdl)) from:",
               [_x(np.float32(freq), "freq, occurrences of term within document"),

@@ -120,10 +120,11 @@ def bm25(freqs: np.ndarray, norms: np.ndarray | None, weight: float, avgdl: floa
 
     ``weight`` is ``boost * idf``; ``norms`` the encoded norm bytes of the postings' documents
     (``None`` for fields without norms: Lucene then reads norm byte 1, a length of 1). As in
-    Lucene the cache is float, the arithmetic double, the result float. O(len(freqs)).
+    Lucene 9 every step is float arithmetic ("without promoting to doubles", which would move
+    some scores by one float step). O(len(freqs)).
     """
     cache = norm_inverse_cache(avgdl)
-    f = freqs.astype(np.float32).astype(np.float64)
+    f = freqs.astype(np.float32)
     norm_inv = cache[1] if norms is None else np.take(cache, norms)  # faster than [] on uint8
-    w = float(np.float32(weight))
-    return (w - w / (1.0 + f * norm_inv.astype(np.float64))).astype(np.float32)
+    w = np.float32(weight)
+    return (w - w / (np.float32(1) + f * norm_inv)).astype(np.float32)

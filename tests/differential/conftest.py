@@ -73,7 +73,8 @@ _HERE = Path(__file__).resolve().parent
 
 def pytest_collection_finish(session: Any) -> None:
     """Start the node early, and only when a differential test is to run (after ``-m``/``-k``)."""
-    if any(_HERE in Path(str(item.fspath)).parents and "pair" in getattr(item, "fixturenames", ())
+    if any(_HERE in Path(str(item.fspath)).parents
+           and {"pair", "opensearch_url"} & set(getattr(item, "fixturenames", ()))
            for item in session.items):
         _NODE.begin()
 
