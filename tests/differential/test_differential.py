@@ -17,7 +17,6 @@ from .strategies import BAD_BODIES, queries, search_bodies
 pytestmark = pytest.mark.slow
 
 
-
 def cases(n: int) -> settings:
     """``n`` examples, the same ones every run (derandomized: CI and laptops agree)."""
     return settings(max_examples=n, deadline=None, derandomize=True, database=None,
