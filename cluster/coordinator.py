@@ -48,7 +48,7 @@ from .routing import selected_shards, shard_for, shards_for
 from .scoring import Stats
 from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
-from .sorting import SCORE_SORT, SortField, sort_value_out
+from .sorting import SCORE_SORT, SortField, score_only, sort_value_out
 from .source_filter import filter_source
 
 VERSION = "8.15.0"
@@ -577,11 +577,11 @@ class Coordinator(CursorOps):
             for m in metas:
                 window = req.from_ + req.size
                 if window > m.max_result_window:
-                    raise IllegalArgument(
+                    raise _shard_level(m.name, IllegalArgument(
                         "Result window is too large, from + size must be less than or equal to: "
                         f"[{m.max_result_window}] but was [{window}]. See the scroll api for a "
                         "more efficient way to request large data sets. This limit can be set by "
-                        "changing the [index.max_result_window] index level setting.")
+                        "changing the [index.max_result_window] index level setting."))
         elif metas:
             limit = min(m.max_result_window for m in metas)
             if req.size > limit:
@@ -593,8 +593,13 @@ class Coordinator(CursorOps):
         for m in metas:
             _check_fetch_limits(req, m)
             # too_many_clauses / regex length before any fan-out
-            check_clause_limits(req.query, m.mapping, max_regex_length=int(
-                m.settings.get("max_regex_length", 1000)))
+            try:
+                check_clause_limits(req.query, m.mapping, max_regex_length=int(
+                    m.settings.get("max_regex_length", 1000)))
+            except SearchError as e:
+                if e.es_type != "query_shard_exception":
+                    raise
+                raise _shard_level(m.name, e) from None
             if not expensive_allowed(self._search_settings()):
                 check_expensive_queries(expand(req.query, m.mapping), m.mapping)
         refuse_unsupported(req)
@@ -671,15 +676,18 @@ class Coordinator(CursorOps):
             hits.append(self._hit(req, sort, h, entry.row, doc, metas_by_name[h.index]))
         if req.explain:
             await self._explain_phase(hits_list, page, shard_list, queries, hits)
-        track_max = req.track_scores or not req.sort or any(s.field == "_score" for s in req.sort)
+        # a sorted search tracks the max score only with track_scores, even when it sorts by
+        # _score among other keys (Elasticsearch's TopFieldCollector)
+        track_max = req.track_scores or not req.sort or score_only(req.sort)
         total = total_hits(reduced.total, req.track_total_hits)
         hits_obj: dict[str, Any] = {}
         if total is not None:
             hits_obj["total"] = total["value"] if req.rest_total_hits_as_int else total
         elif req.rest_total_hits_as_int:
             hits_obj["total"] = -1  # untracked total in the legacy int form (ES SearchHits)
-        hits_obj["max_score"] = reduced.max_score if track_max and reduced.max_score is not None \
-            else None
+        # size 0 collects no top hits, so Elasticsearch has no max score to report
+        hits_obj["max_score"] = reduced.max_score if track_max and req.size > 0 \
+            and reduced.max_score is not None else None
         hits_obj["hits"] = hits
         resp: dict[str, Any] = {
             "took": int((time.perf_counter() - t0) * 1000),
@@ -985,7 +993,7 @@ class Coordinator(CursorOps):
                                          list(req.fields) + list(req.docvalue_fields), meta)
             if fields_out:
                 hit["fields"] = fields_out
-        if req.sort or req.search_after is not None:
+        if (req.sort and not score_only(req.sort)) or req.search_after is not None:
             vals = []
             for j, sf in enumerate(sort):
                 ft = meta.mapping.get(sf.field)
@@ -1247,6 +1255,13 @@ def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
     return SearchPhaseExecution("all shards failed", status=status, phase="query",
                                 grouped=True, failed_shards=failures, root_cause=uniq,
                                 caused_by=uniq[0] if uniq else None)
+
+
+def _shard_level(index: str, err: SearchError) -> SearchError:
+    """An error Elasticsearch raises on each shard (a result window too large, a query that
+    cannot be built for the mapping), found before the fan-out: reported as the shards would
+    have, ``search_phase_execution_exception`` with the error as root cause (one grouped entry)."""
+    return _all_failed([_failure(index, 0, err)])
 
 
 def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:

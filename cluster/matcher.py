@@ -25,7 +25,7 @@ from .analysis import get_analyzer
 from .errors import IllegalArgument, ParsingError, TooManyClauses
 from .mapping import FieldType, Mapping, parse_date_math
 from .patterns import EMPTY_LANGUAGE, LinearPattern, compile_linear, escape
-from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
+from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, legacy_boost, norm_inverse_cache
 from .segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32
@@ -322,7 +322,7 @@ def _term_weight(fname: str, term: str, ctx: Context, boost: float) -> tuple[flo
     doc_count = stats.doc_count.get(fname, 0)
     df = stats.doc_freq.get((fname, term), 0)
     term_idf = idf(df, doc_count)
-    return float(np.float32(boost) * np.float32(term_idf)), term_idf, df, doc_count
+    return float(legacy_boost(boost) * np.float32(term_idf)), term_idf, df, doc_count
 
 
 def _term_scores(fname: str, term: str, seg: Segment, ctx: Context,
@@ -565,7 +565,7 @@ def _phrase_weight(q: Q.MatchPhrase, terms: list[str],
         df = ctx.stats.doc_freq.get((q.field, t), 0)
         parts.append((t, idf(df, dc), df, dc))
     total = float(np.float32(sum(p[1] for p in parts)))
-    return float(np.float32(q.boost) * np.float32(total)), total, parts
+    return float(legacy_boost(q.boost) * np.float32(total)), total, parts
 
 
 def _phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
@@ -1096,8 +1096,9 @@ def _idf_explanation(term_idf: float, df: int, dc: int) -> Explanation:
 def _tf_explanation(freq: float, norm: int, avgdl: float) -> Explanation:
     dl = float(LENGTH_TABLE[norm])
     k1, b = np.float32(K1), np.float32(B)
-    norm_inv = float(norm_inverse_cache(avgdl)[norm])
-    tf = np.float32(1.0 - 1.0 / (1.0 + float(np.float32(freq)) * norm_inv))
+    norm_inv = norm_inverse_cache(avgdl)[norm]
+    one = np.float32(1)
+    tf = one - one / (one + np.float32(freq) * norm_inv)   # float arithmetic, as Lucene 9
     dl_desc = "dl, length of field (approximate)" if norm > 39 else "dl, length of field"
     return _x(tf, "tf, computed as freq / (freq + k1 * (1 - b + b * dl / avgdl)) from:",
               [_x(np.float32(freq), "freq, occurrences of term within document"),
@@ -1109,7 +1110,7 @@ def _tf_explanation(freq: float, norm: int, avgdl: float) -> Explanation:
 
 def _score_explanation(value: float, freq: float, boost: float, idf_x: Explanation,
                        tf_x: Explanation) -> Explanation:
-    subs = ([_x(np.float32(boost), "boost")] if boost != 1.0 else []) + [idf_x, tf_x]
+    subs = [_x(float(legacy_boost(boost)), "boost"), idf_x, tf_x]
     return _x(value, f"score(freq={float(np.float32(freq))}), computed as boost * idf * tf from:",
               subs)
 

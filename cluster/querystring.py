@@ -43,7 +43,10 @@ def expand_query_string(qs: QueryString, default_fields: Sequence[tuple[str, flo
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
     """
     fields = tuple(qs.fields) or tuple(default_fields)
-    builder = _Builder(qs.default_operator.lower(), qs.analyzer)
+    # query_string keeps the best field's score; simple_query_string adds the fields' scores
+    # (Elasticsearch builds it as most_fields, a dis_max with tie_breaker 1)
+    builder = _Builder(qs.default_operator.lower(), qs.analyzer,
+                       tie_breaker=1.0 if qs.simple else 0.0)
     if qs.simple:
         query = _SimpleParser(qs.query, fields, builder).parse()
     else:
@@ -94,17 +97,19 @@ def _combine(items: list[_Clause], default_occur: str) -> _Clause:
 class _Builder:
     """Makes the leaf nodes for one field, or a ``DisMax`` over several fields."""
 
-    def __init__(self, default_operator: str, analyzer: str | None) -> None:
+    def __init__(self, default_operator: str, analyzer: str | None,
+                 tie_breaker: float = 0.0) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
+        self.tie_breaker = tie_breaker
 
-    @staticmethod
-    def per_field(fields: Fields, make: Callable[[str, float], Query]) -> Query:
-        """One node per field; several fields are combined with ``DisMax`` (tie_breaker 0)."""
+    def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
+        """One node per field; several fields are combined with ``DisMax``."""
         if len(fields) == 1:
             name, boost = fields[0]
             return make(name, boost)
-        return DisMax(queries=tuple(make(name, boost) for name, boost in fields), tie_breaker=0.0)
+        return DisMax(queries=tuple(make(name, boost) for name, boost in fields),
+                      tie_breaker=self.tie_breaker)
 
     def match(self, fields: Fields, text: str) -> Query:
         return self.per_field(fields, lambda f, b: Match(

@@ -121,7 +121,11 @@ def _int(value: Any, name: str, *, url: bool) -> int:
         try:
             return int(value.strip())
         except ValueError:
-            raise _bad_number(value, name, url) from None
+            if url:
+                raise _bad_number(value, name, url) from None
+            # the body parser reads the string with Java's Integer.parseInt, uncaught
+            raise IllegalArgument(f"For input string: \"{value}\"",
+                                  es_type="number_format_exception") from None
     raise _bad_number(value, name, url)
 
 

@@ -1,7 +1,8 @@
 """BM25 exactly as Lucene computes it, with statistics summed over every shard.
 
-Lucene 9's ``BM25Similarity``: ``idf = ln(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
-``score = boost * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``k1 = 1.2``,
+Lucene's ``LegacyBM25Similarity``, as Elasticsearch and OpenSearch configure it:
+``idf = ln(1 + (docCount - docFreq + 0.5) / (docFreq + 0.5))``,
+``score = boost * (k1 + 1) * idf * tf / (tf + k1 * (1 - b + b * dl / avgdl))`` with ``k1 = 1.2``,
 ``b = 0.75``, ``avgdl = sumTotalTermFreq / docCount`` and ``dl`` the field length after a
 round trip through Lucene's one-byte norm (``SmallFloat.intToByte4``). Fields without norms
 (keywords) score with ``dl = 1``.
@@ -70,6 +71,13 @@ def encode_norms(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
+def legacy_boost(boost: float) -> np.float32:
+    """``boost * (k1 + 1)`` in float: Elasticsearch and OpenSearch score with Lucene's
+    ``LegacyBM25Similarity``, which keeps BM25's ``(k1 + 1)`` numerator by folding it into the
+    boost (their explain output shows it as ``boost`` 2.2)."""
+    return np.float32(boost) * (np.float32(1) + np.float32(K1))
+
+
 def idf(doc_freq: int, doc_count: int) -> float:
     """Lucene's BM25 IDF (computed in double, stored as float)."""
     return float(np.float32(np.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))))
@@ -112,10 +120,11 @@ def bm25(freqs: np.ndarray, norms: np.ndarray | None, weight: float, avgdl: floa
 
     ``weight`` is ``boost * idf``; ``norms`` the encoded norm bytes of the postings' documents
     (``None`` for fields without norms: Lucene then reads norm byte 1, a length of 1). As in
-    Lucene the cache is float, the arithmetic double, the result float. O(len(freqs)).
+    Lucene 9 every step is float arithmetic ("without promoting to doubles", which would move
+    some scores by one float step). O(len(freqs)).
     """
     cache = norm_inverse_cache(avgdl)
-    f = freqs.astype(np.float32).astype(np.float64)
+    f = freqs.astype(np.float32)
     norm_inv = cache[1] if norms is None else np.take(cache, norms)  # faster than [] on uint8
-    w = float(np.float32(weight))
-    return (w - w / (1.0 + f * norm_inv.astype(np.float64))).astype(np.float32)
+    w = np.float32(weight)
+    return (w - w / (np.float32(1) + f * norm_inv)).astype(np.float32)

@@ -47,6 +47,12 @@ class SortField:
 SCORE_SORT = (SortField("_score", "desc"),)
 
 
+def score_only(sort: tuple[SortField, ...]) -> bool:
+    """True for a sort that is just ``_score`` descending: Elasticsearch treats it as no sort at
+    all, so its hits carry no ``sort`` values."""
+    return len(sort) == 1 and sort[0].field == "_score" and sort[0].desc
+
+
 def tiebreak(index_rank: int, seq: np.ndarray) -> np.ndarray:
     """The tie-break key: index rank in the high bits, sequence number in the low 40 bits."""
     return (np.int64(index_rank) << np.int64(SEQ_BITS)) | seq.astype(np.int64)

@@ -311,6 +311,17 @@ def _process_label(p: Any) -> str:
     return name
 
 
+def _opensearch_peer() -> Any:
+    """``benchmarks/peers/opensearch/peer.py``, loaded by path (``benchmarks/`` is no package)."""
+    import importlib.util
+    path = Path(__file__).resolve().parent.parent / "benchmarks/peers/opensearch/peer.py"
+    spec = importlib.util.spec_from_file_location("opensearch_bench_peer", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class Server:
     """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
 
@@ -324,6 +335,8 @@ class Server:
             cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512",
                    "--data-dir", self.data_dir]
+        elif engine == "opensearch":
+            cmd = _opensearch_peer().command(self.port)
         else:
             cmd = [sys.executable, "-m", "shardsearch.bench_peers", "--engine", engine,
                    "--port", str(self.port)]
@@ -339,7 +352,7 @@ class Server:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def wait_ready(self, timeout_s: float = 120.0) -> None:
+    def wait_ready(self, timeout_s: float = 180.0) -> None:
         import httpx
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -531,7 +544,7 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
                         "refresh_interval": "-1"}
             body = {"settings": settings, "mappings": corpus.mapping,
                     "_bench": {"text_field": corpus.text_field, "sort_field": corpus.sort_field}}
-            if engine == "shardsearch":
+            if engine in ("shardsearch", "opensearch"):
                 body.pop("_bench")
             r = await client.put(f"{server.url}/{index}", content=orjson.dumps(body),
                                  headers={"content-type": "application/json"})
@@ -551,7 +564,7 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
                     methods = ["from"] if d == 0 else ["from", "search_after"]
                     for method in methods:
                         if method == "search_after":
-                            if engine != "shardsearch":
+                            if engine not in ("shardsearch", "opensearch"):
                                 continue
                             prev = await _search_json(client, url, query_body(
                                 corpus, query, frm=d - 1, size=1, tiebreak=True))
@@ -690,7 +703,7 @@ def plot(report: dict[str, Any], out: Path) -> list[Path]:
             series.append((f"shardsearch ({key} shards), from", ours[key]["runs"], "from", "o-"))
             series.append((f"shardsearch ({key} shards), search_after", ours[key]["runs"],
                            "search_after", "s--"))
-        for peer, style in (("tantivy", "^-"), ("sqlite", "v-")):
+        for peer, style in (("opensearch", "s-"), ("tantivy", "^-"), ("sqlite", "v-")):
             if report.get(peer):
                 series.append((f"{peer} (FastAPI), from", report[peer]["runs"], "from", style))
         for label, runs, method, style in series:
@@ -728,7 +741,8 @@ def plot(report: dict[str, Any], out: Path) -> list[Path]:
                 pts.append((int(s), c["rps"]))
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"shardsearch {q}")
-    for peer, color in (("tantivy", "tab:red"), ("sqlite", "tab:gray")):
+    for peer, color in (("opensearch", "tab:blue"), ("tantivy", "tab:red"),
+                        ("sqlite", "tab:gray")):
         if report.get(peer):
             c = _cell(report[peer]["runs"], query="match", depth=0, method="from",
                       connections=8)
@@ -821,7 +835,9 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--out", default="bench_results", help="output folder (default bench_results)")
     p.add_argument("--shards", default=None, help="shard counts, e.g. '1,2,4,8'")
     p.add_argument("--peers", default=None,
-                   help="peers to run beside shardsearch: 'tantivy,sqlite' (default) or 'none'")
+                   help="peers to run beside shardsearch: 'tantivy,sqlite' (default), "
+                        "'opensearch,tantivy,sqlite' (OpenSearch needs Java 17+ and Maven) "
+                        "or 'none'")
     p.add_argument("--requests", type=int, default=None,
                    help="requests per connection in each load run")
     p.add_argument("--term", default=None, help="term of the ranked match query")

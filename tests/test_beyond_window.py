@@ -454,10 +454,11 @@ def test_max_result_window_is_set_at_creation_and_through_settings(es):
     assert es.get("/w/_settings").json()["w"]["settings"]["index"]["max_result_window"] == "20"
     err = _error(es.post("/w/_search", json={"from": 15, "size": 10}), 400,
                  "illegal_argument_exception")
-    assert err["reason"] == ("Result window is too large, from + size must be less than or equal "
-                             "to: [20] but was [25]. See the scroll api for a more efficient way "
-                             "to request large data sets. This limit can be set by changing the "
-                             "[index.max_result_window] index level setting.")
+    assert err["type"] == "search_phase_execution_exception"   # raised by each shard, as in ES
+    assert err["root_cause"][0]["reason"] == (
+        "Result window is too large, from + size must be less than or equal to: [20] but was "
+        "[25]. See the scroll api for a more efficient way to request large data sets. This "
+        "limit can be set by changing the [index.max_result_window] index level setting.")
     assert es.put("/w/_settings", json={"index": {"max_result_window": 30}}).status_code == 200
     assert es.get("/w/_settings").json()["w"]["settings"]["index"]["max_result_window"] == "30"
     assert es.post("/w/_search", json={"from": 15, "size": 10}).status_code == 200

@@ -306,8 +306,10 @@ def _err(r, status: int, etype: str) -> dict:
 
 def test_result_window_too_large(es) -> None:
     load(es, "win", 3)
-    body = _err(es.get("/win/_search?from=9995&size=10"), 400, "illegal_argument_exception")
-    assert body["error"]["reason"].startswith(
+    # each shard refuses the window: all shards failed, the window error as root cause
+    body = _err(es.get("/win/_search?from=9995&size=10"), 400, "search_phase_execution_exception")
+    assert body["error"]["root_cause"][0]["type"] == "illegal_argument_exception"
+    assert body["error"]["root_cause"][0]["reason"].startswith(
         "Result window is too large, from + size must be less than or equal to: [10000] but was "
         "[10005].")
 

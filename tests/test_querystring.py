@@ -414,9 +414,10 @@ def test_simple_field_syntax_is_plain_text():
     assert sqs("title:fox") == m("title:fox")
 
 
-def test_simple_several_fields_make_a_dis_max():
+def test_simple_several_fields_add_their_scores():
+    # Elasticsearch builds simple_query_string as most_fields: a dis_max with tie_breaker 1
     assert sqs("fox", fields=[("t", 1.0), ("u", 2.0)]) == DisMax(
-        queries=(m("fox", "t"), m("fox", "u", boost=2.0)))
+        queries=(m("fox", "t"), m("fox", "u", boost=2.0)), tie_breaker=1.0)
 
 
 def test_simple_escapes_operators():

@@ -1,0 +1,73 @@
+"""Where shardsearch differs from OpenSearch on purpose: the one documented list.
+
+Every difference the differential suite finds is either fixed in shardsearch or listed here with
+why. Compared with a one-shard OpenSearch index, our shard-invariant scores (global statistics)
+equal OpenSearch's, so scores need no entry; the consistent-page token travels in a response
+header (and in the body only when asked for), which the suite does not compare; totals are
+compared as OpenSearch reports them (exact up to ``track_total_hits``, then ``gte``), and agree. Each entry says which differences it covers (``covers``) and carries a probe request that
+shows the difference today: ``test_documented_exceptions.py`` sends each probe to both systems and
+fails when the difference is gone (the entry must then be removed) or is no longer covered.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .compare import Difference
+
+
+@dataclass(frozen=True)
+class Deliberate:
+    """A difference kept on purpose."""
+    name: str
+    why: str
+    covers: Callable[[Difference, dict[str, Any]], bool]
+    probe: tuple[str, str, dict[str, Any] | None, dict[str, Any] | None]  # method, path, body, params
+
+
+def _search_after_with_from(diff: Difference, request: dict[str, Any]) -> bool:
+    body = request.get("body") or {}
+    return (diff.path == "status" and body.get("search_after") is not None
+            and body.get("from", 0) != 0 and diff.ours[0] == 400 and diff.theirs[0] == 500)
+
+
+DELIBERATE: tuple[Deliberate, ...] = (
+    Deliberate(
+        name="search_after_with_from",
+        why="search_after with a from other than 0: we answer as Elasticsearch 8 does, 400 "
+            "action_request_validation_exception from the request's validation; OpenSearch "
+            "2.19 lets every shard fail and answers 500 search_phase_execution_exception "
+            "(search_exception as root cause). A client's mistake is a 4xx.",
+        covers=_search_after_with_from,
+        probe=("POST", "/diff/_search",
+               {"sort": [{"uid": "asc"}], "search_after": [3], "from": 2}, None)),
+)
+
+
+def explain(diff: Difference, request: dict[str, Any]) -> Deliberate | None:
+    """The documented exception covering ``diff`` for this request, if any."""
+    return next((d for d in DELIBERATE if d.covers(diff, request)), None)
+
+
+@dataclass
+class Tally:
+    """What the session compared: printed in pytest's summary."""
+    cases: int = 0
+    by_exception: Counter = field(default_factory=Counter)
+
+    def record(self, explained: list[Deliberate]) -> None:
+        self.cases += 1
+        self.by_exception.update(d.name for d in explained)
+
+    def summary(self) -> str:
+        if not self.cases:
+            return ""
+        n = sum(self.by_exception.values())
+        detail = ", ".join(f"{k}: {v}" for k, v in sorted(self.by_exception.items()))
+        return (f"differential: {self.cases} generated cases vs OpenSearch; {n} differences were "
+                f"documented exceptions" + (f" ({detail})" if detail else ""))
+
+
+TALLY = Tally()
