@@ -32,10 +32,11 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       strip_hits_sort, with_tiebreak)
 from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
 from .request import SearchRequest
+from .search.aggs.phase import check_max_buckets
 from .sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
-SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}
+SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive", "search.max_buckets"}
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -205,6 +206,8 @@ class CursorOps:
                     raise IllegalArgument(f"{scope} setting [{key}], not recognized")
                 if value is None:
                     staged[scope].pop(key, None)
+                elif key == "search.max_buckets":
+                    staged[scope][key] = str(check_max_buckets(value))
                 else:
                     parse_keep_alive(value, key)
                     staged[scope][key] = str(value)
