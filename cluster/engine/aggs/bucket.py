@@ -71,7 +71,7 @@ def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
     u_owner, u_key, inv = group(concat(g_owner, np.int64), keys)
     row_of, bucket_of, _ = group(all_rows_, inv)   # a document once per bucket
     counts = np.bincount(bucket_of, minlength=len(u_owner)).astype(np.int64)
-    keys_out = distinct[u_key] if distinct is not None else u_key
+    keys_out = distinct[u_key.astype(np.int64)] if distinct is not None else u_key
     part = Keyed(u_owner, keys_out, counts, value_kind=kind)
     if node.subs:
         cuts = np.searchsorted(row_of, offsets)
