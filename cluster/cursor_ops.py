@@ -345,7 +345,8 @@ class CursorOps:
             resp = empty_response(rest_total_hits_as_int)
         else:
             inner = replace(base, search_after=cursor.after, size=0 if done else base.size,
-                            rest_total_hits_as_int=rest_total_hits_as_int)
+                            rest_total_hits_as_int=rest_total_hits_as_int,
+                            aggs=base.aggs if cursor.batches == 0 else None)  # first batch only
             resp = await self.search(inner, snapshot=cursor.snapshot)
             after = resp.pop("_after", None)
             if after is not None:

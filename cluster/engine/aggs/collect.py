@@ -16,7 +16,7 @@ from ...errors import IllegalArgument
 from ...mapping import Mapping, parse_date
 from ...query import Query
 from ...segment import Segment
-from .parse import AggNode, AggRequest
+from .parse import PIPELINE_TYPES, AggNode, AggRequest
 from .values import stored_kind
 
 Matcher = Callable[[Query, Segment], np.ndarray]
@@ -59,6 +59,8 @@ def collect_level(nodes: tuple[AggNode, ...], view: ShardView, rows: Rows) -> di
     from .metric import METRICS
     out: dict[str, Any] = {}
     for node in nodes:
+        if node.type in PIPELINE_TYPES:   # the coordinator runs them on the reduced result
+            continue
         fn = BUCKETS.get(node.type) or METRICS.get(node.type)
         if fn is None:
             raise IllegalArgument(f"aggregation type [{node.type}] is not supported")

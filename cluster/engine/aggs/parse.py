@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...errors import IllegalArgument, ParsingError, XContentParseError
+from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from ...query import Query, parse_query
 
 VALUE_SOURCE = {"field", "missing", "format", "value_type"}
@@ -34,16 +34,21 @@ PARAMS: dict[str, set[str]] = {
     "extended_stats": VALUE_SOURCE | {"sigma"},
     "cardinality": VALUE_SOURCE | {"precision_threshold", "execution_hint"},
     "weighted_avg": {"value", "weight", "format", "value_type"},
+    **{k: {"buckets_path", "gap_policy", "format"} for k in (
+        "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
+        "cumulative_sum", "derivative")},
+    "bucket_sort": {"sort", "from", "size", "gap_policy"},
 }
 BUCKET_TYPES = {"terms", "histogram", "date_histogram", "range", "date_range", "missing",
                 "global", "filter", "filters"}
+PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
+                  "cumulative_sum", "derivative", "bucket_sort"}
 METRIC_TYPES = {"avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
                 "cardinality", "weighted_avg"}
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
-    "composite", "percentiles", "percentile_ranks", "top_hits", "bucket_sort", "avg_bucket",
-    "max_bucket", "min_bucket", "sum_bucket", "stats_bucket", "extended_stats_bucket",
-    "percentiles_bucket", "cumulative_sum", "derivative", "bucket_script", "bucket_selector",
+    "composite", "percentiles", "percentile_ranks", "top_hits", "extended_stats_bucket",
+    "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
@@ -133,6 +138,8 @@ def _parse_node(name: str, spec: dict[str, Any], depth: int) -> AggNode:
     if kind not in PARAMS and kind not in ("filter",):
         raise ParsingError(f"Unknown aggregation type [{kind}]")
     node = AggNode(name, kind, {}, subs, meta)
+    if kind in PIPELINE_TYPES:
+        _check_pipeline(name, kind, body, subs, depth)
     if kind == "filter":
         node.query = parse_query(body)
     elif kind == "filters":
@@ -140,7 +147,39 @@ def _parse_node(name: str, spec: dict[str, Any], depth: int) -> AggNode:
     else:
         node.params = _params(kind, name, body)
     _check_node(node, depth)
+    _check_parents(node)
     return node
+
+
+def _check_pipeline(name: str, kind: str, body: Any, subs: tuple[AggNode, ...], depth: int
+                    ) -> None:
+    if subs:
+        raise IllegalArgument(f"Aggregator [{name}] of type [{kind}] cannot accept "
+                              "sub-aggregations")
+    if isinstance(body, dict) and kind != "bucket_sort" and "buckets_path" not in body:
+        raise IllegalArgument(f"Required [buckets_path] in aggregation [{name}]")
+    if isinstance(body, dict) and "gap_policy" in body and body["gap_policy"] not in (
+            "skip", "insert_zeros", "keep_values"):
+        raise IllegalArgument(f"Invalid gap policy: [{body['gap_policy']}]")
+    if isinstance(body, dict) and body.get("gap_policy") == "insert_zeros":
+        raise IllegalArgument(f"[gap_policy] [insert_zeros] in aggregation [{name}] is not "
+                              "supported by this service")
+    if depth == 0 and kind == "bucket_sort":
+        raise ActionRequestValidation(f"Validation Failed: 1: bucket_sort aggregation [{name}] "
+                                      "must be declared inside of another aggregation;")
+    if depth == 0 and kind in ("cumulative_sum", "derivative"):
+        raise ActionRequestValidation(
+            f"Validation Failed: 1: {kind} aggregation [{name}] must have a histogram, "
+            "date_histogram or auto_date_histogram as parent but doesn't have a parent;")
+
+
+def _check_parents(node: AggNode) -> None:
+    for sub in node.subs:
+        if sub.type in ("cumulative_sum", "derivative") and node.type not in (
+                "histogram", "date_histogram"):
+            raise ActionRequestValidation(
+                f"Validation Failed: 1: {sub.type} aggregation [{sub.name}] must have a "
+                "histogram, date_histogram or auto_date_histogram as parent;")
 
 
 def _params(kind: str, name: str, body: Any) -> dict[str, Any]:

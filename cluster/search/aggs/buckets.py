@@ -19,6 +19,7 @@ from ...engine.aggs.parse import AggNode
 from ...errors import IllegalArgument
 from ...mapping import format_date, parse_date_math
 from ...numformat import decimal_format
+from .pipeline import run_parents
 
 if TYPE_CHECKING:
     from .reduce import Result
@@ -159,6 +160,7 @@ def _terms(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderContext
     ctx.spend(len(top))
     buckets = [_bucket(_key_out(kind, _py(keys[i]), node, ctx), counts[i], node, res, rows[i],
                        ctx) for i in top]
+    buckets = run_parents(node, buckets, ctx.typed_keys)
     out: dict[str, Any] = {"doc_count_error_upper_bound": 0,
                            "sum_other_doc_count": sum(counts) - sum(counts[i] for i in top),
                            "buckets": buckets}
@@ -193,6 +195,7 @@ def _histogram(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderCon
     ctx.spend(len(order))
     buckets = [_bucket(_key_out(kind, keys[i], node, ctx, tz), counts[i], node, res, rows[i],
                        ctx) for i in order]
+    buckets = run_parents(node, buckets, ctx.typed_keys)
     if p.get("keyed"):
         return {"buckets": {b.get("key_as_string", java_double(b["key"]) if not is_date
                                   else str(b["key"])): b for b in buckets}}

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.aggs.collect import group
-from ...engine.aggs.parse import AggNode
+from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
 from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats
 
 
@@ -51,6 +51,8 @@ def reduce_level(nodes: tuple[AggNode, ...], partials: list[dict[str, Any]],
                  maps: list[np.ndarray], n: int) -> dict[str, Result]:
     out = {}
     for node in nodes:
+        if node.type in PIPELINE_TYPES:
+            continue
         got = [(p[node.name], m) for p, m in zip(partials, maps) if node.name in p]
         out[node.name] = _reduce(node, got, n)
     return out

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ...engine.aggs.parse import AggNode, AggRequest
+from ...engine.aggs.parse import PIPELINE_TYPES, AggNode, AggRequest
 from ...errors import SearchError
 from .buckets import render_fixed, render_keyed
+from .pipeline import run_siblings
 from .reduce import Result, reduce_aggs
 
 DEFAULT_MAX_BUCKETS = 65_536
@@ -74,11 +75,14 @@ def render_level(nodes: tuple[AggNode, ...], results: dict[str, Result], owner: 
     histogram gap — every count is zero)."""
     out: dict[str, Any] = {}
     for node in nodes:
+        if node.type in PIPELINE_TYPES:
+            continue
         res = results.get(node.name)
         body = render_one(node, res, owner, ctx)
         if node.meta is not None:
             body["meta"] = node.meta
         out[type_name(node, res) + "#" + node.name if ctx.typed_keys else node.name] = body
+    run_siblings(nodes, out, ctx.typed_keys)
     return out
 
 
