@@ -374,6 +374,11 @@ def global_(node: AggNode, view: ShardView, rows: Rows) -> Fixed:
                          lambda si: [np.ones(len(everything.docs[si]), dtype=bool)])
 
 
-BUCKETS = {"terms": terms, "histogram": histogram, "date_histogram": date_histogram,
+def _composite(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
+    from .composite import composite
+    return composite(node, view, rows)
+
+
+BUCKETS = {"composite": _composite, "terms": terms, "histogram": histogram, "date_histogram": date_histogram,
            "range": ranges, "date_range": ranges, "filter": filter_, "filters": filters,
            "missing": missing, "global": global_}

@@ -38,8 +38,15 @@ PARAMS: dict[str, set[str]] = {
         "avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
         "cumulative_sum", "derivative")},
     "bucket_sort": {"sort", "from", "size", "gap_policy"},
+    "composite": {"sources", "size", "after"},
 }
-BUCKET_TYPES = {"terms", "histogram", "date_histogram", "range", "date_range", "missing",
+SOURCE_PARAMS = {
+    "terms": {"field", "missing_bucket", "missing_order", "order", "value_type"},
+    "histogram": {"field", "interval", "missing_bucket", "missing_order", "order", "format"},
+    "date_histogram": {"field", "calendar_interval", "fixed_interval", "time_zone", "offset",
+                       "missing_bucket", "missing_order", "order", "format"},
+}
+BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "missing",
                 "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
@@ -47,7 +54,7 @@ METRIC_TYPES = {"avg", "sum", "min", "max", "stats", "extended_stats", "value_co
                 "cardinality", "weighted_avg"}
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
-    "composite", "percentiles", "percentile_ranks", "top_hits", "extended_stats_bucket",
+    "percentiles", "percentile_ranks", "top_hits", "extended_stats_bucket",
     "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
@@ -231,6 +238,8 @@ def _check_node(node: AggNode, depth: int) -> None:
         for part in ("value", "weight"):
             if not isinstance(p.get(part), dict) or "field" not in p[part]:
                 raise IllegalArgument(f"[{part}] must have a [field] in aggregation [{name}]")
+    if kind == "composite":
+        _check_composite(p, name, depth)
     if kind == "terms":
         _check_terms(p, name)
     elif kind == "histogram":
@@ -257,6 +266,64 @@ def _check_node(node: AggNode, depth: int) -> None:
         if pt is not None and int(pt) < 0:
             raise IllegalArgument("[precisionThreshold] must be greater than or equal to 0. "
                                   f"Found [{int(pt)}] in [{name}]")
+
+
+def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
+    """``sources`` into typed source nodes (``_sources``) and ``after`` into a list
+    (``_after``), with Elasticsearch's errors."""
+    if depth > 0:
+        raise IllegalArgument("[composite] aggregation cannot be used with a parent "
+                              "aggregation")
+    if "sources" not in p:
+        raise IllegalArgument("Required [sources]")
+    sources = p["sources"]
+    if not isinstance(sources, list) or not sources:
+        raise IllegalArgument("Composite [sources] cannot be null or empty")
+    nodes, names = [], []
+    for src in sources:
+        if not isinstance(src, dict) or len(src) != 1:
+            raise ParsingError("[composite] each source must be an object with one name")
+        (sname, body), = src.items()
+        if not isinstance(body, dict) or len(body) != 1:
+            raise ParsingError(f"[composite] source [{sname}] must have one type")
+        (kind, params), = body.items()
+        if kind not in SOURCE_PARAMS:
+            raise IllegalArgument(f"composite source [{sname}] of type [{kind}] is not "
+                                  "supported by this service")
+        for key in params:
+            if key not in SOURCE_PARAMS[kind]:
+                raise XContentParseError(f"[1:1] [{kind}] unknown field [{key}]")
+        if "field" not in params:
+            raise IllegalArgument("Required one of fields [field, script], but none were "
+                                  "specified. ")
+        params = dict(params)
+        if kind == "date_histogram":
+            order = params.pop("order", "asc")
+            _check_date_histogram(params, sname)
+            params["order"] = order
+        nodes.append(AggNode(sname, kind, params))
+        names.append(sname)
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise IllegalArgument("Composite source names must be unique, found duplicates: "
+                              f"[{', '.join(dupes)}]")
+    size = p.get("size", 10)
+    if not isinstance(size, int) or size < 1:
+        raise IllegalArgument(f"[size] must be greater than 0. Found [{size}] in [{name}]")
+    p["_sources"] = nodes
+    after = p.get("after")
+    if after is not None:
+        if not isinstance(after, dict) or set(after) != set(names):
+            raise IllegalArgument(f"[after] has {len(after) if isinstance(after, dict) else 0}"
+                                  f" value(s) but [sources] has {len(names)}")
+        p["_after"] = [_after_value(n, after[n.name]) for n in nodes]
+
+
+def _after_value(src: AggNode, value: Any) -> Any:
+    if src.type == "date_histogram" and isinstance(value, str):
+        from ...mapping import parse_date_nanos
+        return parse_date_nanos(value, src.params.get("format")) // 1_000_000
+    return value
 
 
 def _check_min_doc_count(p: dict[str, Any]) -> None:

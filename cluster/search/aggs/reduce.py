@@ -67,14 +67,15 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
         res.stats = _reduce_stats([(p, m) for p, m in got], n)
     elif isinstance(first, Distinct) or node.type == "cardinality":
         res.distinct = _reduce_distinct(got, n)
-    elif isinstance(first, Keyed) or node.type in ("terms", "histogram", "date_histogram"):
+    elif isinstance(first, Keyed) or node.type in ("terms", "histogram", "date_histogram",
+                                                   "composite"):
         _reduce_keyed(res, got)
     else:
         _reduce_fixed(res, got)
     return res
 
 
-_BUCKET_LIKE = {"terms", "histogram", "date_histogram", "range", "date_range", "filter",
+_BUCKET_LIKE = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "filter",
                 "filters", "missing", "global"}
 
 

@@ -25,7 +25,7 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "cardinality": "cardinality", "weighted_avg": "weighted_avg",
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
          "date_range": "date_range", "filter": "filter", "filters": "filters",
-         "missing": "missing", "global": "global"}
+         "missing": "missing", "global": "global", "composite": "composite"}
 
 
 class TooManyBuckets(SearchError):
@@ -98,6 +98,9 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
                ) -> dict[str, Any]:
     if node.type in ("terms", "histogram", "date_histogram"):
         return render_keyed(node, res, owner, ctx)
+    if node.type == "composite":
+        from .composite import render_composite
+        return render_composite(node, res, owner, ctx)
     if node.type in ("range", "date_range", "filter", "filters", "missing", "global"):
         return render_fixed(node, res, owner, ctx)
     if node.type == "cardinality":
