@@ -10,7 +10,8 @@ import numpy as np
 from .bucket import _pairs
 from .collect import Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
-from .partials import Distinct, Stats
+from ...errors import IllegalArgument
+from .partials import Distinct, Stats, Values
 
 
 def _owner_values(node: AggNode, view: ShardView, rows: Rows, kind: str
@@ -24,10 +25,17 @@ def _owner_values(node: AggNode, view: ShardView, rows: Rows, kind: str
     return owners, values, distinct
 
 
-def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
+def _numeric_kind(node: AggNode, view: ShardView) -> str:
+    """The field's kind; a keyword field is refused by aggregations that need numbers."""
     kind = field_kind(node, view)
-    if kind == "date_nanos":
-        kind = "date"
+    if kind == "keyword" and node.type != "value_count":
+        raise IllegalArgument(f"Field [{node.field}] of type [keyword] is not supported for "
+                              f"aggregation [{node.type}]")
+    return "date" if kind == "date_nanos" else kind
+
+
+def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
+    kind = _numeric_kind(node, view)
     owner, values, distinct = _owner_values(node, view, rows, kind)
     if distinct is not None:   # a keyword field: only value_count reads it
         values = np.zeros(len(owner), dtype=np.float64)
@@ -83,6 +91,14 @@ def cardinality(node: AggNode, view: ShardView, rows: Rows) -> Distinct:
     return Distinct(u_owner, distinct[u_value] if distinct is not None else u_value)
 
 
+def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
+    """Every value and its owner: the coordinator ranks them exactly."""
+    kind = _numeric_kind(node, view)
+    owner, values, _ = _owner_values(node, view, rows, kind)
+    return Values(owner, values.astype(np.float64))
+
+
 METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",
                                     "value_count")}
-METRICS.update(weighted_avg=weighted_avg, cardinality=cardinality)
+METRICS.update(weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
+               percentile_ranks=percentiles)

@@ -39,6 +39,8 @@ PARAMS: dict[str, set[str]] = {
         "cumulative_sum", "derivative")},
     "bucket_sort": {"sort", "from", "size", "gap_policy"},
     "composite": {"sources", "size", "after"},
+    "percentiles": VALUE_SOURCE | {"percents", "keyed", "tdigest"},
+    "percentile_ranks": VALUE_SOURCE | {"values", "keyed", "tdigest"},
 }
 SOURCE_PARAMS = {
     "terms": {"field", "missing_bucket", "missing_order", "order", "value_type"},
@@ -50,11 +52,11 @@ BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "d
                 "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
-METRIC_TYPES = {"avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
+METRIC_TYPES = {"percentiles", "percentile_ranks", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
                 "cardinality", "weighted_avg"}
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
-    "percentiles", "percentile_ranks", "top_hits", "extended_stats_bucket",
+    "top_hits", "extended_stats_bucket",
     "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
@@ -261,11 +263,33 @@ def _check_node(node: AggNode, depth: int) -> None:
             if not isinstance(r, dict) or set(r) - {"from", "to", "key"}:
                 bad = sorted(set(r) - {"from", "to", "key"}) if isinstance(r, dict) else [r]
                 raise XContentParseError(f"[1:1] [range] unknown field [{bad[0]}]")
+    elif kind in ("percentiles", "percentile_ranks"):
+        _check_percentiles(p, kind)
     elif kind == "cardinality":
         pt = p.get("precision_threshold")
         if pt is not None and int(pt) < 0:
             raise IllegalArgument("[precisionThreshold] must be greater than or equal to 0. "
                                   f"Found [{int(pt)}] in [{name}]")
+
+
+def _check_percentiles(p: dict[str, Any], kind: str) -> None:
+    key = "percents" if kind == "percentiles" else "values"
+    given = key in p
+    values = p.get(key, [1.0, 5.0, 25.0, 50.0, 75.0, 95.0, 99.0] if kind == "percentiles"
+                   else None)
+    if (given or kind == "percentile_ranks") and (
+            not isinstance(values, list) or not values
+            or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in values)):
+        raise IllegalArgument(f"[{key}] must not be empty and must hold numbers")
+    p["_points"] = [float(v) for v in values]
+    td = p.get("tdigest")
+    if td is not None:
+        if not isinstance(td, dict) or set(td) - {"compression"}:
+            raise IllegalArgument("[tdigest] accepts only [compression]")
+        c = float(td.get("compression", 100.0))
+        if c < 0:
+            raise IllegalArgument(f"[compression] must be greater than or equal to 0. "
+                                  f"Found [{c}]")
 
 
 def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:

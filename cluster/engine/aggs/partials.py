@@ -33,6 +33,14 @@ class Distinct:
 
 
 @dataclass
+class Values:
+    """percentiles, percentile_ranks: every value with its owner (exact; see README)."""
+
+    owner: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
 class Keyed:
     """terms, histogram, date_histogram: one row per (owner, key) bucket with documents."""
 
@@ -54,4 +62,4 @@ class Fixed:
     value_kind: str = "double"
 
 
-Partial = Stats | Distinct | Keyed | Fixed
+Partial = Stats | Distinct | Values | Keyed | Fixed

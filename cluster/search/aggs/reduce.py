@@ -16,7 +16,7 @@ import numpy as np
 
 from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
-from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats
+from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats, Values
 
 
 @dataclass
@@ -27,6 +27,7 @@ class Result:
     n: int
     stats: Stats | None = None
     distinct: np.ndarray | None = None     # cardinality per owner
+    values: np.ndarray | None = None       # percentiles: values sorted by (owner, value)
     owner: np.ndarray | None = None        # keyed: rows in (owner, key) order
     keys: np.ndarray | None = None
     counts: np.ndarray | None = None       # keyed: per row; fixed: per owner × width
@@ -62,8 +63,10 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
     kinds = [p.value_kind for p, _ in got if getattr(p, "value_kind", "unmapped") != "unmapped"]
     res = Result(node, n, value_kind=kinds[0] if kinds else "unmapped")
     first = got[0][0] if got else None
-    if isinstance(first, Stats) or (first is None and node.type not in _BUCKET_LIKE
-                                    and node.type != "cardinality"):
+    if node.type in ("percentiles", "percentile_ranks"):
+        _reduce_values(res, got)
+    elif isinstance(first, Stats) or (first is None and node.type not in _BUCKET_LIKE
+                                      and node.type != "cardinality"):
         res.stats = _reduce_stats([(p, m) for p, m in got], n)
     elif isinstance(first, Distinct) or node.type == "cardinality":
         res.distinct = _reduce_distinct(got, n)
@@ -92,6 +95,13 @@ def _reduce_stats(got: list[tuple[Stats, np.ndarray]], n: int) -> Stats:
         out.max[m] = np.maximum(out.max[m], p.max)
         out.sumsq[m] += p.sumsq
     return out
+
+
+def _reduce_values(res: Result, got: list[tuple[Values, np.ndarray]]) -> None:
+    owner = np.concatenate([m[p.owner] for p, m in got]) if got else np.zeros(0, np.int64)
+    values = np.concatenate([p.values for p, _ in got]) if got else np.zeros(0)
+    order = np.lexsort((values, owner))
+    res.owner, res.values = owner[order], values[order]
 
 
 def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

@@ -25,7 +25,8 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "cardinality": "cardinality", "weighted_avg": "weighted_avg",
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
          "date_range": "date_range", "filter": "filter", "filters": "filters",
-         "missing": "missing", "global": "global", "composite": "composite"}
+         "missing": "missing", "global": "global", "composite": "composite",
+         "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks"}
 
 
 class TooManyBuckets(SearchError):
@@ -103,6 +104,8 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
         return render_composite(node, res, owner, ctx)
     if node.type in ("range", "date_range", "filter", "filters", "missing", "global"):
         return render_fixed(node, res, owner, ctx)
+    if node.type in ("percentiles", "percentile_ranks"):
+        return render_percentiles(node, res, owner, ctx)
     if node.type == "cardinality":
         n = 0 if res is None or owner is None or res.distinct is None \
             else int(res.distinct[owner])
@@ -166,6 +169,37 @@ def render_stats(node: AggNode, res: Result | None, owner: int | None, ctx: Rend
         if out[key] is not None and fmt.active:
             out[key + "_as_string"] = fmt.text(out[key])
     return out
+
+
+def render_percentiles(node: AggNode, res: Result | None, owner: int | None,
+                       ctx: RenderContext) -> dict[str, Any]:
+    """Exact percentiles: the value at rank ``floor(p/100 · n)`` of the sorted values (what
+    t-digest gives while every centroid is one value); ranks count values below plus half
+    those equal."""
+    from .buckets import java_double
+    vals = np.zeros(0)
+    if res is not None and res.values is not None and owner is not None:
+        a, b = res.rows_of(owner)
+        vals = res.values[a:b]
+    n = len(vals)
+    fmt = _Formatter(node, res, ctx)
+    rows = []
+    for p in node.params["_points"]:
+        if node.type == "percentiles":
+            v = float(vals[min(int(math.floor(p / 100.0 * n)), n - 1)]) if n else None
+        else:
+            below = int(np.searchsorted(vals, p, "left"))
+            equal = int(np.searchsorted(vals, p, "right")) - below
+            v = min(100.0, (below + equal / 2.0) / n * 100.0) if n else None
+        rows.append((p, v))
+    if node.params.get("keyed", True) is False:
+        return {"values": [fmt.value({"key": p}, "value", v) for p, v in rows]}
+    out: dict[str, Any] = {}
+    for p, v in rows:
+        out[java_double(p)] = v
+        if v is not None and fmt.active:
+            out[java_double(p) + "_as_string"] = fmt.text(v)
+    return {"values": out}
 
 
 def _extended(v: dict[str, Any], sigma: float = 2.0) -> dict[str, Any]:
