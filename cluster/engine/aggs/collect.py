@@ -40,16 +40,21 @@ class Rows:
     docs: list[np.ndarray]
     owner: list[np.ndarray]
     n_owners: int
+    scores: list[np.ndarray] | None = None   # the query's score of each row (top_hits)
 
     def take(self, parts: list[tuple[np.ndarray, np.ndarray]], n_owners: int) -> Rows:
         """Rows ``(row indices, new owners)`` per segment, as a child's rows."""
         return Rows([d[r] for d, (r, _) in zip(self.docs, parts)],
-                    [o.astype(np.int64) for _, o in parts], n_owners)
+                    [o.astype(np.int64) for _, o in parts], n_owners,
+                    None if self.scores is None else
+                    [s[r] for s, (r, _) in zip(self.scores, parts)])
 
 
-def collect(req: AggRequest, view: ShardView, matched: list[np.ndarray]) -> dict[str, Any]:
-    """The partial of every top-level aggregation over ``matched`` (docs per segment)."""
-    rows = Rows(list(matched), [np.zeros(len(d), dtype=np.int64) for d in matched], 1)
+def collect(req: AggRequest, view: ShardView, matched: list[np.ndarray],
+            scores: list[np.ndarray] | None = None) -> dict[str, Any]:
+    """The partial of every top-level aggregation over ``matched`` (docs per segment, with
+    their scores when known)."""
+    rows = Rows(list(matched), [np.zeros(len(d), dtype=np.int64) for d in matched], 1, scores)
     return collect_level(req.nodes, view, rows)
 
 

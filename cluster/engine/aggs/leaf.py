@@ -36,9 +36,15 @@ def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any
         return evaluate(expanded, seg, ctx)[0]
     view = ShardView(core.index, core.mapping, segments, visible, match)
     if q.agg_query is not None:   # post_filter: aggregations see the query alone
-        matched = [np.flatnonzero(match(q.agg_query, s) & v) for s, v in zip(segments, visible)]
+        expanded = expand(q.agg_query, core.mapping)
+        matched, scores = [], []
+        for s, v in zip(segments, visible):
+            mask, sc = evaluate(expanded, s, ctx)
+            matched.append(np.flatnonzero(mask & v))
+            scores.append(np.asarray(sc, dtype=np.float32)[matched[-1]])
     else:
-        by_seg = {id(seg): docs for seg, docs, _ in parts}
-        matched = [np.asarray(by_seg.get(id(s), np.zeros(0, dtype=np.int64)), dtype=np.int64)
-                   for s in segments]
-    return collect(q.aggs, view, matched)
+        by_seg = {id(seg): (docs, sc) for seg, docs, sc in parts}
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
+        matched = [np.asarray(by_seg.get(id(s), empty)[0], dtype=np.int64) for s in segments]
+        scores = [np.asarray(by_seg.get(id(s), empty)[1], dtype=np.float32) for s in segments]
+    return collect(q.aggs, view, matched, scores)

@@ -5,12 +5,14 @@ documents without one. Long fields sum as int64 (exact); doubles as float64.
 """
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ...errors import IllegalArgument
 from .bucket import _pairs
 from .collect import Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
-from ...errors import IllegalArgument
 from .partials import Distinct, Stats, Values
 
 
@@ -100,5 +102,10 @@ def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
 
 METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",
                                     "value_count")}
-METRICS.update(weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
+def _top_hits(node: AggNode, view: ShardView, rows: Rows) -> Any:
+    from .tophits import top_hits
+    return top_hits(node, view, rows)
+
+
+METRICS.update(top_hits=_top_hits, weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
                percentile_ranks=percentiles)

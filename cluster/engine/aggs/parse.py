@@ -39,6 +39,7 @@ PARAMS: dict[str, set[str]] = {
         "cumulative_sum", "derivative")},
     "bucket_sort": {"sort", "from", "size", "gap_policy"},
     "composite": {"sources", "size", "after"},
+    "top_hits": {"from", "size", "sort", "_source", "version", "seq_no_primary_term"},
     "percentiles": VALUE_SOURCE | {"percents", "keyed", "tdigest"},
     "percentile_ranks": VALUE_SOURCE | {"values", "keyed", "tdigest"},
 }
@@ -52,11 +53,11 @@ BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "d
                 "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
-METRIC_TYPES = {"percentiles", "percentile_ranks", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
+METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
                 "cardinality", "weighted_avg"}
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
-    "top_hits", "extended_stats_bucket",
+     "extended_stats_bucket",
     "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
@@ -232,7 +233,7 @@ def _check_node(node: AggNode, depth: int) -> None:
     if kind in METRIC_TYPES and node.subs:
         raise IllegalArgument(f"Aggregator [{name}] of type [{kind}] cannot accept "
                               "sub-aggregations")
-    needs_field = kind in METRIC_TYPES - {"weighted_avg"} or kind in (
+    needs_field = kind in METRIC_TYPES - {"weighted_avg", "top_hits"} or kind in (
         "terms", "histogram", "date_histogram", "range", "date_range")
     if needs_field and "field" not in p:
         raise IllegalArgument("Required one of fields [field, script], but none were specified. ")
@@ -263,6 +264,14 @@ def _check_node(node: AggNode, depth: int) -> None:
             if not isinstance(r, dict) or set(r) - {"from", "to", "key"}:
                 bad = sorted(set(r) - {"from", "to", "key"}) if isinstance(r, dict) else [r]
                 raise XContentParseError(f"[1:1] [range] unknown field [{bad[0]}]")
+    elif kind == "top_hits":
+        from ...request import parse_source
+        from ...sorting import parse_sort
+        parse_sort(p.get("sort"))
+        p["_source_filter"] = parse_source(p.get("_source"))
+        for key in ("from", "size"):
+            if not isinstance(p.get(key, 0), int) or p.get(key, 0) < 0:
+                raise IllegalArgument(f"[{key}] must be a non-negative integer in [{name}]")
     elif kind in ("percentiles", "percentile_ranks"):
         _check_percentiles(p, kind)
     elif kind == "cardinality":

@@ -28,6 +28,7 @@ class Result:
     stats: Stats | None = None
     distinct: np.ndarray | None = None     # cardinality per owner
     values: np.ndarray | None = None       # percentiles: values sorted by (owner, value)
+    extra: Any = None                      # top_hits: (owner, sort key, tie, document) rows
     owner: np.ndarray | None = None        # keyed: rows in (owner, key) order
     keys: np.ndarray | None = None
     counts: np.ndarray | None = None       # keyed: per row; fixed: per owner × width
@@ -65,6 +66,9 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
     first = got[0][0] if got else None
     if node.type in ("percentiles", "percentile_ranks"):
         _reduce_values(res, got)
+    elif node.type == "top_hits":
+        from .tophits import reduce_top_hits
+        reduce_top_hits(res, got)
     elif isinstance(first, Stats) or (first is None and node.type not in _BUCKET_LIKE
                                       and node.type != "cardinality"):
         res.stats = _reduce_stats([(p, m) for p, m in got], n)

@@ -26,7 +26,7 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
          "date_range": "date_range", "filter": "filter", "filters": "filters",
          "missing": "missing", "global": "global", "composite": "composite",
-         "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks"}
+         "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks"}
 
 
 class TooManyBuckets(SearchError):
@@ -106,6 +106,9 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
         return render_fixed(node, res, owner, ctx)
     if node.type in ("percentiles", "percentile_ranks"):
         return render_percentiles(node, res, owner, ctx)
+    if node.type == "top_hits":
+        from .tophits import render_top_hits
+        return render_top_hits(node, res, owner)
     if node.type == "cardinality":
         n = 0 if res is None or owner is None or res.distinct is None \
             else int(res.distinct[owner])
