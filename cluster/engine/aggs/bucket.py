@@ -245,7 +245,9 @@ def date_histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
             if hi is not None:
                 keep &= k <= hi
         return k, keep
-    return _keyed(node, view, rows, "date" if kind != "unmapped" else kind, keys)
+    part = _keyed(node, view, rows, kind, keys)
+    part.value_kind = "date" if kind != "unmapped" else kind
+    return part
 
 
 def _date_bound(value: Any, view: ShardView, node: AggNode) -> int | None:

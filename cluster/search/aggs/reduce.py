@@ -62,7 +62,10 @@ def reduce_level(nodes: tuple[AggNode, ...], partials: list[dict[str, Any]],
 
 def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
     kinds = [p.value_kind for p, _ in got if getattr(p, "value_kind", "unmapped") != "unmapped"]
-    res = Result(node, n, value_kind=kinds[0] if kinds else "unmapped")
+    # longs and doubles across indices reduce as doubles (Elasticsearch's mixed terms)
+    kind = "double" if "double" in kinds and "long" in kinds else kinds[0] if kinds \
+        else "unmapped"
+    res = Result(node, n, value_kind=kind)
     first = got[0][0] if got else None
     if node.type in ("percentiles", "percentile_ranks"):
         _reduce_values(res, got)

@@ -249,7 +249,3 @@ class _Formatter:
                                                       and math.isinf(value)):
             out[key + "_as_string"] = self.text(value)
         return out
-
-
-def as_float(x: Any) -> float:
-    return float(x) if not isinstance(x, np.generic) else float(x.item())
