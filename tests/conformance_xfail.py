@@ -139,14 +139,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
             'profiler double',
             'profiler string',
         ]),
-    "opensearch/search.aggregation/180_percentiles_tdigest_metric.yml": (
-        17, [
-            'Basic 3.x test',
-            'Compression test',
-            'Invalid params test',
-            'Explicit Percents test',
-            'Non-keyed test',
-        ]),
     "opensearch/search.aggregation/200_top_hits_metric.yml": (
         17, [
             'top_hits aggregation with nested documents',
@@ -172,37 +164,14 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
         ]),
     "opensearch/search.aggregation/230_composite.yml": (
         17, [
-            'Simple Composite aggregation',
-            'Nested Composite aggregation',
-            'Aggregate After',
-            'Aggregate After Missing',
-            'Invalid Composite aggregation',
             'Composite aggregation with format',
-            'Composite aggregation with format and calendar_interval',
-            'Composite aggregation with date_histogram offset',
-            'Composite aggregation with after_key in the response',
             'Composite aggregation and array size',
             'Composite aggregation with nested parent',
             'Composite aggregation with filtered nested parent',
             'Composite aggregation with filtered reverse nested parent',
-            'Composite aggregation with unmapped field',
-            'Missing source',
-            'Duplicate sources',
-            'Mixed ip and unmapped fields',
             'date_histogram with time_zone',
             'date_histogram on date_nanos',
-            'Terms source from sorted',
-            'Terms source from part of sorted',
-            'Simple Composite aggregation with missing order',
             'composite aggregation date_histogram profile shows filter rewrite info',
-        ]),
-    "opensearch/search.aggregation/300_pipeline.yml": (
-        17, [
-            'Max pipeline through terms agg',
-            'Max pipeline on terms agg',
-            'Max pipeline on percentiles agg without specifying percent',
-            'Top level bucket_sort',
-            'deep cumulative sum',
         ]),
     "opensearch/search.aggregation/360_date_histogram.yml": (
         17, [
@@ -222,13 +191,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
         17, [
             "Filter aggs with terms lookup and ensure it's cached",
             "Filter aggs no lookup and ensure it's cached",
-        ]),
-    "opensearch/search.aggregation/80_typed_keys.yml": (
-        17, [
-            'Test typed keys parameter for percentiles aggregation',
-            'Test typed keys parameter for percentile_ranks aggregation',
-            'Test typed keys parameter for terms and top_hits aggregation',
-            'Test typed keys parameter for date_histogram aggregation and max_bucket pipeline aggregation',
         ]),
     "opensearch/search.highlight/10_unified.yml": (
         19, [

@@ -276,7 +276,7 @@ def resolve_ranges(node: AggNode, mapping: Any) -> list[tuple[str | None, float,
 def _bound(value: Any, is_date: bool, ft: Any, default: float) -> float:
     if value is None:
         return default
-    if is_date and not isinstance(value, (int, float)):
+    if is_date and (not isinstance(value, (int, float)) or (ft is not None and ft.format)):
         nanos = ft is not None and ft.type == "date_nanos"
         ms = parse_date_math(value, ft if ft is not None and ft.kind == "date" else None)
         return float(ms // 1_000_000 if nanos else ms)

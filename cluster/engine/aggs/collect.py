@@ -94,9 +94,14 @@ def field_kind(node: AggNode, view: ShardView) -> str:
             "significant memory.".replace("{node.field}", str(node.field)))
     if kind == "unmapped":
         vt = node.params.get("value_type")
-        return {"string": "keyword", "keyword": "keyword", "long": "long", "number": "double",
-                "double": "double", "numeric": "double", "date": "date",
-                "boolean": "boolean"}.get(str(vt), "unmapped")
+        by_type = {"string": "keyword", "keyword": "keyword", "long": "long",
+                   "number": "double", "double": "double", "numeric": "double", "date": "date",
+                   "boolean": "boolean"}
+        m = node.params.get("missing")
+        if vt is None and isinstance(m, (int, float)) and not isinstance(m, bool) \
+                and node.type != "terms":   # a number stands in for a number
+            return "double"
+        return by_type.get(str(vt), "unmapped")
     if kind == "date" and ft is not None and ft.type == "date_nanos":
         return "date_nanos"
     return kind

@@ -21,7 +21,8 @@ PARAMS: dict[str, set[str]] = {
                              "show_term_doc_count_error", "execution_hint", "collect_mode"},
     "histogram": VALUE_SOURCE | {"interval", "offset", "min_doc_count", "extended_bounds",
                                  "hard_bounds", "order", "keyed"},
-    "date_histogram": VALUE_SOURCE | {"calendar_interval", "fixed_interval", "time_zone",
+    "date_histogram": VALUE_SOURCE | {"calendar_interval", "fixed_interval", "interval",
+                                      "time_zone",
                                       "offset", "min_doc_count", "extended_bounds",
                                       "hard_bounds", "order", "keyed"},
     "range": VALUE_SOURCE | {"ranges", "keyed"},
@@ -355,7 +356,9 @@ def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
 def _after_value(src: AggNode, value: Any) -> Any:
     if src.type == "date_histogram" and isinstance(value, str):
         from ...mapping import parse_date_nanos
-        return parse_date_nanos(value, src.params.get("format")) // 1_000_000
+        fmt = src.params.get("format")
+        return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
+                                time_zone=src.params.get("time_zone")) // 1_000_000
     return value
 
 
@@ -413,9 +416,12 @@ def parse_order(value: Any, default: list[tuple[str, str]]) -> list[tuple[str, s
 
 
 def _check_date_histogram(p: dict[str, Any], name: str) -> None:
-    if "interval" in p:
-        raise IllegalArgument("[interval] on [date_histogram] is deprecated, use "
-                              "[fixed_interval] or [calendar_interval] in the future.")
+    if "interval" in p:   # deprecated: a calendar unit, or else a fixed interval
+        legacy = p.pop("interval")
+        if p.get("calendar_interval") is not None or p.get("fixed_interval") is not None:
+            raise IllegalArgument("Cannot use [interval] with [fixed_interval] or "
+                                  "[calendar_interval] configuration options.")
+        p["calendar_interval" if legacy in CALENDAR_UNITS else "fixed_interval"] = legacy
     cal, fixed = p.get("calendar_interval"), p.get("fixed_interval")
     if cal is not None and fixed is not None:
         raise IllegalArgument("Cannot use [fixed_interval] with [calendar_interval] "

@@ -48,7 +48,7 @@ def format_number(value: float, fmt: str | None) -> str:
 def format_date_key(ms: int, fmt: str | None, tz: Any) -> str:
     tzinfo = tz or zone(None)
     first = fmt.split("||")[0].strip() if fmt else None
-    if first in (None, "strict_date_optional_time", "date_optional_time",
+    if first in (None, "strict_date_optional_time", "date_optional_time", "iso8601",
                  "strict_date_optional_time_nanos", "strict_date_time", "date_time"):
         return iso(ms, tzinfo)
     if first == "epoch_millis":

@@ -46,7 +46,10 @@ def render_composite(node: AggNode, res: Result | None, owner: int | None,
         a, b = res.rows_of(owner)
         rows = [(orjson.loads(res.keys[r]), r) for r in range(a, b)]  # type: ignore[index]
     rows.sort(key=functools.cmp_to_key(lambda x, y: _compare(node, x[0], y[0])))
-    rows = rows[:int(node.params.get("size", 10))]
+    size = int(node.params.get("size", 10))
+    if size > ctx.max_buckets:
+        ctx.spend(size)   # Elasticsearch refuses a page larger than search.max_buckets
+    rows = rows[:size]
     ctx.spend(len(rows))
     names = [s.name for s in node.params["_sources"]]
     buckets = []
