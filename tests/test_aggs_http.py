@@ -115,3 +115,16 @@ def test_too_many_buckets_is_refused_with_the_limit(esc, es):
         assert "Trying to create too many buckets" in e.value.body["error"]["reason"]
     finally:
         es.put("/_cluster/settings", json={"transient": {"search.max_buckets": None}})
+
+
+def test_elasticsearch_dsl_search_aggs_round_trip(esc):
+    from elasticsearch.dsl import Search
+    _load(esc, "dsl", 2)
+    s = Search(using=esc, index="dsl").extra(size=0)
+    s.aggs.bucket("tags", "terms", field="tag").metric("avg_n", "avg", field="n")
+    s.aggs.bucket("months", "date_histogram", field="day", calendar_interval="month")
+    r = s.execute()
+    assert {b.key: b.doc_count for b in r.aggregations.tags.buckets} == {
+        "red": 12, "blue": 12, "green": 6}
+    assert [b.doc_count for b in r.aggregations.months.buckets] == [10, 10, 10]
+    assert r.aggregations.tags.buckets[0].avg_n.value is not None
