@@ -61,7 +61,11 @@ def reduce_level(nodes: tuple[AggNode, ...], partials: list[dict[str, Any]],
 
 
 def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
-    kinds = [p.value_kind for p, _ in got if getattr(p, "value_kind", "unmapped") != "unmapped"]
+    mapped = [p.value_kind for p, _ in got
+              if getattr(p, "value_kind", "unmapped") != "unmapped"]
+    # the kinds of shards with buckets decide (an empty double shard leaves longs exact)
+    kinds = [p.value_kind for p, _ in got if getattr(p, "value_kind", None) in mapped
+             and len(getattr(p, "keys", ())) > 0] or mapped
     # longs and doubles across indices reduce as doubles (Elasticsearch's mixed terms)
     kind = "double" if "double" in kinds and "long" in kinds else kinds[0] if kinds \
         else "unmapped"
@@ -113,6 +117,7 @@ def _reduce_values(res: Result, got: list[tuple[Values, np.ndarray]]) -> None:
 
 def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values of every shard's keys, and each key's code."""
+    values = [v for v in values if len(v)]   # an empty float array would widen longs
     allv = np.concatenate(values) if values else np.zeros(0)
     if allv.dtype == object and len(allv) and not all(isinstance(v, str) for v in allv[:1]):
         allv = allv.astype(np.float64)
