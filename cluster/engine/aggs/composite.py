@@ -43,8 +43,6 @@ def _source_values(src: AggNode, kind: str, view: ShardView, rows: Rows
         iv = float(src.params["interval"])
         v = np.floor(v / iv) * iv
     elif kind == "date_histogram":
-        if fkind == "date_nanos":
-            v = np.floor_divide(v, 1_000_000)
         p = src.params
         v = round_down(v.astype(np.int64), p.get("unit"), p.get("fixed_ms"),
                        zone(p.get("time_zone")), parse_offset(p.get("offset"))).astype(np.float64)

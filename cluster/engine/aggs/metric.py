@@ -33,7 +33,7 @@ def _numeric_kind(node: AggNode, view: ShardView) -> str:
     if kind == "keyword" and node.type != "value_count":
         raise IllegalArgument(f"Field [{node.field}] of type [keyword] is not supported for "
                               f"aggregation [{node.type}]")
-    return "date" if kind == "date_nanos" else kind
+    return kind   # date_nanos values are read in millis (bucket._pairs)
 
 
 def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
@@ -41,7 +41,8 @@ def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
     owner, values, distinct = _owner_values(node, view, rows, kind)
     if distinct is not None:   # a keyword field: only value_count reads it
         values = np.zeros(len(owner), dtype=np.float64)
-    return _stats(owner, values, rows.n_owners, kind in ("long", "date", "boolean"))
+    return _stats(owner, values, rows.n_owners,
+                  kind in ("long", "date", "date_nanos", "boolean"))
 
 
 def _stats(owner: np.ndarray, values: np.ndarray, n: int, integral: bool,

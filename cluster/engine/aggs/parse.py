@@ -47,8 +47,8 @@ PARAMS: dict[str, set[str]] = {
 SOURCE_PARAMS = {
     "terms": {"field", "missing_bucket", "missing_order", "order", "value_type"},
     "histogram": {"field", "interval", "missing_bucket", "missing_order", "order", "format"},
-    "date_histogram": {"field", "calendar_interval", "fixed_interval", "time_zone", "offset",
-                       "missing_bucket", "missing_order", "order", "format"},
+    "date_histogram": {"field", "calendar_interval", "fixed_interval", "interval", "time_zone",
+                       "offset", "missing_bucket", "missing_order", "order", "format"},
 }
 BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "missing",
                 "global", "filter", "filters"}
