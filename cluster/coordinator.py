@@ -45,6 +45,7 @@ from .profile import SearchProfile
 from .query import MatchAll, Query
 from .request import SearchRequest, refuse_unsupported
 from .routing import selected_shards, shard_for, shards_for
+from .search.aggs.phase import plan_shard_queries, response_aggregations
 from .scoring import Stats
 from .shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
@@ -620,6 +621,8 @@ class Coordinator(CursorOps):
                               min_score=req.min_score, terminate_after=req.terminate_after,
                               deadline=deadline, profile=req.profile, latest=guessed)
                    for rank, m, sid, _ in shard_list]
+        if req.aggs is not None or req.post_filter is not None:
+            plan_shard_queries(queries, req)   # search/aggs/phase.py
         if req.search_type == "query_then_fetch" and scoring:
             local = await fan_out([functools.partial(self._local_stats, ref, req.query, m,
                                                      gens.get((m.name, sid)), deadline)
@@ -699,6 +702,9 @@ class Coordinator(CursorOps):
         }
         if failures:
             resp["_shards"]["failures"] = failures
+        if req.aggs is not None:
+            resp["aggregations"] = response_aggregations(req, hits_list, metas,
+                                                         self._search_settings())
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
@@ -715,7 +721,7 @@ class Coordinator(CursorOps):
         beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it; never
         after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
-                or req.paging == "from_size":
+                or req.paging == "from_size" or req.aggs is not None:
             return False
         if req.paging == "deep_page":
             return True

@@ -32,11 +32,12 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       strip_hits_sort, with_tiebreak)
 from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
 from .request import SearchRequest, parse_bool
+from .search.aggs.phase import check_max_buckets
 from .sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive",
-                   "search.allow_expensive_queries"}
+                   "search.allow_expensive_queries", "search.max_buckets"}
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -208,6 +209,8 @@ class CursorOps:
                     staged[scope].pop(key, None)
                 elif key == "search.allow_expensive_queries":
                     staged[scope][key] = str(parse_bool(value, key)).lower()
+                elif key == "search.max_buckets":
+                    staged[scope][key] = str(check_max_buckets(value))
                 else:
                     parse_keep_alive(value, key)
                     staged[scope][key] = str(value)
@@ -345,7 +348,8 @@ class CursorOps:
             resp = empty_response(rest_total_hits_as_int)
         else:
             inner = replace(base, search_after=cursor.after, size=0 if done else base.size,
-                            rest_total_hits_as_int=rest_total_hits_as_int)
+                            rest_total_hits_as_int=rest_total_hits_as_int,
+                            aggs=base.aggs if cursor.batches == 0 else None)  # first batch only
             resp = await self.search(inner, snapshot=cursor.snapshot)
             after = resp.pop("_after", None)
             if after is not None:

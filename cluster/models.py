@@ -36,6 +36,8 @@ class ShardQuery:
     prefetch: int = 0                    # query-and-fetch: also return the top rows' documents
     latest: bool = False                 # ``generation`` is a guess of the latest refresh:
                                          # raise StaleGeneration when the shard moved past it
+    aggs: Any = None                     # engine.aggs.AggRequest: also compute partials
+    agg_query: Query | None = None       # with a post_filter: the query aggregations see
 
 
 @dataclass
@@ -57,6 +59,7 @@ class ShardHits:
     took_ns: int = 0
     profile: dict[str, Any] | None = None   # shard-side timings when the query asked for them
     docs: list[FetchedDoc] | None = None    # query-and-fetch: documents of the first rows
+    aggs: dict[str, Any] | None = None      # aggregation partials (engine/aggs/partials.py)
 
     def __len__(self) -> int:
         return len(self.addr)

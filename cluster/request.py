@@ -31,8 +31,8 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "aggs", "aggregations", "post_filter", "highlight", "script_fields", "rescore",
-    "indices_boost", "collapse", "slice", "suggest", "ext", "runtime_mappings",
+    "highlight", "script_fields", "rescore", "indices_boost", "collapse", "slice", "suggest",
+    "ext", "runtime_mappings",
 )
 
 #: URL parameters that only make sense with a body key above.
@@ -106,6 +106,9 @@ class SearchRequest:
     script_fields: tuple[str, ...] = ()    # names only: checked against index.max_script_fields
     rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
     request_cache: bool | None = None
+    aggs: Any = None                       # engine.aggs.AggRequest (``aggs``/``aggregations``)
+    post_filter: Query | None = None       # narrows the hits after aggregations are computed
+    typed_keys: bool = False               # prefix aggregation names with their type
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -417,8 +420,23 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         parse_shards_preference(req.preference)
     except ValueError as e:
         raise IllegalArgument(str(e)) from None
+    _parse_aggs_section(req, params, body)
     validate(req)
     return req
+
+
+def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[str, Any]
+                        ) -> None:
+    """``aggs`` / ``aggregations``, ``post_filter`` and ``typed_keys`` (engine/aggs)."""
+    from .engine.aggs import parse_aggs
+    if "aggs" in body and "aggregations" in body:
+        raise ParsingError("Found two aggregation definitions: [aggs] and [aggregations]")
+    section = body.get("aggs", body.get("aggregations"))
+    if section is not None:
+        req.aggs = parse_aggs(section)
+    if body.get("post_filter") is not None:
+        req.post_filter = parse_query(body["post_filter"])
+    req.typed_keys = parse_bool(params.get("typed_keys", "false"), "typed_keys")
 
 
 def parse_search_after(value: Any) -> list[Any]:

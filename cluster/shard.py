@@ -451,6 +451,9 @@ class ShardCore:
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:
             hits.profile = {"match_ns": t1 - t0, "collect_ns": hits.took_ns - (t1 - t0)}
+        if q.aggs is not None:   # partials from the same matches and snapshot as the hits
+            from .engine.aggs.leaf import leaf_aggregate
+            hits.aggs = leaf_aggregate(self, q, c.parts)
         return hits
 
     def sample(self, q: ShardQuery, samples: int
@@ -627,7 +630,7 @@ class ShardCore:
             scores_c, ties_c, addr_c = scores_c[keep], ties_c[keep], addr_c[keep]
         return _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing, scores_c,
                            ties_c, addr_c, total, max_score, terminated, ranks=ranks,
-                           rank_values=rank_values)
+                           rank_values=rank_values, parts=seg_parts)
 
     @staticmethod
     def _top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
@@ -812,6 +815,7 @@ class _Candidates:
     order: np.ndarray | None = None
     ranks: list[np.ndarray | None] | None = None   # shard-wide keyword ordinals per key
     rank_values: list[np.ndarray | None] | None = None  # the distinct values ranks index
+    parts: list[Any] | None = None   # (segment, docs, scores) of every match, for aggregations
 
     def rank_space(self) -> list[np.ndarray | None] | None:
         """Keyword keys as ``2·rank`` integers (see ``sorting.rank_key``), tie-break last."""

@@ -1,0 +1,112 @@
+"""Metric aggregations on a shard: sums, counts, extremes and distinct values per owner.
+
+Every value of a multi-valued field counts (as in Elasticsearch); ``missing`` stands in for
+documents without one. Long fields sum as int64 (exact); doubles as float64.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...errors import IllegalArgument
+from .bucket import _pairs
+from .collect import Rows, ShardView, concat, field_kind, group
+from .parse import AggNode
+from .partials import Distinct, Stats, Values
+
+
+def _owner_values(node: AggNode, view: ShardView, rows: Rows, kind: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(owner, value)`` of every value of the rows (keyword values as ranks)."""
+    if kind == "unmapped" and "missing" not in node.params:
+        return np.zeros(0, np.int64), np.zeros(0, np.float64), None
+    pairs, distinct = _pairs(node, view, rows, kind)
+    owners = concat([rows.owner[si][r] for si, (r, _) in enumerate(pairs)], np.int64)
+    values = concat([v for _, v in pairs], np.float64)
+    return owners, values, distinct
+
+
+def _numeric_kind(node: AggNode, view: ShardView) -> str:
+    """The field's kind; a keyword field is refused by aggregations that need numbers."""
+    kind = field_kind(node, view)
+    if kind == "keyword" and node.type != "value_count":
+        raise IllegalArgument(f"Field [{node.field}] of type [keyword] is not supported for "
+                              f"aggregation [{node.type}]")
+    return kind   # date_nanos values are read in millis (bucket._pairs)
+
+
+def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
+    kind = _numeric_kind(node, view)
+    owner, values, distinct = _owner_values(node, view, rows, kind)
+    if distinct is not None:   # a keyword field: only value_count reads it
+        values = np.zeros(len(owner), dtype=np.float64)
+    return _stats(owner, values, rows.n_owners,
+                  kind in ("long", "date", "date_nanos", "boolean"))
+
+
+def _stats(owner: np.ndarray, values: np.ndarray, n: int, integral: bool,
+           weights: np.ndarray | None = None) -> Stats:
+    count = np.bincount(owner, weights=weights, minlength=n)
+    if weights is None:
+        count = count.astype(np.int64)
+    if integral and weights is None:
+        total = np.zeros(n, dtype=np.int64)
+        np.add.at(total, owner, values.astype(np.int64))
+    else:
+        w = values.astype(np.float64) * (weights if weights is not None else 1.0)
+        total = np.bincount(owner, weights=w, minlength=n)
+    vf = values.astype(np.float64)
+    lo = np.full(n, np.inf)
+    hi = np.full(n, -np.inf)
+    np.minimum.at(lo, owner, vf)
+    np.maximum.at(hi, owner, vf)
+    sumsq = np.bincount(owner, weights=vf * vf, minlength=n)
+    return Stats(count, total, lo, hi, sumsq)
+
+
+def weighted_avg(node: AggNode, view: ShardView, rows: Rows) -> Stats:
+    """Σ value·weight and Σ weight per owner; a document needs both (or their ``missing``)."""
+    vnode = AggNode(node.name, "avg", dict(node.params["value"]))
+    wnode = AggNode(node.name, "avg", dict(node.params["weight"]))
+    vk, wk = field_kind(vnode, view), field_kind(wnode, view)
+    vpairs, _ = _pairs(vnode, view, rows, vk)
+    wpairs, _ = _pairs(wnode, view, rows, wk)
+    owners, vals, weights = [], [], []
+    for si, ((vr, v), (wr, w)) in enumerate(zip(vpairs, wpairs)):
+        n = len(rows.docs[si])
+        wv = np.full(n, np.nan)
+        wv[wr] = w   # one weight per document (Elasticsearch refuses multi-valued weights)
+        ok = ~np.isnan(wv[vr])
+        owners.append(rows.owner[si][vr[ok]])
+        vals.append(v[ok].astype(np.float64))
+        weights.append(wv[vr[ok]])
+    return _stats(concat(owners, np.int64), concat(vals, np.float64), rows.n_owners, False,
+                  concat(weights, np.float64))
+
+
+def cardinality(node: AggNode, view: ShardView, rows: Rows) -> Distinct:
+    """The distinct ``(owner, value)`` pairs: exact, O(p log p) for p values."""
+    kind = field_kind(node, view)
+    owner, values, distinct = _owner_values(node, view, rows, kind)
+    u_owner, u_value, _ = group(owner, values.astype(np.int64) if distinct is not None
+                                else values)
+    return Distinct(u_owner, distinct[u_value] if distinct is not None else u_value)
+
+
+def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
+    """Every value and its owner: the coordinator ranks them exactly."""
+    kind = _numeric_kind(node, view)
+    owner, values, _ = _owner_values(node, view, rows, kind)
+    return Values(owner, values.astype(np.float64))
+
+
+METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",
+                                    "value_count")}
+def _top_hits(node: AggNode, view: ShardView, rows: Rows) -> Any:
+    from .tophits import top_hits
+    return top_hits(node, view, rows)
+
+
+METRICS.update(top_hits=_top_hits, weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
+               percentile_ranks=percentiles)

@@ -1,0 +1,65 @@
+"""The partial results a shard ships to the coordinator: NumPy arrays indexed by *owner*.
+
+Every aggregation is computed for a set of owners — the buckets of its parent (one owner at
+the top level). A shard's partial is indexed by its local owners; the coordinator maps them to
+global owners and reduces (``cluster/search/aggs/reduce.py``), so nesting to any depth needs no
+per-bucket Python.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class Stats:
+    """avg, sum, min, max, stats, extended_stats, value_count, weighted_avg: per owner."""
+
+    count: np.ndarray        # values seen (weighted_avg: summed weights)
+    sum: np.ndarray          # (weighted_avg: summed value × weight)
+    min: np.ndarray          # +inf when none
+    max: np.ndarray          # -inf when none
+    sumsq: np.ndarray
+
+
+@dataclass
+class Distinct:
+    """cardinality: the distinct ``(owner, value)`` pairs (exact; see README)."""
+
+    owner: np.ndarray
+    values: np.ndarray       # object (strings) or numbers
+
+
+@dataclass
+class Values:
+    """percentiles, percentile_ranks: every value with its owner (exact; see README)."""
+
+    owner: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
+class Keyed:
+    """terms, histogram, date_histogram: one row per (owner, key) bucket with documents."""
+
+    owner: np.ndarray
+    keys: np.ndarray         # object (strings) or numbers
+    counts: np.ndarray
+    subs: dict[str, Any] = field(default_factory=dict)   # owners = rows of this partial
+    value_kind: str = "keyword"   # keyword / long / double / date / boolean / unmapped
+
+
+@dataclass
+class Fixed:
+    """range, date_range, filter, filters, missing, global: ``width`` buckets per owner,
+    bucket ``b`` of owner ``o`` at ``o * width + b``."""
+
+    width: int
+    counts: np.ndarray
+    subs: dict[str, Any] = field(default_factory=dict)
+    value_kind: str = "double"
+
+
+Partial = Stats | Distinct | Values | Keyed | Fixed

@@ -1,0 +1,1 @@
+"""The phases of a search at the coordinator (request, query, fetch, reduce, response)."""
