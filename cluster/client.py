@@ -184,7 +184,7 @@ class Cluster:
             self.clear_scroll(scroll_id)
 
     def count(self, index: str | None = None, query: dict[str, Any] | None = None) -> int:
-        from .query import MatchAll, parse_query
+        from .engine.query.dsl import MatchAll, parse_query
         q = parse_query(query) if query else MatchAll()
         return self._call("count", tuple((index or "_all").split(",")), q)["count"]
 

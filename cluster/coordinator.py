@@ -33,22 +33,22 @@ from .cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
-from .gcpause import gc_paused
+from .engine.gcpause import gc_paused
 from .health import cluster_health, status_of
-from .mapping import Mapping, doc_shape, parse_document
-from .matcher import check_clause_limits, scoring_terms
+from .engine.mapping import Mapping, doc_shape, parse_document
+from .engine.query.matching import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
-from .models import ShardHits, ShardQuery
-from .numformat import decimal_format
+from .engine.shard_messages import ShardHits, ShardQuery
+from .engine.numformat import decimal_format
 from .profile import SearchProfile
-from .query import MatchAll, Query
+from .engine.query.dsl import MatchAll, Query
 from .request import SearchRequest
 from .routing import shard_for, shards_for
-from .scoring import Stats
-from .shard import BatchBuilder
+from .engine.scoring import Stats
+from .engine.shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
-from .sorting import SCORE_SORT, SortField, sort_value_out
-from .source_filter import filter_source
+from .engine.sorting import SCORE_SORT, SortField, sort_value_out
+from .engine.source_filter import filter_source
 
 VERSION = "8.15.0"
 DEFAULT_MAX_RESULT_WINDOW = 10_000

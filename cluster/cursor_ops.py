@@ -32,7 +32,7 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       strip_hits_sort, with_tiebreak)
 from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
 from .request import SearchRequest
-from .sorting import SCORE_SORT
+from .engine.sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}

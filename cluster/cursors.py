@@ -28,8 +28,8 @@ from typing import Any
 import orjson
 
 from .errors import IllegalArgument, SearchContextMissing, SearchPhaseExecution
-from .models import ShardHits
-from .sorting import SortField
+from .engine.shard_messages import ShardHits
+from .engine.sorting import SortField
 
 MAX_KEEP_ALIVE_MS = 24 * 3_600_000          # Elasticsearch's default search.max_keep_alive
 PAGE_TOKEN_KEEP_ALIVE_MS = 5 * 60_000       # a page token stays valid 5 minutes after issue

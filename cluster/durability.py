@@ -22,7 +22,7 @@ import logging
 import time
 from typing import Any
 
-from .storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
+from .engine.storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000

@@ -63,9 +63,9 @@ import numpy as np
 from .coalesce import Coalescer
 from .errors import SearchError
 from .lane import LaneClosed, LaneFinder
-from .mapping import Mapping
+from .engine.mapping import Mapping
 from .shard_copy import READS
-from .sorting import SEQ_MASK
+from .engine.sorting import SEQ_MASK
 
 log = logging.getLogger("shardsearch.replication")
 

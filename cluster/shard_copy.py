@@ -47,11 +47,11 @@ import orjson
 from .coalesce import run_many
 from .errors import IllegalArgument, SearchError
 from .lane import ThreadLane, serialized
-from .mapping import Mapping, parse_document
-from .models import FetchedDoc, ShardQuery
-from .segment import NEVER, BufferedDoc
-from .shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
-from .storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
+from .engine.mapping import Mapping, parse_document
+from .engine.shard_messages import FetchedDoc, ShardQuery
+from .engine.segment import NEVER, BufferedDoc
+from .engine.shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
+from .engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
                       encode_snapshot, encode_value, parse_byte_size)

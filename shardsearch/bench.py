@@ -139,7 +139,7 @@ def infer_mapping(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _frequent_term(docs: list[dict[str, Any]], field: str) -> str:
-    from .cluster.analysis import standard_tokens
+    from .cluster.engine.analysis import standard_tokens
     df: Counter[str] = Counter()
     for d in docs:
         df.update(set(standard_tokens(str(d.get(field, "")))))

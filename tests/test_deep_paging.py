@@ -126,7 +126,7 @@ def test_vectorised_bracket_equals_walking_the_samples(sizes, samples, frm, size
 
     import numpy as np
     from shardsearch.cluster.deep_page import _columns, bracket
-    from shardsearch.cluster.sorting import SortField, ascending_keys, order
+    from shardsearch.cluster.engine.sorting import SortField, ascending_keys, order
     rng = random.Random(seed)
     sort = (SortField("n", "asc"),)
     shard_samples = []

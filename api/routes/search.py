@@ -6,7 +6,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import IllegalArgument, ParsingError
-from ...cluster.query import MatchAll, QueryString, parse_query
+from ...cluster.engine.query.dsl import MatchAll, QueryString, parse_query
 from ...cluster.request import check_params, parse_search
 from ..body import json_body
 from ..deps import Coord

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import IllegalArgument, ParsingError, SearchError, XContentParseError
+from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
 
 
 @dataclass(frozen=True)

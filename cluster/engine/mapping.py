@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from .errors import MapperParsing
+from ..errors import MapperParsing
 
 NUMERIC_TYPES = {"long", "integer", "short", "byte", "double", "float", "half_float",
                  "scaled_float", "unsigned_long"}

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import IllegalArgument, ParsingError
+from ..errors import IllegalArgument, ParsingError
 from .mapping import FieldType, Mapping, format_date, parse_date
 
 SEQ_BITS = 40

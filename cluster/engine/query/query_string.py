@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
-from .errors import ParsingError, TooManyClauses
-from .query import (MAX_CLAUSE_COUNT, MAX_NESTED_DEPTH, Bool, DisMax, Exists, Match, MatchAll,
+from ...errors import ParsingError, TooManyClauses
+from .dsl import (MAX_CLAUSE_COUNT, MAX_NESTED_DEPTH, Bool, DisMax, Exists, Match, MatchAll,
                     MatchNone, MatchPhrase, Prefix, Query, QueryString, Range, Regexp, Wildcard)
 
 __all__ = ["expand_query_string"]

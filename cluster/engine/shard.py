@@ -19,15 +19,15 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .errors import MapperParsing, StaleGeneration
+from ..errors import MapperParsing, StaleGeneration
 from .gcpause import gc_paused, release_kept
 from .mapping import Mapping, parse_document
-from .matcher import Context, evaluate, evaluate_sparse, expand, explain, validate
-from .models import FetchedDoc, ShardHits, ShardQuery
+from .query.matching import Context, evaluate, evaluate_sparse, expand, explain, validate
+from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import (BufferedDoc, KeywordField, NumericField, Segment, TextField,
                       release_free_memory)
-from .simulation import ShardSimulator
+from ..simulation import ShardSimulator
 from .sorting import scale_date
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
                       column_kind, compare_rows, field_type_for_sort, missing_substitute, order,

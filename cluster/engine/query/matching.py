@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from . import query as Q
-from .analysis import get_analyzer
-from .errors import IllegalArgument, ParsingError, TooManyClauses
-from .mapping import FieldType, Mapping, parse_date_math
-from .scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
-from .segment import KeywordField, NumericField, Segment, TextField
+from . import dsl as Q
+from ..analysis import get_analyzer
+from ...errors import IllegalArgument, ParsingError, TooManyClauses
+from ..mapping import FieldType, Mapping, parse_date_math
+from ..scoring import K1, LENGTH_TABLE, B, Stats, bm25, idf, norm_inverse_cache
+from ..segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
@@ -135,7 +135,7 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         tb = q.tie_breaker if q.tie_breaker is not None else 0.0
         return Q.DisMax(queries=tuple(subs), tie_breaker=tb, boost=q.boost)
     if isinstance(q, Q.QueryString):
-        from .querystring import expand_query_string
+        from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
         out = expand_query_string(q, defaults)
         if q.lenient:

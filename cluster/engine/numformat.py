@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from .errors import IllegalArgument
+from ..errors import IllegalArgument
 
 _SPECIAL = set("0#,.")
 
