@@ -41,7 +41,7 @@ from shardsearch.cluster.engine.mapping import Mapping, parse_document
 from shardsearch.cluster.engine.query.matching import scoring_terms
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
-from shardsearch.cluster.routing import shard_for
+from shardsearch.cluster.indices.routing import shard_for
 from shardsearch.cluster.engine.shard import ShardCore, WriteOp
 from shardsearch.cluster.shard_copy import ShardCopy
 from shardsearch.cluster.engine.sorting import SCORE_SORT, parse_sort

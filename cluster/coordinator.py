@@ -21,7 +21,7 @@ import os
 import pickle
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
@@ -30,11 +30,13 @@ from .backend import ShardBackend
 from .deep_page import DEFAULT_SAMPLES, bracket
 from .cursor_ops import CursorOps
 from .cursors import raw_sort_values
-from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
+from .errors import (IllegalArgument, IndexNotFound, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .fanout import fan_out, share
 from .engine.gcpause import gc_paused
-from .health import cluster_health, status_of
+from .indices.catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
+                              refresh_interval_s, validate_index_name)
+from .indices.health import cluster_health, status_of
 from .engine.mapping import Mapping, doc_shape, parse_document
 from .engine.query.matching import check_clause_limits, scoring_terms
 from .merge import merge, total_hits
@@ -43,7 +45,7 @@ from .engine.numformat import decimal_format
 from .profile import SearchProfile
 from .engine.query.dsl import MatchAll, Query
 from .request import SearchRequest
-from .routing import shard_for, shards_for
+from .indices.routing import shard_for, shards_for
 from .engine.scoring import Stats
 from .engine.shard import BatchBuilder
 from .simulation import SimulationRule, Trouble, simulation_status
@@ -51,89 +53,6 @@ from .engine.sorting import SCORE_SORT, SortField, sort_value_out
 from .engine.source_filter import filter_source
 
 VERSION = "8.15.0"
-DEFAULT_MAX_RESULT_WINDOW = 10_000
-_INVALID_CHARS = set('\\/*?"<>| ,#:')
-
-
-@dataclass
-class IndexMeta:
-    """What the coordinator knows of one index."""
-
-    name: str
-    uuid: str
-    created_ms: int
-    number_of_shards: int
-    number_of_replicas: int
-    settings: dict[str, Any]
-    mapping: Mapping
-    shards: list[Any] = field(default_factory=list)
-    next_seq: int = 0
-
-    @property
-    def max_result_window(self) -> int:
-        return int(self.settings.get("max_result_window", DEFAULT_MAX_RESULT_WINDOW))
-
-
-def validate_index_name(name: str) -> None:
-    """Elasticsearch's index-name rules, with its messages."""
-    if not name:
-        raise InvalidIndexName(f"Invalid index name [{name}], must not be empty", index=name)
-    if name != name.lower():
-        raise InvalidIndexName(f"Invalid index name [{name}], must be lowercase", index=name)
-    bad = [c for c in name if c in _INVALID_CHARS]
-    if bad:
-        raise InvalidIndexName(f"Invalid index name [{name}], must not contain the following "
-                               'characters [ , ", *, \\, <, |, ,, >, /, ?]', index=name)
-    if name[0] in "-_+":
-        raise InvalidIndexName(f"Invalid index name [{name}], must not start with '_', '-', "
-                               "or '+'", index=name)
-    if name in (".", ".."):
-        raise InvalidIndexName(f"Invalid index name [{name}], must not be '.' or '..'",
-                               index=name)
-    if len(name.encode()) > 255:
-        raise InvalidIndexName(f"Invalid index name [{name}], index name is too long, "
-                               f"({len(name.encode())} > 255)", index=name)
-
-
-def _flat_settings(body: dict[str, Any]) -> dict[str, Any]:
-    """``{"index": {"number_of_shards": 2}}`` / ``{"index.number_of_shards": 2}`` -> flat."""
-    out: dict[str, Any] = {}
-
-    def walk(d: dict[str, Any], prefix: str) -> None:
-        for k, v in d.items():
-            key = prefix + k
-            if isinstance(v, dict):
-                walk(v, key + ".")
-            else:
-                out[key] = v
-    walk(body or {}, "")
-    return {(k[len("index."):] if k.startswith("index.") else k): v for k, v in out.items()}
-
-
-def _int_setting(settings: dict[str, Any], key: str, default: int, minimum: int = 0) -> int:
-    raw = settings.get(key, default)
-    try:
-        val = int(str(raw))
-    except ValueError:
-        raise IllegalArgument(f"Failed to parse value [{raw}] for setting [index.{key}]") \
-            from None
-    if val < minimum:
-        raise IllegalArgument(f"Failed to parse value [{val}] for setting [index.{key}] must be "
-                              f">= {minimum}")
-    return val
-
-
-def refresh_interval_s(settings: dict[str, Any]) -> float | None:
-    """``index.refresh_interval`` in seconds (default 1s); None when disabled (``-1``)."""
-    from .request import parse_time_ms
-    raw = settings.get("refresh_interval", "1s")
-    try:
-        ms = parse_time_ms(raw, "index.refresh_interval")
-    except SearchError:
-        return 1.0
-    return None if ms < 0 else ms / 1000.0
-
-
 def generate_id() -> str:
     """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
     raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
@@ -183,14 +102,14 @@ class Coordinator(CursorOps):
             if key not in ("settings", "mappings", "aliases"):
                 raise IllegalArgument(f"unknown key [{key}] for create index",
                                       es_type="parse_exception")
-        settings = _flat_settings(body.get("settings") or {})
-        shards = _int_setting(settings, "number_of_shards", 1, minimum=1)
+        settings = flat_settings(body.get("settings") or {})
+        shards = int_setting(settings, "number_of_shards", 1, minimum=1)
         if shards > 1024:
             raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
                                   "[index.number_of_shards] must be <= 1024")
-        replicas = _int_setting(settings, "number_of_replicas", 1, minimum=0)
+        replicas = int_setting(settings, "number_of_replicas", 1, minimum=0)
         if "max_result_window" in settings:
-            _int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
+            int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         mapping = Mapping.from_body(body.get("mappings"))
         settings["number_of_shards"] = shards
         settings["number_of_replicas"] = replicas
@@ -296,14 +215,14 @@ class Coordinator(CursorOps):
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr or "_all", allow_no_indices=False)
-        flat = _flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
+        flat = flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
         static = {"number_of_shards"}
         for key in flat:
             if key in static:
                 raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "
                                       f"open indices {names}")
         if "max_result_window" in flat and flat["max_result_window"] is not None:
-            _int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
+            int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         for n in names:
             meta = self.indices[n]
             for k, v in flat.items():
@@ -312,7 +231,7 @@ class Coordinator(CursorOps):
                 else:
                     meta.settings[k] = v
             if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
-                meta.number_of_replicas = _int_setting(flat, "number_of_replicas", 1)
+                meta.number_of_replicas = int_setting(flat, "number_of_replicas", 1)
                 meta.settings["number_of_replicas"] = meta.number_of_replicas
             # replicas added or removed, translog durability... reach the shard copies
             self.backend.reconfigure(meta.shards, flat, meta.number_of_replicas)

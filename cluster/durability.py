@@ -85,7 +85,7 @@ class Durability:
         await asyncio.shield(self._recovery)
 
     async def recover(self) -> dict[str, Any]:
-        from .coordinator import IndexMeta
+        from .indices.catalog import IndexMeta
         from .replication import recover_group
         t0 = time.monotonic()
         backend = self.coord.backend

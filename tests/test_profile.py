@@ -15,7 +15,7 @@ import pytest
 from inprocess import LocalCluster
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.routing import shard_for
+from shardsearch.cluster.indices.routing import shard_for
 from shardsearch.cluster.simulation import ShardSimulator, ShardTimeout, SimulatedFailure, Trouble
 
 MAPPINGS = {"properties": {"n": {"type": "long"}, "t": {"type": "text"},
