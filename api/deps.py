@@ -10,7 +10,7 @@ from typing import Annotated, Any, Protocol
 from fastapi import Depends, Request
 
 from ..cluster.errors import SearchError
-from ..cluster.lane import LaneClosed, LaneFinder
+from ..cluster.distribution.lanes import LaneClosed, LaneFinder
 
 
 class CoordinatorClient(Protocol):

@@ -43,7 +43,7 @@ from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.indices.routing import shard_for
 from shardsearch.cluster.engine.shard import ShardCore, WriteOp
-from shardsearch.cluster.shard_copy import ShardCopy
+from shardsearch.cluster.distribution.shard_copy import ShardCopy
 from shardsearch.cluster.engine.sorting import SCORE_SORT, parse_sort
 
 from shardsearch.bench import DEFAULT_CORPUS, infer_mapping

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from .request import parse_search
-from .runtime import get_coordinator, start_ray, stop_ray
+from .distribution.runtime import get_coordinator, start_ray, stop_ray
 
 
 def _decoded(resp: dict[str, Any]) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from .backend import ShardBackend
+from .distribution.local_backend import ShardBackend
 from .deep_page import DEFAULT_SAMPLES, bracket
 from .cursor_ops import CursorOps
 from .cursors import raw_sort_values
@@ -48,7 +48,7 @@ from .request import SearchRequest
 from .indices.routing import shard_for, shards_for
 from .engine.scoring import Stats
 from .engine.shard import BatchBuilder
-from .simulation import SimulationRule, Trouble, simulation_status
+from .distribution.simulation import SimulationRule, Trouble, simulation_status
 from .engine.sorting import SCORE_SORT, SortField, sort_value_out
 from .engine.source_filter import filter_source
 
@@ -1175,12 +1175,12 @@ class CoordinatorService:
     """
 
     def __init__(self, data_dir: str | None = None) -> None:
-        from .replication import ReplicatedBackend
+        from .distribution.replication import ReplicatedBackend
         self.core = Coordinator(ReplicatedBackend(data_dir=data_dir))
         self.core.auto_refresh = True
         self._lane: Any = None
         if data_dir is not None:   # indices persist there, and are reopened now
-            from .durability import Durability
+            from .distribution.durability import Durability
             self.core.durable = Durability(self.core, data_dir)
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
@@ -1196,7 +1196,7 @@ class CoordinatorService:
         on first use: callers on the same node send their calls there instead of through Ray."""
         import ray
 
-        from .lane import LaneServer
+        from .distribution.lanes import LaneServer
         if self._lane is None:
             self._lane = LaneServer(self.call)
         return ray.get_runtime_context().get_node_id(), await self._lane.start()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
 from .errors import SearchError
-from .simulation import ShardTimeout, SimulatedFailure
+from .distribution.simulation import ShardTimeout, SimulatedFailure
 
 MAX_RETRIES = 1
 

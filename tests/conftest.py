@@ -33,7 +33,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """A private Ray for the whole session (one init: each costs seconds)."""
-    from shardsearch.cluster.runtime import start_ray, stop_ray
+    from shardsearch.cluster.distribution.runtime import start_ray, stop_ray
     start_ray(None, num_cpus=2, object_store_mb=100)
     yield
     stop_ray()
@@ -41,7 +41,7 @@ def ray_session() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def coordinator(ray_session):
-    from shardsearch.cluster.runtime import get_coordinator
+    from shardsearch.cluster.distribution.runtime import get_coordinator
     return get_coordinator()
 
 

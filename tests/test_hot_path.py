@@ -13,7 +13,7 @@ from typing import Any
 import shardsearch.cluster.engine.shard as shard_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.request import parse_search
 

@@ -11,7 +11,7 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.request import parse_search
 

@@ -12,8 +12,8 @@ import orjson
 import pytest
 
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.durability import Durability
-from shardsearch.cluster.replication import (STARTED, GroupSession, LocalTransport,
+from shardsearch.cluster.distribution.durability import Durability
+from shardsearch.cluster.distribution.replication import (STARTED, GroupSession, LocalTransport,
                                              ReplicatedBackend)
 from shardsearch.cluster.request import parse_search
 

@@ -27,7 +27,7 @@ from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
 from .segment import (BufferedDoc, KeywordField, NumericField, Segment, TextField,
                       release_free_memory)
-from ..simulation import ShardSimulator
+from ..distribution.simulation import ShardSimulator
 from .sorting import scale_date
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
                       column_kind, compare_rows, field_type_for_sort, missing_substitute, order,

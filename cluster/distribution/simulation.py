@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from .errors import IllegalArgument, SearchError
+from ..errors import IllegalArgument, SearchError
 
 KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed")
 

@@ -249,7 +249,7 @@ class ThreadLane:
     both paths (see :func:`serialized`), since Ray runs its calls on another thread."""
 
     def __init__(self, target: Any, allowed: frozenset[str]) -> None:
-        from .errors import IllegalArgument
+        from ..errors import IllegalArgument
 
         async def handler(method: str, *args: Any, **kwargs: Any) -> Any:
             if method not in allowed:

@@ -44,14 +44,14 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .coalesce import run_many
-from .errors import IllegalArgument, SearchError
-from .lane import ThreadLane, serialized
-from .engine.mapping import Mapping, parse_document
-from .engine.shard_messages import FetchedDoc, ShardQuery
-from .engine.segment import NEVER, BufferedDoc
-from .engine.shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
-from .engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
+from .coalescing import run_many
+from ..errors import IllegalArgument, SearchError
+from .lanes import ThreadLane, serialized
+from ..engine.mapping import Mapping, parse_document
+from ..engine.shard_messages import FetchedDoc, ShardQuery
+from ..engine.segment import NEVER, BufferedDoc
+from ..engine.shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
+from ..engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
                       encode_snapshot, encode_value, parse_byte_size)
@@ -96,7 +96,7 @@ class GenerationGone(SearchError):
 
 def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
     """(durability, sync interval in seconds, snapshot threshold in bytes) of index settings."""
-    from .request import parse_time_ms
+    from ..request import parse_time_ms
     durability = str(settings.get("translog.durability", "request")).lower()
     if durability not in ("request", "async"):
         durability = "request"

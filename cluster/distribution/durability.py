@@ -22,7 +22,7 @@ import logging
 import time
 from typing import Any
 
-from .engine.storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
+from ..engine.storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000
@@ -85,7 +85,7 @@ class Durability:
         await asyncio.shield(self._recovery)
 
     async def recover(self) -> dict[str, Any]:
-        from .indices.catalog import IndexMeta
+        from ..indices.catalog import IndexMeta
         from .replication import recover_group
         t0 = time.monotonic()
         backend = self.coord.backend

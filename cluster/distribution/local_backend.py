@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
-from .engine.mapping import Mapping
-from .engine.shard import ShardService
+from ..engine.mapping import Mapping
+from ..engine.shard import ShardService
 
 
 class ShardBackend(Protocol):
@@ -64,7 +64,7 @@ class RayBackend(_OneCopy):
     def __init__(self, namespace_prefix: str = "shardsearch") -> None:
         import ray  # noqa: F401 - fail early if Ray is missing
 
-        from .engine.shard import shard_actor_class
+        from ..engine.shard import shard_actor_class
         self._cls = shard_actor_class()
         self._prefix = namespace_prefix
 

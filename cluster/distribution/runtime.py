@@ -56,7 +56,7 @@ def get_coordinator(create: bool = True, data_dir: str | None = None):
     """
     import ray
 
-    from .coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
+    from ..coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
 
     if not create:
         return ray.get_actor(COORDINATOR_NAME, namespace=NAMESPACE)

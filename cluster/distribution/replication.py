@@ -60,12 +60,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .coalesce import Coalescer
-from .errors import SearchError
-from .lane import LaneClosed, LaneFinder
-from .engine.mapping import Mapping
+from .coalescing import Coalescer
+from ..errors import SearchError
+from .lanes import LaneClosed, LaneFinder
+from ..engine.mapping import Mapping
 from .shard_copy import READS
-from .engine.sorting import SEQ_MASK
+from ..engine.sorting import SEQ_MASK
 
 log = logging.getLogger("shardsearch.replication")
 
