@@ -27,24 +27,24 @@ from typing import Any
 import orjson
 
 from .distribution.local_backend import ShardBackend
-from .deep_page import DEFAULT_SAMPLES, bracket
-from .cursor_ops import CursorOps
-from .cursors import raw_sort_values
+from .search.sample_and_range import DEFAULT_SAMPLES, bracket
+from .search.cursor_phase import CursorOps
+from .search.cursors import raw_sort_values
 from .errors import (IllegalArgument, IndexNotFound, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
-from .fanout import fan_out, share
+from .search.fanout import fan_out, share
 from .engine.gcpause import gc_paused
 from .indices.catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
                               refresh_interval_s, validate_index_name)
 from .indices.health import cluster_health, status_of
 from .engine.mapping import Mapping, doc_shape, parse_document
 from .engine.query.matching import check_clause_limits, scoring_terms
-from .merge import merge, total_hits
+from .search.reduce import merge, total_hits
 from .engine.shard_messages import ShardHits, ShardQuery
 from .engine.numformat import decimal_format
-from .profile import SearchProfile
+from .search.profile import SearchProfile
 from .engine.query.dsl import MatchAll, Query
-from .request import SearchRequest
+from .search.request import SearchRequest
 from .indices.routing import shard_for, shards_for
 from .engine.scoring import Stats
 from .engine.shard import BatchBuilder

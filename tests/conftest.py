@@ -106,7 +106,7 @@ def es(base_url) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="session")
 def cluster(coordinator):
     """The Python API handle on the session's Ray (does not own Ray)."""
-    from shardsearch.cluster.client import Cluster
+    from shardsearch.cluster.client.handle import Cluster
     return Cluster(coordinator, owns_ray=False)
 
 

@@ -13,7 +13,7 @@ import orjson
 from shardsearch.api.json import dumps
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 def _run(coro: Any) -> Any:

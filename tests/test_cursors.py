@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shardsearch.cluster.cursors import (SHARD_DOC, PageToken, Registry, check_keep_alive,
+from shardsearch.cluster.search.cursors import (SHARD_DOC, PageToken, Registry, check_keep_alive,
                                          decode_page_token, encode_page_token, format_time,
                                          parse_keep_alive, pit_sort, raw_sort_values,
                                          snapshot_in, snapshot_out, strip_hits_sort,

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.fanout import fan_out, share
+from shardsearch.cluster.search.fanout import fan_out, share
 from shardsearch.cluster.distribution.simulation import ShardTimeout, SimulatedFailure
 
 

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 async def _cluster(docs: list[dict[str, Any]], shards: int, batches: int = 3) -> Coordinator:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shardsearch.cluster.merge import merge, total_hits
+from shardsearch.cluster.search.reduce import merge, total_hits
 from shardsearch.cluster.engine.shard_messages import ShardHits
 from shardsearch.cluster.engine.sorting import SCORE_SORT, SortField, tiebreak
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
 

@@ -15,7 +15,7 @@ from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.distribution.durability import Durability
 from shardsearch.cluster.distribution.replication import (STARTED, GroupSession, LocalTransport,
                                              ReplicatedBackend)
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 class Service:

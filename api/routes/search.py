@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 
 from ...cluster.errors import IllegalArgument, ParsingError
 from ...cluster.engine.query.dsl import MatchAll, QueryString, parse_query
-from ...cluster.request import check_params, parse_search
+from ...cluster.search.request import check_params, parse_search
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse

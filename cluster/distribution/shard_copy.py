@@ -96,7 +96,7 @@ class GenerationGone(SearchError):
 
 def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
     """(durability, sync interval in seconds, snapshot threshold in bytes) of index settings."""
-    from ..request import parse_time_ms
+    from ..search.request import parse_time_ms
     durability = str(settings.get("translog.durability", "request")).lower()
     if durability not in ("request", "async"):
         durability = "request"

@@ -87,7 +87,7 @@ def int_setting(settings: dict[str, Any], key: str, default: int, minimum: int =
 
 def refresh_interval_s(settings: dict[str, Any]) -> float | None:
     """``index.refresh_interval`` in seconds (default 1s); None when disabled (``-1``)."""
-    from ..request import parse_time_ms
+    from ..search.request import parse_time_ms
     raw = settings.get("refresh_interval", "1s")
     try:
         ms = parse_time_ms(raw, "index.refresh_interval")

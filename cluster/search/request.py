@@ -8,9 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from .engine.query.dsl import MatchAll, Query, parse_query, _token
-from .engine.sorting import SortField, parse_sort, parse_sort_param
+from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from ..engine.query.dsl import MatchAll, Query, parse_query, _token
+from ..engine.sorting import SortField, parse_sort, parse_sort_param
 
 DEFAULT_SIZE = 10
 # how the query phase finds a from/size page: ``auto`` (deep_page at or beyond the coordinator's
@@ -220,7 +220,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         else:
             req.query = parse_query(body["query"])
     if "q" in params:
-        from .engine.query.dsl import QueryString
+        from ..engine.query.dsl import QueryString
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                                 default_operator=str(params.get("default_operator", "or")).lower(),

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .engine.shard_messages import ShardHits
-from .engine.sorting import SortField, ascending_keys, order
+from ..engine.shard_messages import ShardHits
+from ..engine.sorting import SortField, ascending_keys, order
 
 TRACK_TOTAL_HITS_DEFAULT = 10_000
 

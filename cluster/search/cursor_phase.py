@@ -30,9 +30,9 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       check_keep_alive, decode_page_token, empty_response, encode_page_token,
                       missing_context, parse_keep_alive, pit_sort, snapshot_in,
                       strip_hits_sort, with_tiebreak)
-from .errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
+from ..errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
 from .request import SearchRequest
-from .engine.sorting import SCORE_SORT
+from ..engine.sorting import SCORE_SORT
 
 _SWEEP_MAX_S = 30.0
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}

@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from .errors import SearchError
-from .distribution.simulation import ShardTimeout, SimulatedFailure
+from ..errors import SearchError
+from ..distribution.simulation import ShardTimeout, SimulatedFailure
 
 MAX_RETRIES = 1
 

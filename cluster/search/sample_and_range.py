@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .engine.sorting import SortField, ascending_keys, order
+from ..engine.sorting import SortField, ascending_keys, order
 
 DEFAULT_SAMPLES = 512
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import orjson
 
-from .errors import IllegalArgument, SearchContextMissing, SearchPhaseExecution
-from .engine.shard_messages import ShardHits
-from .engine.sorting import SortField
+from ..errors import IllegalArgument, SearchContextMissing, SearchPhaseExecution
+from ..engine.shard_messages import ShardHits
+from ..engine.sorting import SortField
 
 MAX_KEEP_ALIVE_MS = 24 * 3_600_000          # Elasticsearch's default search.max_keep_alive
 PAGE_TOKEN_KEEP_ALIVE_MS = 5 * 60_000       # a page token stays valid 5 minutes after issue

@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from .request import parse_search
-from .distribution.runtime import get_coordinator, start_ray, stop_ray
+from ..search.request import parse_search
+from ..distribution.runtime import get_coordinator, start_ray, stop_ray
 
 
 def _decoded(resp: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +71,7 @@ class Cluster:
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         import ray
 
-        from .errors import SearchError
+        from ..errors import SearchError
         try:
             return ray.get(self._coord.call.remote(method, *args, **kwargs))
         except ray.exceptions.RayTaskError as e:
@@ -111,7 +111,7 @@ class Cluster:
                                     "routing": routing}], refresh)
         item = resp["items"][0]["index"]
         if "error" in item:
-            from .errors import SearchError
+            from ..errors import SearchError
             raise SearchError(item["error"]["reason"], es_type=item["error"]["type"],
                               status=item["status"])
         return item
@@ -184,7 +184,7 @@ class Cluster:
             self.clear_scroll(scroll_id)
 
     def count(self, index: str | None = None, query: dict[str, Any] | None = None) -> int:
-        from .engine.query.dsl import MatchAll, parse_query
+        from ..engine.query.dsl import MatchAll, parse_query
         q = parse_query(query) if query else MatchAll()
         return self._call("count", tuple((index or "_all").split(",")), q)["count"]
 
@@ -214,6 +214,6 @@ class Cluster:
     def sweep(self, index: str | list[str], params: dict[str, list[Any]] | None = None,
               **kwargs: Any) -> Any:
         """A parameter sweep as a pandas DataFrame, one row per measured search; see
-        :func:`shardsearch.cluster.experiments.sweep`."""
+        :func:`shardsearch.cluster.client.handle.experiments.sweep`."""
         from .experiments import sweep
         return sweep(self, index, params, **kwargs)
