@@ -46,7 +46,7 @@ from shardsearch.cluster.engine.shard import ShardCore, WriteOp
 from shardsearch.cluster.distribution.shard_copy import ShardCopy
 from shardsearch.cluster.engine.sorting import SCORE_SORT, parse_sort
 
-from shardsearch.bench import DEFAULT_CORPUS, infer_mapping
+from shardsearch.benchmarks.bench import DEFAULT_CORPUS, infer_mapping
 
 BATCH = 5000   # lines per _bulk request in the benchmark; each shard gets its share
 

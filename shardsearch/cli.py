@@ -72,7 +72,7 @@ def _default_data_dir() -> str:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from shardsearch.bench import main as bench_main
+    from shardsearch.benchmarks.bench import main as bench_main
     return bench_main(args)
 
 
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
                                    "corpus and measure latency, throughput, indexing rate and "
                                    "memory. Bounded; writes JSON, a table and PNG plots.")
-    from shardsearch.bench import add_arguments
+    from shardsearch.benchmarks.bench import add_arguments
     add_arguments(b)
     b.set_defaults(func=_bench)
     return p

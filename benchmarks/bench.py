@@ -139,7 +139,7 @@ def infer_mapping(docs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _frequent_term(docs: list[dict[str, Any]], field: str) -> str:
-    from .cluster.engine.analysis import standard_tokens
+    from ..cluster.engine.analysis import standard_tokens
     df: Counter[str] = Counter()
     for d in docs:
         df.update(set(standard_tokens(str(d.get(field, "")))))
@@ -307,7 +307,7 @@ def _process_label(p: Any) -> str:
     for part in cmd:
         if part.endswith(("raylet", "gcs_server")):
             return part.rsplit("/", 1)[-1]
-    if "shardsearch.cli" in cmd or "shardsearch.bench_peers" in cmd:
+    if "shardsearch.cli" in cmd or "shardsearch.benchmarks.peers.serve" in cmd:
         return "http front end (driver)"
     return name
 
@@ -326,7 +326,7 @@ class Server:
                    "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512",
                    "--data-dir", self.data_dir]
         else:
-            cmd = [sys.executable, "-m", "shardsearch.bench_peers", "--engine", engine,
+            cmd = [sys.executable, "-m", "shardsearch.benchmarks.peers.serve", "--engine", engine,
                    "--port", str(self.port)]
         log_dir.mkdir(parents=True, exist_ok=True)
         self.log = open(log_dir / f"{engine}-{self.port}.log", "wb")

@@ -7,7 +7,7 @@ Each peer answers the same HTTP path shapes as shardsearch for what the benchmar
 offered by these peers (Tantivy's Python API has no cursor; SQLite's ``bm25()`` cannot be used in
 a keyset ``WHERE``): the benchmark records those cells as missing.
 
-Run one as its own process: ``python -m shardsearch.bench_peers --engine tantivy --port P``.
+Run one as its own process: ``python -m shardsearch.benchmarks.peers.serve --engine tantivy --port P``.
 """
 from __future__ import annotations
 
