@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from shardsearch import bench
+from shardsearch.benchmarks import bench
 from shardsearch.benchmarks.peers.serve import close_peer, create_peer_app
 
 
