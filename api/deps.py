@@ -9,7 +9,7 @@ from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
-from ..cluster.errors import SearchError
+from ..cluster.errors import SearchError, domain_error
 from ..cluster.distribution.lanes import LaneClosed, LaneFinder
 
 
@@ -41,8 +41,8 @@ class RayCoordinator:
         try:
             return await self.handle.call.remote(method, *args, **kwargs)
         except ray.exceptions.RayTaskError as e:
-            cause = getattr(e, "cause", None)
-            if isinstance(cause, SearchError):
+            cause = domain_error(e)
+            if cause is not e:
                 raise cause from None
             raise
         except ray.exceptions.RayActorError as e:

@@ -30,7 +30,7 @@ from .distribution.local_backend import ShardBackend
 from .search.sample_and_range import DEFAULT_SAMPLES, bracket
 from .search.cursor_phase import CursorOps
 from .search.cursors import raw_sort_values
-from .errors import (IllegalArgument, IndexNotFound, MapperParsing,
+from .errors import (actor_died, domain_error, IllegalArgument, IndexNotFound, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .search.fanout import fan_out, share
 from .engine.gcpause import gc_paused
@@ -1117,20 +1117,12 @@ def _answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, A
 
 
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
-    # a Ray task error is also an instance of the remote error's class, but only its ``cause``
-    # keeps per-instance fields (an ``es_type`` other than the class's, ``extra``)
-    if isinstance(getattr(exc, "cause", None), SearchError):
-        exc = exc.cause  # type: ignore[attr-defined]
+    exc = domain_error(exc)
     if isinstance(exc, SearchError):
         reason = exc.to_cause()
     else:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, SearchError):
-            reason = cause.to_cause()
-        else:
-            reason = {"type": "node_not_connected_exception" if "Actor" in type(exc).__name__
-                      else "exception", "reason": f"shard [{index}][{shard}] unavailable: "
-                      f"{type(exc).__name__}"}
+        reason = {"type": "node_not_connected_exception" if actor_died(exc) else "exception",
+                  "reason": f"shard [{index}][{shard}] unavailable: {type(exc).__name__}"}
     return {"shard": shard, "index": index, "node": None, "reason": reason}
 
 
@@ -1155,8 +1147,7 @@ def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
 
 
 def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
-    if isinstance(getattr(exc, "cause", None), SearchError):
-        exc = exc.cause  # type: ignore[attr-defined]
+    exc = domain_error(exc)
     if isinstance(exc, SearchError) and exc.status == 503:
         return exc.to_cause()
     return {"type": "unavailable_shards_exception",

@@ -71,12 +71,12 @@ class Cluster:
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         import ray
 
-        from ..errors import SearchError
+        from ..errors import domain_error
         try:
             return ray.get(self._coord.call.remote(method, *args, **kwargs))
         except ray.exceptions.RayTaskError as e:
-            cause = getattr(e, "cause", None)
-            if isinstance(cause, SearchError):
+            cause = domain_error(e)
+            if cause is not e:
                 raise cause from None
             raise
 

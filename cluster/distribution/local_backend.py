@@ -1,4 +1,4 @@
-"""How the coordinator reaches shards: through Ray actors, or in-process for unit tests.
+"""How the coordinator reaches shards: the protocol, and its in-process implementation.
 
 The coordinator's logic only sees this small protocol, so it is tested without Ray while the
 service (and the integration tests) use real actors.
@@ -9,7 +9,7 @@ import asyncio
 from typing import Any, Protocol
 
 from ..engine.mapping import Mapping
-from ..engine.shard import ShardService
+from .shard_service import ShardService
 
 
 class ShardBackend(Protocol):
@@ -57,28 +57,3 @@ class LocalBackend(_OneCopy):
     def destroy(self, ref: Any) -> None:
         return None
 
-
-class RayBackend(_OneCopy):
-    """Shards as Ray actors; a call is one actor hop, awaited without blocking the event loop."""
-
-    def __init__(self, namespace_prefix: str = "shardsearch") -> None:
-        import ray  # noqa: F401 - fail early if Ray is missing
-
-        from ..engine.shard import shard_actor_class
-        self._cls = shard_actor_class()
-        self._prefix = namespace_prefix
-
-    def create(self, index: str, shard: int, mapping: Mapping, **options: Any) -> Any:
-        import uuid
-        name = f"{self._prefix}:{index}:{shard}:{uuid.uuid4().hex[:8]}"
-        return self._cls.options(name=name, lifetime=None).remote(index, shard, mapping)
-
-    async def call(self, ref: Any, method: str, *args: Any) -> Any:
-        return await getattr(ref, method).remote(*args)
-
-    def destroy(self, ref: Any) -> None:
-        import ray
-        try:
-            ray.kill(ref, no_restart=True)
-        except Exception:  # noqa: BLE001 - already gone
-            pass

@@ -61,16 +61,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from .coalescing import Coalescer
-from ..errors import SearchError
+from ..errors import SearchError, actor_died, remote_cause
 from .lanes import LaneClosed, LaneFinder
 from ..engine.mapping import Mapping
-from .shard_copy import READS
+from ..engine.shard_messages import BROADCASTS, COMMANDS, READS
 from ..engine.sorting import SEQ_MASK
 
 log = logging.getLogger("shardsearch.replication")
 
-COMMANDS = ("apply", "refresh", "set_mapping", "configure")
-BROADCASTS = ("pin", "unpin", "simulate")
 ADDRESSED = ("fetch", "explain")          # calls that use addresses of a query answer
 
 STARTED = "STARTED"                        # in sync, serving
@@ -101,20 +99,15 @@ class CopyUnreachable(Exception):
     """An in-process copy that is 'down' (``LocalTransport``: tests without Ray)."""
 
 
-def _cause(exc: BaseException) -> BaseException:
-    c = getattr(exc, "cause", None)
-    return c if isinstance(c, BaseException) else exc
-
-
 def is_unreachable(exc: BaseException) -> bool:
     """The copy's process is dead, restarting, unreachable or too slow (not a domain error)."""
-    inner = _cause(exc)
+    inner = remote_cause(exc)
     if isinstance(inner, SearchError) and not isinstance(exc, (asyncio.TimeoutError,)):
         return False
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError, CopyUnreachable)):
         return True
     name = type(exc).__name__ + " " + type(inner).__name__
-    return "Actor" in name or "GetTimeout" in name or "Unschedulable" in name \
+    return actor_died(exc) or "GetTimeout" in name or "Unschedulable" in name \
         or "NodeDied" in name or "OwnerDied" in name or "WorkerCrashed" in name
 
 
@@ -125,7 +118,7 @@ def is_slow(exc: BaseException) -> bool:
 
 
 def _is(exc: BaseException, es_type: str) -> bool:
-    inner = _cause(exc)
+    inner = remote_cause(exc)
     return isinstance(inner, SearchError) and inner.es_type == es_type
 
 
@@ -423,7 +416,7 @@ class ShardGroup:
                         failed += 1
                         if _is(o, "shard_not_in_sync_exception"):
                             c.state = INITIALIZING
-                            c.last_op = int(_cause(o).extra.get("last_op", -1))
+                            c.last_op = int(remote_cause(o).extra.get("last_op", -1))
                         elif _is(o, "shard_copy_diverged_exception"):
                             c.state, c.diverged = INITIALIZING, True
                         elif is_unreachable(o):

@@ -1,4 +1,4 @@
-"""One copy of a shard (primary or replica): a :class:`~cluster.shard.ShardService` that
+"""One copy of a shard (primary or replica): a :class:`~.shard_service.ShardService` that
 persists every command before acknowledging it and rebuilds itself from disk on (re)start.
 
 Every change to a shard reaches its copies as a numbered *command* (``command(op_no, ...)``),
@@ -46,11 +46,13 @@ import orjson
 
 from .coalescing import run_many
 from ..errors import IllegalArgument, SearchError
+from ..values import parse_time_ms
 from .lanes import ThreadLane, serialized
 from ..engine.mapping import Mapping, parse_document
-from ..engine.shard_messages import FetchedDoc, ShardQuery
+from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
-from ..engine.shard import ShardCore, ShardService, WriteBatch, WriteOp, _node_id
+from ..engine.shard import ShardCore, WriteBatch, WriteOp
+from .shard_service import ShardService, node_id
 from ..engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
@@ -58,9 +60,6 @@ from ..engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_bat
 
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
-COMMANDS = ("apply", "refresh", "set_mapping", "configure")
-READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range",
-                   "window"})
 
 
 class CopyBehind(SearchError):
@@ -96,7 +95,6 @@ class GenerationGone(SearchError):
 
 def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
     """(durability, sync interval in seconds, snapshot threshold in bytes) of index settings."""
-    from ..search.request import parse_time_ms
     durability = str(settings.get("translog.durability", "request")).lower()
     if durability not in ("request", "async"):
         durability = "request"
@@ -504,7 +502,7 @@ class ShardCopy(ShardService):
             raise GenerationGone(f"documents with seq_no {missing[:5]} are no longer on shard "
                                  f"[{self.core.index}][{self.core.shard}] copy [{self.copy}]")
         docs = [found[int(s)] for s in seqs]
-        return (docs, {"took_ns": 0, "node": _node_id(), "simulated_delay_ns": 0}) if profile \
+        return (docs, {"took_ns": 0, "node": node_id(), "simulated_delay_ns": 0}) if profile \
             else docs
 
     # --- state ----------------------------------------------------------------------------
@@ -515,7 +513,7 @@ class ShardCopy(ShardService):
                 "generation": self.core.generation,
                 "max_seq": self.core.max_seq, "min_generation": self.min_generation,
                 "mapping_version": self.core.mapping.version, "pid": os.getpid(),
-                "node_id": _node_id(), "persistent": self.dir is not None,
+                "node_id": node_id(), "persistent": self.dir is not None,
                 "started_at": self.started_at}
 
     def mapping_state(self) -> dict[str, Any] | None:
@@ -533,7 +531,7 @@ class ShardCopy(ShardService):
         lane = self.__dict__.get("_lane")
         if lane is None:
             lane = self.__dict__["_lane"] = ThreadLane(self, READS)
-        return _node_id(), lane.path
+        return node_id(), lane.path
 
     def info(self) -> dict[str, Any]:
         out = super().info()

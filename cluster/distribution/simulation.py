@@ -31,24 +31,12 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from ..errors import IllegalArgument, SearchError
+from ..errors import IllegalArgument, ShardTimeout, SimulatedFailure
+
+__all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "SimulationRule",
+           "Trouble", "simulation_status"]
 
 KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed")
-
-
-class SimulatedFailure(SearchError):
-    """A shard call failed on purpose (``fail_rate``); becomes a ``_shards.failures`` entry."""
-
-    es_type = "simulated_failure_exception"
-    status = 503
-
-
-class ShardTimeout(SearchError):
-    """A shard gave up on a call because the search's deadline passed (internal: the
-    coordinator reports the shard as timed out, never this error)."""
-
-    es_type = "search_timeout_exception"
-    status = 504
 
 
 @dataclass(frozen=True)

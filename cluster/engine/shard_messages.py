@@ -6,7 +6,7 @@ and only for the page.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -14,6 +14,15 @@ import numpy as np
 from .query.dsl import Query
 from .scoring import Stats
 from .sorting import SortField
+
+# A shard's verbs, by how a replicated shard runs them (the one table: the replicated backend
+# routes by it, a copy's fast lane serves only reads):
+# commands change the shard: numbered, sent to every in-sync copy, durable before acknowledged
+COMMANDS = frozenset({"apply", "refresh", "set_mapping", "configure"})
+# broadcasts reach every in-sync copy without a number (a pin must hold wherever a search reads)
+BROADCASTS = frozenset({"pin", "unpin", "simulate"})
+# a search's reads: served on a copy's fast lane too (every other call goes to one copy by Ray)
+READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range", "window"})
 
 
 @dataclass
@@ -30,7 +39,6 @@ class ShardQuery:
     track_scores: bool = True
     min_score: float | None = None
     terminate_after: int | None = None
-    pin: str | None = None               # a cursor id that pins ``generation`` on this shard
     deadline: float | None = None        # wall-clock time (time.time()) the answer is due by
     profile: bool = False                # fill ``ShardHits.profile`` (``"profile": true``)
     prefetch: int = 0                    # query-and-fetch: also return the top rows' documents
@@ -72,21 +80,3 @@ class FetchedDoc:
     seq: int
     routing: str | None = None
 
-
-@dataclass
-class ShardFailure:
-    index: str
-    shard: int
-    reason: dict[str, Any]
-    node: str | None = None
-
-
-@dataclass
-class ShardInfo:
-    """Counts for a response's ``_shards`` section."""
-
-    total: int = 0
-    successful: int = 0
-    skipped: int = 0
-    failed: int = 0
-    failures: list[ShardFailure] = field(default_factory=list)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..engine.mapping import Mapping
 from ..errors import IllegalArgument, InvalidIndexName, SearchError
+from ..values import flatten, parse_time_ms
 
 _INVALID_CHARS = set('\\/*?"<>| ,#:')
 DEFAULT_MAX_RESULT_WINDOW = 10_000
@@ -59,16 +60,7 @@ def validate_index_name(name: str) -> None:
 
 def flat_settings(body: dict[str, Any]) -> dict[str, Any]:
     """``{"index": {"number_of_shards": 2}}`` / ``{"index.number_of_shards": 2}`` -> flat."""
-    out: dict[str, Any] = {}
-
-    def walk(d: dict[str, Any], prefix: str) -> None:
-        for k, v in d.items():
-            key = prefix + k
-            if isinstance(v, dict):
-                walk(v, key + ".")
-            else:
-                out[key] = v
-    walk(body or {}, "")
+    out = flatten(body or {})
     return {(k[len("index."):] if k.startswith("index.") else k): v for k, v in out.items()}
 
 
@@ -87,7 +79,6 @@ def int_setting(settings: dict[str, Any], key: str, default: int, minimum: int =
 
 def refresh_interval_s(settings: dict[str, Any]) -> float | None:
     """``index.refresh_interval`` in seconds (default 1s); None when disabled (``-1``)."""
-    from ..search.request import parse_time_ms
     raw = settings.get("refresh_interval", "1s")
     try:
         ms = parse_time_ms(raw, "index.refresh_interval")

@@ -31,6 +31,7 @@ from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageT
                       missing_context, parse_keep_alive, pit_sort, snapshot_in,
                       strip_hits_sort, with_tiebreak)
 from ..errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
+from ..values import flatten, nest
 from .request import SearchRequest
 from ..engine.sorting import SCORE_SORT
 
@@ -38,25 +39,6 @@ _SWEEP_MAX_S = 30.0
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive"}
 
 
-def _flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[prefix + k] = v
-    return out
-
-
-def _nest(flat: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in sorted(flat.items()):
-        node = out
-        *parents, leaf = key.split(".")
-        for p in parents:
-            node = node.setdefault(p, {})
-        node[leaf] = value
-    return out
 
 
 class CursorOps:
@@ -200,7 +182,7 @@ class CursorOps:
             section = body.get(scope) or {}
             if not isinstance(section, dict):
                 raise IllegalArgument(f"[{scope}] must be an object")
-            for key, value in _flatten(section).items():
+            for key, value in flatten(section).items():
                 if key not in SEARCH_SETTINGS:
                     raise IllegalArgument(f"{scope} setting [{key}], not recognized")
                 if value is None:
@@ -213,7 +195,7 @@ class CursorOps:
 
     def get_cluster_settings(self) -> dict[str, Any]:
         st = self._search_settings()
-        return {scope: _nest(st[scope]) for scope in ("persistent", "transient")}
+        return {scope: nest(st[scope]) for scope in ("persistent", "transient")}
 
     # --- the entry point of every search ---------------------------------------------------------
 

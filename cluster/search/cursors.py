@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from ..errors import IllegalArgument, SearchContextMissing, SearchPhaseExecution
+from ..values import parse_time_ms
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField
 
@@ -37,35 +38,12 @@ SHARD_DOC = SortField("_shard_doc", "asc")
 
 Snapshot = dict[tuple[str, int], int]
 
-_UNITS = [("nanos", 1e-6), ("micros", 1e-3), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0),
-          ("h", 3_600_000.0), ("d", 86_400_000.0)]
-
 
 # --- keep-alive -------------------------------------------------------------------------------
 
 def parse_keep_alive(value: Any, name: str) -> int:
     """An Elasticsearch time value (``1m``, ``30s``, ``500ms``) in milliseconds, ES's errors."""
-    s = str(value).strip()
-    for unit, mult in _UNITS:
-        if s.endswith(unit):
-            num = s[: -len(unit)].strip()
-            try:
-                n = float(num)
-            except ValueError:
-                break
-            if n < 0:
-                raise IllegalArgument(f"failed to parse setting [{name}] with value [{value}] as "
-                                      "a time value: negative durations are not supported")
-            return int(n * mult)
-    if s in ("0", "-1"):
-        return 0 if s == "0" else _negative(value, name)
-    raise IllegalArgument(f"failed to parse setting [{name}] with value [{value}] as a time "
-                          "value: unit is missing or unrecognized")
-
-
-def _negative(value: Any, name: str) -> int:
-    raise IllegalArgument(f"failed to parse setting [{name}] with value [{value}] as a time "
-                          "value: negative durations are not supported")
+    return int(parse_time_ms(value, name, negative=False))
 
 
 def format_time(ms: float) -> str:

@@ -17,8 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable
 
-from ..errors import SearchError
-from ..distribution.simulation import ShardTimeout, SimulatedFailure
+from ..errors import SearchError, ShardTimeout, SimulatedFailure, actor_died, remote_cause
 
 MAX_RETRIES = 1
 
@@ -38,23 +37,18 @@ class Outcome:
         return self.error is None and not self.timed_out
 
 
-def _cause(exc: BaseException) -> BaseException:
-    cause = getattr(exc, "cause", None)
-    return cause if isinstance(cause, BaseException) else exc
-
-
 def is_timeout(exc: BaseException) -> bool:
-    return isinstance(exc, ShardTimeout) or isinstance(_cause(exc), ShardTimeout)
+    return isinstance(exc, ShardTimeout) or isinstance(remote_cause(exc), ShardTimeout)
 
 
 def is_retryable(exc: BaseException) -> bool:
     """A simulated failure or an unreachable actor; never an error of the request itself."""
-    inner = _cause(exc)
+    inner = remote_cause(exc)
     if isinstance(inner, SimulatedFailure):
         return True
     if isinstance(inner, SearchError):
         return False
-    return "Actor" in type(exc).__name__ or "Actor" in type(inner).__name__
+    return actor_died(exc)
 
 
 def share(deadline: float | None, fraction: float) -> float | None:

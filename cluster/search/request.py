@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from ..values import parse_bool, parse_time_ms
 from ..engine.query.dsl import MatchAll, Query, parse_query, _token
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
 
@@ -116,37 +117,6 @@ def _bad_number(value: Any, name: str, url: bool) -> Exception:
     return XContentParseError(f"[1:1] [search] failed to parse field [{name}]",
                               caused_by={"type": "illegal_argument_exception",
                                          "reason": f"For input string: \"{value}\""})
-
-
-def parse_bool(value: Any, name: str) -> bool:
-    """Elasticsearch's strict booleans: ``true``, ``false`` or empty (a bare flag)."""
-    if isinstance(value, bool):
-        return value
-    s = str(value).lower()
-    if s in ("true", ""):
-        return True
-    if s == "false":
-        return False
-    raise IllegalArgument(f"Failed to parse value [{value}] as only [true] or [false] are "
-                          "allowed.")
-
-
-def parse_time_ms(value: Any, name: str = "timeout") -> float:
-    """Elasticsearch time units (``1m``, ``30s``, ``500ms``, ``-1``) in milliseconds."""
-    s = str(value).strip()
-    units = [("nanos", 1e-6), ("micros", 1e-3), ("ms", 1.0), ("s", 1000.0), ("m", 60_000.0),
-             ("h", 3_600_000.0), ("d", 86_400_000.0)]
-    if s in ("-1", "0"):
-        return float(s)
-    for unit, mult in units:
-        if s.endswith(unit):
-            num = s[: -len(unit)]
-            try:
-                return float(num) * mult
-            except ValueError:
-                break
-    raise IllegalArgument(f"failed to parse setting [{name}] with value [{value}] as a time "
-                          "value: unit is missing or unrecognized")
 
 
 def parse_source(value: Any) -> SourceFilter:
