@@ -9,6 +9,7 @@ from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
+from ..cluster.distribution.coordinator_actor import call_verb
 from ..cluster.errors import SearchError, domain_error
 from ..cluster.distribution.lanes import LaneClosed, LaneFinder
 
@@ -63,11 +64,7 @@ class LocalCoordinator:
         self.core = core
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        import asyncio
-        result = getattr(self.core, method)(*args, **kwargs)
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
+        return await call_verb(self.core, method, *args, **kwargs)
 
 
 async def get_coordinator(request: Request) -> CoordinatorClient:

@@ -1,8 +1,9 @@
 """The coordinator: index metadata, write routing, and the two phases of every search.
 
-``Coordinator`` is plain async Python over a :class:`~cluster.backend.ShardBackend`; the Ray
-actor (``coordinator_actor_class``) is a thin async shell around it, so one slow search never
-blocks the others. The path of a search (``search``):
+``Coordinator`` is plain async Python over a :class:`~.distribution.local_backend.ShardBackend`;
+the Ray actor (``distribution/coordinator_actor.py``) is a thin async shell around it, so one slow
+search never blocks the others, and it runs only the verbs in ``Coordinator.VERBS``. The path of a
+search (``search``):
 
 1. resolve the index expression to shards; check the result window;
 2. gather global term statistics when the query scores (one fan-out, the snapshot is fixed here);
@@ -61,6 +62,20 @@ def generate_id() -> str:
 
 class Coordinator(CursorOps):
     """Index metadata, write routing and search orchestration (no Ray in here)."""
+
+    # the remote interface: the only methods the actor (and its fast lane) runs by name
+    VERBS = frozenset({
+        # indices
+        "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
+        "put_mapping", "get_settings", "put_settings", "refresh",
+        # documents
+        "bulk", "get_doc",
+        # search and cursors
+        "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
+        "get_cluster_settings", "put_cluster_settings",
+        # cluster
+        "health", "info", "cat_indices", "shard_infos", "simulate", "simulate_clear", "simulation",
+    })
 
     # pages with from + size up to this come back with their documents from the query phase
     prefetch_max = 50
@@ -1154,52 +1169,20 @@ def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, 
             "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
 
 
-
-COORDINATOR_NAME = "coordinator"
-NAMESPACE = "shardsearch"
-
-
-class CoordinatorService:
-    """The coordinator's remote interface: one generic, awaited forwarder to :class:`Coordinator`.
-
-    Run as a Ray async actor (many searches in flight at once on one event loop).
-    """
-
-    def __init__(self, data_dir: str | None = None) -> None:
-        from .distribution.replication import ReplicatedBackend
-        self.core = Coordinator(ReplicatedBackend(data_dir=data_dir))
-        self.core.auto_refresh = True
-        self._lane: Any = None
-        if data_dir is not None:   # indices persist there, and are reopened now
-            from .distribution.durability import Durability
-            self.core.durable = Durability(self.core, data_dir)
-
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        if self.core.durable is not None:
-            await self.core.durable.ready()
-        result = getattr(self.core, method)(*args, **kwargs)
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
-
-    async def lane(self) -> tuple[str, str]:
-        """``(node id, socket path)`` of this actor's fast lane (``cluster/lane.py``), started
-        on first use: callers on the same node send their calls there instead of through Ray."""
-        import ray
-
-        from .distribution.lanes import LaneServer
-        if self._lane is None:
-            self._lane = LaneServer(self.call)
-        return ray.get_runtime_context().get_node_id(), await self._lane.start()
-
-    async def ping(self) -> str:
-        if self.core.durable is not None:
-            await self.core.durable.ready()
-        return "pong"
+def build_coordinator(data_dir: str | None = None) -> Coordinator:
+    """The service's coordinator: replicated shard groups (Ray actors), the periodic refresh,
+    and with ``data_dir`` indices kept on disk (reopened now)."""
+    from .distribution.replication import ReplicatedBackend
+    core = Coordinator(ReplicatedBackend(data_dir=data_dir))
+    core.auto_refresh = True
+    if data_dir is not None:
+        from .distribution.durability import Durability
+        core.durable = Durability(core, data_dir)
+    return core
 
 
-def coordinator_actor_class():
-    """The Ray actor class of the coordinator (lazy: importing this module needs no Ray)."""
-    import ray
-
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(CoordinatorService)
+def get_coordinator(create: bool = True, data_dir: str | None = None) -> Any:
+    """The named coordinator actor of this Ray namespace (created on first use); see
+    :func:`~.distribution.runtime.coordinator_actor`."""
+    from .distribution.runtime import coordinator_actor
+    return coordinator_actor(build_coordinator, create=create, data_dir=data_dir)

@@ -16,7 +16,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shardsearch.api.app import create_app
     from shardsearch.api.deps import RayCoordinator
-    from shardsearch.cluster.distribution.runtime import get_coordinator, start_ray, stop_ray
+    from shardsearch.cluster.coordinator import get_coordinator
+    from shardsearch.cluster.distribution.runtime import start_ray, stop_ray
 
     from shardsearch.api.auth import AuthConfig, is_loopback
 

@@ -41,7 +41,7 @@ def ray_session() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def coordinator(ray_session):
-    from shardsearch.cluster.distribution.runtime import get_coordinator
+    from shardsearch.cluster.coordinator import get_coordinator
     return get_coordinator()
 
 

@@ -276,3 +276,16 @@ def test_checker_catches_a_cycle(tmp_path: Path) -> None:
     problems = check(_tree(tmp_path, files))
     assert problems == ["import cycle: shardsearch.cluster.engine.scoring -> "
                         "shardsearch.cluster.engine.shard -> shardsearch.cluster.engine.scoring"]
+
+
+def test_every_coordinator_call_of_the_api_and_the_client_is_a_verb() -> None:
+    """The actor runs only ``Coordinator.VERBS`` by name: the names the callers send are there."""
+    import re
+
+    from shardsearch.cluster.coordinator import Coordinator
+    sent: set[str] = set()
+    for d in ("api", "cluster/client"):
+        for p in (ROOT / d).rglob("*.py"):
+            sent |= set(re.findall(r'(?:\.call|_call)\("([a-z_]+)"', p.read_text()))
+    assert sent and sent <= Coordinator.VERBS, sorted(sent - Coordinator.VERBS)
+    assert all(callable(getattr(Coordinator, v)) for v in Coordinator.VERBS)

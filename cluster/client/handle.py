@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 
 from ..search.request import parse_search
-from ..distribution.runtime import get_coordinator, start_ray, stop_ray
+from ..coordinator import get_coordinator
+from ..distribution.runtime import start_ray, stop_ray
 
 
 def _decoded(resp: dict[str, Any]) -> dict[str, Any]:

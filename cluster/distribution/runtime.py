@@ -46,8 +46,9 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     return {"address": getattr(ctx, "address_info", {}).get("gcs_address"), "started": started}
 
 
-def get_coordinator(create: bool = True, data_dir: str | None = None):
-    """The named coordinator actor of this Ray namespace (created on first use).
+def coordinator_actor(build, create: bool = True, data_dir: str | None = None):
+    """The named coordinator actor of this Ray namespace (created on first use, around the
+    coordinator ``build(data_dir)`` returns).
 
     With ``data_dir`` indices persist there (and are reopened now); the coordinator then also
     restarts by itself if its process dies. It runs on the head node (Ray's
@@ -56,7 +57,7 @@ def get_coordinator(create: bool = True, data_dir: str | None = None):
     """
     import ray
 
-    from ..coordinator import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
+    from .coordinator_actor import COORDINATOR_NAME, NAMESPACE, coordinator_actor_class
 
     if not create:
         return ray.get_actor(COORDINATOR_NAME, namespace=NAMESPACE)
@@ -64,7 +65,7 @@ def get_coordinator(create: bool = True, data_dir: str | None = None):
     return cls.options(name=COORDINATOR_NAME, namespace=NAMESPACE, get_if_exists=True,
                        lifetime=None, resources={"node:__internal_head__": 0.001},
                        max_restarts=-1 if data_dir else 0).remote(
-        None if data_dir is None else str(data_dir))
+        build, None if data_dir is None else str(data_dir))
 
 
 def stop_ray() -> None:
