@@ -15,7 +15,6 @@ search (``search``):
 from __future__ import annotations
 
 import asyncio
-import base64
 import fnmatch
 import functools
 import os
@@ -34,11 +33,12 @@ from .search.cursors import raw_sort_values
 from .errors import (actor_died, domain_error, IllegalArgument, IndexNotFound, MapperParsing,
                      ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
 from .search.fanout import fan_out, share
-from .engine.gcpause import gc_paused
+from .documents import bulk
+from .documents.get import get_doc
 from .indices.catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
                               refresh_interval_s, validate_index_name)
 from .indices.health import cluster_health, status_of
-from .engine.mapping import Mapping, doc_shape, parse_document
+from .engine.mapping import Mapping
 from .engine.query.matching import check_clause_limits, scoring_terms
 from .search.reduce import merge, total_hits
 from .engine.shard_messages import ShardHits, ShardQuery
@@ -46,20 +46,12 @@ from .engine.numformat import decimal_format
 from .search.profile import SearchProfile
 from .engine.query.dsl import MatchAll, Query
 from .search.request import SearchRequest
-from .indices.routing import shard_for, shards_for
 from .engine.scoring import Stats
-from .engine.shard import BatchBuilder
 from .distribution.simulation import SimulationRule, Trouble, simulation_status
 from .engine.sorting import SCORE_SORT, SortField, sort_value_out
 from .engine.source_filter import filter_source
 
 VERSION = "8.15.0"
-def generate_id() -> str:
-    """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
-    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 class Coordinator(CursorOps):
     """Index metadata, write routing and search orchestration (no Ray in here)."""
 
@@ -139,7 +131,7 @@ class Coordinator(CursorOps):
             self.durable.saved(meta)
         return {"acknowledged": True, "shards_acknowledged": True, "index": name}
 
-    def _auto_create(self, name: str) -> IndexMeta:
+    def auto_create(self, name: str) -> IndexMeta:
         meta = self.indices.get(name)
         if meta is None:
             self.create_index(name, {})
@@ -258,182 +250,14 @@ class Coordinator(CursorOps):
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
-        """Apply a batch of writes. Each item: ``action`` (index/create/delete/update),
-        ``index``, ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
-        ``mapping.doc_shape``), ``routing``, optional ``if_seq_no``.
-
-        A failing item (bad mapping, conflict, missing document) fails alone. Sequence numbers
-        are assigned here, synchronously, so the write order is the order of arrival.
-        ``as_json``: the items come back as one JSON array (bytes, ``items_json``), which the
-        HTTP layer splices into its response instead of a list of dicts to copy and re-encode.
-        """
-        t0 = time.perf_counter()
-        if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
-            with gc_paused():
-                items = pickle.loads(items)
-        results: list[dict[str, Any] | None] = [None] * len(items)
-        per_shard: dict[tuple[str, int], BatchBuilder] = {}
-        accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route
-        changed: set[str] = set()
-        with gc_paused():   # thousands of objects that all stay
-            for pos, item in enumerate(items):
-                action = item["action"]
-                name = item.get("index")
-                try:
-                    if not name:
-                        raise ActionRequestValidationError("index is missing")
-                    validate_index_name(name)
-                    meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
-                    if meta is None:
-                        raise IndexNotFound(name)
-                    doc_id = item.get("id")
-                    if doc_id is None:
-                        if action in ("delete", "update"):
-                            raise ActionRequestValidationError("id is missing")
-                        doc_id = generate_id()
-                    doc_id = str(doc_id)
-                    if len(doc_id.encode()) > 512:
-                        raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
-                                              f"512 bytes but was: {len(doc_id.encode())}")
-                    routing = item.get("routing")
-                    source_bytes = None
-                    src = item.get("source")
-                    if action in ("index", "create"):
-                        # the shard parses every document; the coordinator only those that may
-                        # grow the mapping or fail (in write order), see ``Mapping.accepts``
-                        raw = item.get("raw")
-                        shape = item.get("shape") if raw is not None else doc_shape(src)
-                        if not meta.mapping.accepts(shape):
-                            if src is None and raw is not None:
-                                src = orjson.loads(raw)   # the HTTP layer sends the bytes only
-                            if not isinstance(src, dict):
-                                raise MapperParsing("failed to parse, document is empty"
-                                                    if src is None else "failed to parse")
-                            _, did_change = parse_document(src, meta.mapping, doc_id)
-                            if did_change:
-                                changed.add(name)
-                        source_bytes = raw if raw is not None else orjson.dumps(src)
-                    elif action == "update":
-                        doc = src.get("doc") if isinstance(src, dict) else None
-                        if not isinstance(doc, dict):
-                            raise ActionRequestValidationError("script or doc is missing")
-                        _, did_change = parse_document(doc, meta.mapping, doc_id)
-                        if did_change:
-                            changed.add(name)
-                        source_bytes = orjson.dumps(doc)
-                        upsert = src.get("upsert")
-                        if isinstance(upsert, dict):
-                            parse_document(upsert, meta.mapping, doc_id)
-                        item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
-                        item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
-                    seq = meta.next_seq
-                    meta.next_seq += 1
-                    extra = None
-                    if action == "update" or item.get("if_seq_no") is not None \
-                            or item.get("if_primary_term") is not None:
-                        extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
-                                                   ("upsert", item.get("_upsert")),
-                                                   ("if_seq_no", item.get("if_seq_no")),
-                                                   ("if_primary_term", item.get("if_primary_term")))
-                                 if v is not None and v is not False}
-                    accepted.append((pos, name, action, doc_id, seq, source_bytes,
-                                     None if routing is None else str(routing), extra))
-                except SearchError as e:
-                    results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
-                                    "error": e.to_cause()}
-            # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
-            by_index: dict[str, list[int]] = {}
-            for k, w in enumerate(accepted):
-                by_index.setdefault(w[1], []).append(k)
-            sids = [0] * len(accepted)
-            for name, ks in by_index.items():
-                values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
-                          for k in ks]
-                for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
-                                  .tolist()):
-                    sids[k] = sid
-            for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
-                    zip(accepted, sids):
-                batch = per_shard.get((name, sid))
-                if batch is None:
-                    batch = per_shard[(name, sid)] = BatchBuilder()
-                batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
-            if not refresh:
-                for name, sid in per_shard:
-                    self._mark_dirty(name, sid)
-        if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
-            self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
-        calls = []
-        keys = list(per_shard)
-        for (name, sid) in keys:
-            meta = self.indices[name]
-            # always the mapping: the shard parses the documents under it
-            calls.append(self.backend.call(meta.shards[sid], "apply",
-                                           per_shard[(name, sid)].build(), meta.mapping,
-                                           refresh))
-        outcomes = await asyncio.gather(*calls, return_exceptions=True)
-        with gc_paused():
-            for (name, sid), outcome in zip(keys, outcomes):
-                entries = per_shard[(name, sid)]
-                if isinstance(outcome, BaseException):
-                    err = _shard_unavailable(name, sid, outcome)
-                    for pos, doc_id in zip(entries.positions, entries.ids):
-                        results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
-                    continue
-                shard_results, _gen = outcome
-                shards = dict(getattr(outcome, "shards", None)
-                              or {"total": 1, "successful": 1, "failed": 0})
-                fresh = isinstance(shard_results, str)
-                if fresh:
-                    shard_results = orjson.loads(shard_results)
-                for pos, r in zip(entries.positions, shard_results):
-                    if not fresh:
-                        r = dict(r)
-                    r["_index"] = name
-                    if "error" not in r:
-                        r["_shards"] = shards
-                        r["_primary_term"] = 1
-                        if refresh:
-                            r["forced_refresh"] = True
-                    results[pos] = r
-        # shards that received a new mapping only through a failed item still need it
-        for name in changed:
-            meta = self.indices[name]
-            touched = {sid for (n, sid) in keys if n == name}
-            rest = [s for i, s in enumerate(meta.shards) if i not in touched]
-            if rest:
-                await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
-                                       for s in rest), return_exceptions=True)
-        out_items = []
-        errors = False
-        for item, r in zip(items, results):
-            assert r is not None
-            if "error" in r:
-                errors = True
-            out_items.append({item["action"]: r})
-        if as_json:
-            return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
-                    "items_json": orjson.dumps(out_items)}
-        return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
-                "items": out_items}
+        """Apply a batch of writes (``documents/bulk.py``)."""
+        return await bulk.bulk(self, items, refresh, as_json)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
-        meta = self.indices.get(index)
-        if meta is None:
-            raise IndexNotFound(index)
-        sid = shard_for(routing if routing is not None else doc_id, meta.number_of_shards)
-        doc = await self.backend.call(meta.shards[sid], "get", doc_id)
-        if doc is None:
-            return {"_index": index, "_id": doc_id, "found": False}
-        out: dict[str, Any] = {"_index": index, "_id": doc_id, "_version": doc.version,
-                               "_seq_no": doc.seq, "_primary_term": 1, "found": True,
-                               "_source": doc.source}
-        if doc.routing is not None:
-            out["_routing"] = doc.routing
-        return out
+        return await get_doc(self.indices, self.backend, index, doc_id, routing)
 
-    def _mark_dirty(self, index: str, shard: int) -> None:
+    def mark_dirty(self, index: str, shard: int) -> None:
         """Remember unrefreshed writes; the refresher makes them searchable within the
         index's ``refresh_interval``."""
         if not self.auto_refresh:
@@ -1028,14 +852,6 @@ class Coordinator(CursorOps):
                 "tagline": "You Know, for Search"}
 
 
-class ActionRequestValidationError(SearchError):
-    es_type = "action_request_validation_exception"
-    status = 400
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"Validation Failed: 1: {what};")
-
-
 def _check_fetch_limits(req: SearchRequest, m: IndexMeta) -> None:
     """Per-index ceilings on what one search may ask for (ES ``DefaultSearchContext``)."""
     s = m.settings
@@ -1161,12 +977,6 @@ def _all_failed(failures: list[dict[str, Any]]) -> SearchError:
                                 caused_by=uniq[0] if uniq else None)
 
 
-def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
-    exc = domain_error(exc)
-    if isinstance(exc, SearchError) and exc.status == 503:
-        return exc.to_cause()
-    return {"type": "unavailable_shards_exception",
-            "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
 
 
 def build_coordinator(data_dir: str | None = None) -> Coordinator:
