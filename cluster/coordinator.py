@@ -30,15 +30,13 @@ from .distribution.local_backend import ShardBackend
 from .search.sample_and_range import DEFAULT_SAMPLES, bracket
 from .search.cursor_phase import CursorOps
 from .search.cursors import raw_sort_values
-from .errors import (actor_died, domain_error, IllegalArgument, IndexNotFound, MapperParsing,
-                     ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
+from .errors import (actor_died, domain_error, IllegalArgument, SearchError, SearchPhaseExecution, StaleGeneration)
 from .search.fanout import fan_out, share
 from .documents import bulk
 from .documents.get import get_doc
-from .indices.catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
-                              refresh_interval_s, validate_index_name)
+from .indices.catalog import (IndexMeta)
+from .indices.admin import IndexAdmin
 from .indices.health import cluster_health, status_of
-from .engine.mapping import Mapping
 from .engine.query.matching import check_clause_limits, scoring_terms
 from .search.reduce import merge, total_hits
 from .engine.shard_messages import ShardHits, ShardQuery
@@ -80,173 +78,74 @@ class Coordinator(CursorOps):
         self.backend = backend
         self.cluster_name = cluster_name
         self.cluster_uuid = uuid.uuid4().hex[:22]
-        self.indices: dict[str, IndexMeta] = {}
+        self.admin = IndexAdmin(backend)   # the catalog of indices and its admin API
         self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
         # pages at or beyond this depth use the sample-and-range method (deep_page.py);
         # a request's ``paging`` parameter overrides the choice
         self.deep_page_threshold = 1000
         self.deep_page_samples = DEFAULT_SAMPLES
         self.sim_rules: list[SimulationRule] = []   # simulated trouble now on (simulation.py)
-        # index metadata on disk and recovery (durability.py); None keeps indices in memory
-        self.durable: Any = None
-        # periodic refresh (index.refresh_interval, 1s by default), as Elasticsearch does it;
-        # the service turns it on, in-process unit tests refresh explicitly
-        self.auto_refresh = False
-        self._dirty: dict[str, dict[int, float]] = {}
-        self._refresher: asyncio.Task | None = None
 
-    # --- indices ------------------------------------------------------------------------------
+    # --- indices (indices/admin.py) -------------------------------------------------------------
+
+    @property
+    def indices(self) -> dict[str, IndexMeta]:
+        return self.admin.indices
+
+    @property
+    def durable(self) -> Any:
+        return self.admin.durable
+
+    @durable.setter
+    def durable(self, value: Any) -> None:
+        self.admin.durable = value
+
+    @property
+    def auto_refresh(self) -> bool:
+        return self.admin.auto_refresh
+
+    @auto_refresh.setter
+    def auto_refresh(self, value: bool) -> None:
+        self.admin.auto_refresh = value
 
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        validate_index_name(name)
-        if name in self.indices:
-            raise ResourceAlreadyExists(f"index [{name}/{self.indices[name].uuid}] already "
-                                        "exists", index=name, index_uuid=self.indices[name].uuid)
-        body = body or {}
-        if not isinstance(body, dict):
-            raise MapperParsing("request body must be an object", es_type="parse_exception")
-        for key in body:
-            if key not in ("settings", "mappings", "aliases"):
-                raise IllegalArgument(f"unknown key [{key}] for create index",
-                                      es_type="parse_exception")
-        settings = flat_settings(body.get("settings") or {})
-        shards = int_setting(settings, "number_of_shards", 1, minimum=1)
-        if shards > 1024:
-            raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
-                                  "[index.number_of_shards] must be <= 1024")
-        replicas = int_setting(settings, "number_of_replicas", 1, minimum=0)
-        if "max_result_window" in settings:
-            int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
-        mapping = Mapping.from_body(body.get("mappings"))
-        settings["number_of_shards"] = shards
-        settings["number_of_replicas"] = replicas
-        meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),
-                         number_of_shards=shards, number_of_replicas=replicas,
-                         settings=settings, mapping=mapping)
-        meta.shards = [self.backend.create(name, i, mapping, replicas=replicas,
-                                           settings=settings, uuid=meta.uuid)
-                       for i in range(shards)]
-        self.indices[name] = meta
-        if self.durable is not None:
-            self.durable.saved(meta)
-        return {"acknowledged": True, "shards_acknowledged": True, "index": name}
+        return self.admin.create_index(name, body)
 
     def auto_create(self, name: str) -> IndexMeta:
-        meta = self.indices.get(name)
-        if meta is None:
-            self.create_index(name, {})
-            meta = self.indices[name]
-        return meta
+        return self.admin.auto_create(name)
 
     def delete_index(self, expr: str) -> dict[str, Any]:
-        names = self.resolve(expr, allow_no_indices=False, wildcard_ok=True)
-        for n in names:
-            meta = self.indices.pop(n)
-            for ref in meta.shards:
-                self.backend.destroy(ref)
-            if self.durable is not None:
-                self.durable.deleted(meta)
-        self.forget_cursors_of(names)
+        self.forget_cursors_of(self.admin.delete_index(expr))
         return {"acknowledged": True}
 
-    def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
-                ignore_unavailable: bool = False, allow_no_indices: bool = True,
-                wildcard_ok: bool = True) -> list[str]:
-        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``)."""
-        if expr is None or expr == "" or expr == ():
-            parts = ["_all"]
-        elif isinstance(expr, str):
-            parts = [p.strip() for p in expr.split(",") if p.strip()]
-        else:
-            parts = [p for e in expr for p in str(e).split(",") if p]
-        out: list[str] = []
-        for i, p in enumerate(parts):
-            if p in ("_all", "*"):
-                out.extend(n for n in sorted(self.indices) if n not in out)
-            elif p.startswith("-") and i > 0:
-                pat = p[1:]
-                out = [n for n in out if not fnmatch.fnmatchcase(n, pat)]
-            elif "*" in p or "?" in p:
-                out.extend(n for n in sorted(self.indices)
-                           if fnmatch.fnmatchcase(n, p) and n not in out)
-            elif p in self.indices:
-                if p not in out:
-                    out.append(p)
-            elif not ignore_unavailable:
-                raise IndexNotFound(p)
-        if not out and not allow_no_indices:
-            raise IndexNotFound(parts[0] if parts else "_all")
-        return out
+    def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
+        return self.admin.resolve(expr, **options)
 
     def get_index(self, expr: str) -> dict[str, Any]:
-        return {n: {"aliases": {}, "mappings": self.indices[n].mapping.to_body(),
-                    "settings": {"index": self._settings_out(self.indices[n])}}
-                for n in self.resolve(expr, allow_no_indices=False)}
-
-    def _settings_out(self, meta: IndexMeta) -> dict[str, Any]:
-        out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
-        out.update({"number_of_shards": str(meta.number_of_shards),
-                    "number_of_replicas": str(meta.number_of_replicas),
-                    "uuid": meta.uuid, "provided_name": meta.name,
-                    "creation_date": str(meta.created_ms),
-                    "version": {"created": "8150099"}})
-        return out
+        return self.admin.get_index(expr)
 
     def index_exists(self, expr: str) -> bool:
-        try:
-            return bool(self.resolve(expr, allow_no_indices=False))
-        except IndexNotFound:
-            return False
+        return self.admin.index_exists(expr)
 
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"mappings": self.indices[n].mapping.to_body()}
-                for n in self.resolve(expr or "_all")}
+        return self.admin.get_mapping(expr)
 
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
-        names = self.resolve(expr, allow_no_indices=False)
-        for n in names:
-            trial = Mapping.from_body(self.indices[n].mapping.to_body())
-            trial.merge(body)
-        for n in names:
-            meta = self.indices[n]
-            meta.mapping.merge(body)
-            if self.durable is not None:
-                self.durable.saved(meta)
-            await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
-                                   for s in meta.shards))
-        return {"acknowledged": True}
+        return await self.admin.put_mapping(expr, body)
 
     def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"settings": {"index": self._settings_out(self.indices[n])}}
-                for n in self.resolve(expr or "_all")}
+        return self.admin.get_settings(expr)
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
-        names = self.resolve(expr or "_all", allow_no_indices=False)
-        flat = flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
-        static = {"number_of_shards"}
-        for key in flat:
-            if key in static:
-                raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "
-                                      f"open indices {names}")
-        if "max_result_window" in flat and flat["max_result_window"] is not None:
-            int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
-        for n in names:
-            meta = self.indices[n]
-            for k, v in flat.items():
-                if v is None:
-                    meta.settings.pop(k, None)
-                else:
-                    meta.settings[k] = v
-            if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
-                meta.number_of_replicas = int_setting(flat, "number_of_replicas", 1)
-                meta.settings["number_of_replicas"] = meta.number_of_replicas
-            # replicas added or removed, translog durability... reach the shard copies
-            self.backend.reconfigure(meta.shards, flat, meta.number_of_replicas)
-            if self.durable is not None:
-                self.durable.saved(meta)
-        return {"acknowledged": True}
+        return self.admin.put_settings(expr, body)
 
-    # --- writes -------------------------------------------------------------------------------
+    async def refresh(self, expr: str | None) -> dict[str, Any]:
+        return await self.admin.refresh(expr)
+
+    def mark_dirty(self, index: str, shard: int) -> None:
+        self.admin.mark_dirty(index, shard)
+
+    # --- documents (documents/) -------------------------------------------------------------
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
@@ -256,46 +155,6 @@ class Coordinator(CursorOps):
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
         return await get_doc(self.indices, self.backend, index, doc_id, routing)
-
-    def mark_dirty(self, index: str, shard: int) -> None:
-        """Remember unrefreshed writes; the refresher makes them searchable within the
-        index's ``refresh_interval``."""
-        if not self.auto_refresh:
-            return
-        self._dirty.setdefault(index, {}).setdefault(shard, time.monotonic())
-        if self._refresher is None or self._refresher.done():
-            self._refresher = asyncio.get_running_loop().create_task(self._refresh_loop())
-
-    async def _refresh_loop(self) -> None:
-        while self._dirty:
-            await asyncio.sleep(0.2)
-            now = time.monotonic()
-            calls = []
-            for name in list(self._dirty):
-                meta = self.indices.get(name)
-                if meta is None:
-                    self._dirty.pop(name, None)
-                    continue
-                interval = refresh_interval_s(meta.settings)
-                if interval is None:
-                    continue
-                due = [sid for sid, since in self._dirty[name].items() if now - since >= interval]
-                for sid in due:
-                    self._dirty[name].pop(sid, None)
-                    calls.append(self.backend.call(meta.shards[sid], "refresh"))
-                if not self._dirty[name]:
-                    self._dirty.pop(name, None)
-            if calls:
-                await asyncio.gather(*calls, return_exceptions=True)
-
-    async def refresh(self, expr: str | None) -> dict[str, Any]:
-        names = self.resolve(expr or "_all")
-        refs = [s for n in names for s in self.indices[n].shards]
-        outcomes = await asyncio.gather(*(self.backend.call(s, "refresh") for s in refs),
-                                        return_exceptions=True)
-        failed = sum(1 for o in outcomes if isinstance(o, BaseException))
-        return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
-                            "failed": failed}}
 
     # --- search -------------------------------------------------------------------------------
 
