@@ -1,7 +1,7 @@
 """``shardsearch bench``: shardsearch against peers, over loopback HTTP, in one run.
 
 What it does, per engine (shardsearch at each shard count, then Tantivy and SQLite FTS5 behind a
-minimal FastAPI endpoint, see ``bench_peers.py``):
+minimal FastAPI endpoint, see ``peers/``; the corpus in ``corpus.py``, the report in ``report.py``):
 
 1. starts the engine's HTTP server as a child process on 127.0.0.1 (shardsearch: ``shardsearch
    serve`` with its own private Ray), and measures the memory of its process tree while empty;
@@ -18,11 +18,9 @@ file, PNG plots and a Markdown table under ``--out`` (default ``bench_results/``
 from __future__ import annotations
 
 import asyncio
-import gzip
 import json
 import os
 import platform
-import random
 import re
 import shutil
 import signal
@@ -32,173 +30,19 @@ import sys
 import tempfile
 import threading
 import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "gcide.ndjson.gz"
+from .corpus import (DEFAULT_CORPUS, ROOT, Corpus, bulk_bodies, infer_mapping,  # noqa: F401
+                     load_corpus, read_ndjson, synthetic_lines)
+from .report import markdown_table, plot, targets  # noqa: F401 - re-exported
+
 SIZE = 10
 DEEP = 100_000
 MID = 9_990
-
-# --- corpus -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Corpus:
-    """Documents as raw NDJSON lines, their ids, and what the benchmark queries on them."""
-
-    name: str
-    lines: list[bytes]
-    ids: list[str]
-    raw_bytes: int                     # size of the NDJSON lines (uncompressed, with newlines)
-    mapping: dict[str, Any]            # explicit mapping used for shardsearch
-    text_field: str
-    sort_field: str
-    term: str
-
-    def __len__(self) -> int:
-        return len(self.lines)
-
-
-def read_ndjson(path: Path, limit: int | None = None) -> list[bytes]:
-    """The first ``limit`` non-empty lines of an NDJSON file (gzipped when it ends in .gz)."""
-    opener: Any = gzip.open if str(path).endswith(".gz") else open
-    out: list[bytes] = []
-    if limit is not None and limit <= 0:
-        return out
-    with opener(path, "rb") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            out.append(line)
-            if limit is not None and len(out) >= limit:
-                break
-    return out
-
-
-_SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qua", "fe", "di",
-              "gro", "bel", "lin", "mar", "ost", "pre", "ung"]
-
-
-def synthetic_lines(n: int, seed: int = 7) -> list[bytes]:
-    """A deterministic dictionary-like corpus (GCIDE's shape) for when no real one is present.
-
-    About 90% of documents contain the term ``webster``, so ranked results page deep.
-    """
-    rng = random.Random(seed)
-    vocab = sorted({"".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(1, 4)))
-                    for _ in range(6000)})
-    weights = [1.0 / (r + 1) for r in range(len(vocab))]
-    pos = ["n.", "v. t.", "v. i.", "adj.", "adv."]
-    out = []
-    for i in range(n):
-        head = rng.choice(vocab)
-        words = rng.choices(vocab, weights=weights, k=rng.randint(8, 90))
-        if rng.random() < 0.9:
-            words.insert(rng.randrange(len(words) + 1), "webster")
-        text = head + " " + " ".join(words)
-        doc = {"id": f"syn-{i}", "headword": head, "pos": [rng.choice(pos)],
-               "senses": rng.randint(1, 6), "words": len(words) + 1, "text": text}
-        out.append(orjson.dumps(doc))
-    return out
-
-
-def infer_mapping(docs: list[dict[str, Any]]) -> dict[str, Any]:
-    """An explicit mapping for top-level fields: long strings are text, short ones keywords."""
-    lengths: dict[str, list[int]] = {}
-    kinds: dict[str, str] = {}
-    for d in docs:
-        for k, v in d.items():
-            if k == "id" or v is None:
-                continue
-            vals = v if isinstance(v, list) else [v]
-            for x in vals:
-                if isinstance(x, bool):
-                    kinds.setdefault(k, "boolean")
-                elif isinstance(x, int):
-                    kinds.setdefault(k, "long")
-                elif isinstance(x, float):
-                    kinds[k] = "double"
-                elif isinstance(x, str):
-                    kinds[k] = "string"
-                    lengths.setdefault(k, []).append(len(x))
-    props: dict[str, Any] = {"id": {"type": "keyword"}}
-    for k, kind in kinds.items():
-        if kind == "string":
-            ls = lengths.get(k, [0])
-            props[k] = {"type": "text" if sum(ls) / len(ls) > 40 else "keyword"}
-        else:
-            props[k] = {"type": kind}
-    return {"properties": props}
-
-
-def _frequent_term(docs: list[dict[str, Any]], field: str) -> str:
-    from ..cluster.engine.analysis import standard_tokens
-    df: Counter[str] = Counter()
-    for d in docs:
-        df.update(set(standard_tokens(str(d.get(field, "")))))
-    n = max(1, len(docs))
-    for term, c in df.most_common():
-        if c / n <= 0.95:
-            return term
-    return next(iter(df), "a")
-
-
-def load_corpus(path: Path | None, limit: int | None, synthetic_docs: int = 20_000,
-                term: str | None = None, sort_field: str | None = None,
-                text_field: str | None = None, synthetic: bool = False) -> Corpus:
-    """The corpus to benchmark: ``path`` when given (else GCIDE beside the repository when
-    present, else — or with ``synthetic`` — a synthetic one), its first ``limit`` documents."""
-    if path is None and not synthetic and DEFAULT_CORPUS.exists():
-        path = DEFAULT_CORPUS
-    if path is not None:
-        lines = read_ndjson(path, limit)
-        name = Path(path).name.split(".")[0]
-    else:
-        lines = synthetic_lines(limit or synthetic_docs)
-        name = "synthetic"
-    docs = [orjson.loads(ln) for ln in lines]
-    ids = [str(d.get("id", i)) for i, d in enumerate(docs)]
-    sample = docs[:2000]
-    mapping = infer_mapping(sample)
-    props = mapping["properties"]
-    texts = [k for k, v in props.items() if v["type"] == "text"]
-    keywords = [k for k, v in props.items() if v["type"] == "keyword" and k != "id"]
-    if text_field is None:
-        text_field = "text" if "text" in texts else (texts[0] if texts else None)
-    if text_field is None:
-        raise SystemExit("bench: the corpus has no text field to run a ranked query on")
-    if sort_field is None:
-        sort_field = "headword" if "headword" in keywords else (keywords[0] if keywords
-                                                                else "id")
-    props[sort_field] = {"type": "keyword"}
-    props[text_field] = {"type": "text"}
-    if term is None:
-        if any("webster" in str(d.get(text_field, "")).lower() for d in sample[:500]):
-            term = "webster"
-        else:
-            term = _frequent_term(sample, text_field)
-    raw = sum(len(ln) + 1 for ln in lines)
-    return Corpus(name, lines, ids, raw, mapping, text_field, sort_field, term)
-
-
-def bulk_bodies(corpus: Corpus, batch: int) -> list[bytes]:
-    """``_bulk`` NDJSON bodies of ``batch`` documents each."""
-    out = []
-    for k in range(0, len(corpus), batch):
-        parts = []
-        for doc_id, line in zip(corpus.ids[k:k + batch], corpus.lines[k:k + batch]):
-            parts.append(orjson.dumps({"index": {"_id": doc_id}}))
-            parts.append(line)
-        out.append(b"\n".join(parts) + b"\n")
-    return out
-
 
 # --- load generator -----------------------------------------------------------------------------
 
@@ -587,165 +431,6 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
     finally:
         server.stop()
     return result
-
-
-def _cell(runs: list[dict[str, Any]], **want: Any) -> dict[str, Any] | None:
-    for r in runs:
-        if all(r.get(k) == v for k, v in want.items()):
-            return r
-    return None
-
-
-def targets(report: dict[str, Any]) -> dict[str, Any]:
-    """The issue's four targets, from the 2-shard run (or the closest shard count)."""
-    ours = report["shardsearch"]
-    if not ours:
-        return {}
-    key = "2" if "2" in ours else min(ours, key=lambda k: abs(int(k) - 2))
-    res = ours[key]
-    runs = res["runs"]
-    deep = max(r["depth"] for r in runs if r["query"] == "match")
-    p1 = _cell(runs, query="match", depth=0, method="from", connections=1)
-    d_from = _cell(runs, query="match", depth=deep, method="from", connections=1)
-    d_after = _cell(runs, query="match", depth=deep, method="search_after", connections=1)
-    p1_8 = _cell(runs, query="match", depth=0, method="from", connections=8)
-    out: dict[str, Any] = {"shards": int(key), "deep_depth": deep}
-
-    def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, k: str) -> float | None:
-        if a is None or b is None or not a.get(k) or not b.get(k):
-            return None
-        return round(a[k] / b[k], 3)
-    out["deep_over_page1_from"] = {"value": ratio(d_from, p1, "p50_ms"), "target": "<= 1.5"}
-    out["deep_over_page1_search_after"] = {"value": ratio(d_after, p1, "p50_ms"),
-                                           "target": "<= 1.5"}
-    peer = report.get("tantivy")
-    if peer:
-        t8 = _cell(peer["runs"], query="match", depth=0, method="from", connections=8)
-        out["page1_rps_vs_tantivy"] = {"value": ratio(p1_8, t8, "rps"), "target": ">= 0.5"}
-        tp1 = _cell(peer["runs"], query="match", depth=0, method="from", connections=1)
-        tdeep = _cell(peer["runs"], query="match", depth=deep, method="from", connections=1)
-        out["tantivy_deep_over_page1"] = {"value": ratio(tdeep, tp1, "p50_ms")}
-    out["bulk_docs_per_s"] = {"value": res["bulk"]["docs_per_s"], "target": ">= 30000"}
-    mem = res["memory"]
-    out["memory_above_empty_over_raw"] = {
-        "value": round(mem["loaded_above_empty_pss"] / max(1, mem["raw_ndjson_bytes"]), 3),
-        "target": "<= 3"}
-    return out
-
-
-def markdown_table(report: dict[str, Any]) -> str:
-    """The README table: p50 ms (1 connection) / req/s (8 connections) per scenario."""
-    m = report["machine"]
-    header = (f"Machine: {m['nproc']} CPUs ({m['cpu']}), {m['ram_gib']} GiB RAM, Python "
-              f"{m['python']}; load average at start {m['load_avg_start']}. Corpus: "
-              f"{report['corpus']['name']} ({report['corpus']['docs']:,} docs, "
-              f"{report['corpus']['raw_bytes'] / 1e6:.0f} MB NDJSON); query "
-              f"`match {report['corpus']['text_field']}:{report['corpus']['term']}`, sort "
-              f"`{report['corpus']['sort_field']}`.")
-    columns = ("| engine | shards | query | depth | method | p50 ms (1 conn) | p99 ms (1 conn) | "
-               "req/s (8 conn) | p50 ms (8 conn) |")
-    lines = [header, "", columns, "|---|---|---|---|---|---|---|---|---|"]
-    blocks: list[tuple[str, str, dict[str, Any]]] = []
-    for s, res in sorted(report["shardsearch"].items(), key=lambda kv: int(kv[0])):
-        blocks.append(("shardsearch", s, res))
-    for peer in report.get("peers", []):
-        if report.get(peer):
-            blocks.append((peer, "1", report[peer]))
-    for engine, shards, res in blocks:
-        runs = res["runs"]
-        seen = []
-        for r in runs:
-            k = (r["query"], r["depth"], r["method"])
-            if k not in seen:
-                seen.append(k)
-        for q, d, meth in seen:
-            c1 = _cell(runs, query=q, depth=d, method=meth, connections=1) or {}
-            c8 = _cell(runs, query=q, depth=d, method=meth, connections=8) or {}
-            lines.append(f"| {engine} | {shards} | {q} | {d:,} | {meth} | {c1.get('p50_ms')} | "
-                         f"{c1.get('p99_ms')} | {c8.get('rps')} | {c8.get('p50_ms')} |")
-    lines += ["", "| engine | shards | bulk docs/s | memory above empty (PSS) | peak RSS |",
-              "|---|---|---|---|---|"]
-    for engine, shards, res in blocks:
-        mem = res.get("memory", {})
-        lines.append(f"| {engine} | {shards} | {res['bulk']['docs_per_s']:,.0f} | "
-                     f"{mem.get('loaded_above_empty_pss', 0) / 2**20:,.0f} MiB | "
-                     f"{mem.get('peak_rss', 0) / 2**20:,.0f} MiB |")
-    return "\n".join(lines) + "\n"
-
-
-def plot(report: dict[str, Any], out: Path) -> list[Path]:
-    """``latency_vs_depth.png`` (p50 at 1 connection, per engine, per query) and
-    ``throughput_vs_shards.png`` (page-1 req/s at 8 connections)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    paths = []
-    ours = report["shardsearch"]
-    key = "2" if "2" in ours else (min(ours, key=int) if ours else None)
-    queries = ["match", "sort", "match_all"]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 4.6))
-    for ax, q in zip(axes, queries):
-        series: list[tuple[str, list[dict[str, Any]], str, str]] = []
-        if key is not None:
-            series.append((f"shardsearch ({key} shards), from", ours[key]["runs"], "from", "o-"))
-            series.append((f"shardsearch ({key} shards), search_after", ours[key]["runs"],
-                           "search_after", "s--"))
-        for peer, style in (("tantivy", "^-"), ("sqlite", "v-")):
-            if report.get(peer):
-                series.append((f"{peer} (FastAPI), from", report[peer]["runs"], "from", style))
-        for label, runs, method, style in series:
-            pts = sorted((r["depth"], r["p50_ms"]) for r in runs
-                         if r["query"] == q and r["connections"] == 1 and r["p50_ms"] is not None
-                         and (r["method"] == method or (r["depth"] == 0 and method != "from")))
-            if pts:
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
-        ax.set_xscale("symlog", linthresh=1000)
-        depths = sorted({r["depth"] for r in ours[key]["runs"]}) if key is not None else []
-        if depths:
-            ax.set_xticks(depths, ["page 1" if d == 0 else f"{d:,}" for d in depths])
-        ax.set_yscale("log")
-        ax.set_xlabel("depth (from)")
-        ax.set_ylabel("p50 latency, ms (1 connection)")
-        ax.set_title({"match": f"ranked match ({report['corpus']['term']})",
-                      "sort": f"sort by {report['corpus']['sort_field']}",
-                      "match_all": "match_all"}[q])
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"Latency vs depth — {report['corpus']['name']}, "
-                 f"{report['corpus']['docs']:,} docs, {report['machine']['nproc']} CPUs")
-    fig.tight_layout()
-    p = out / "latency_vs_depth.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths.append(p)
-
-    fig, ax = plt.subplots(figsize=(7, 4.6))
-    for q, style in zip(queries, ("o-", "s-", "^-")):
-        pts = []
-        for s, res in sorted(ours.items(), key=lambda kv: int(kv[0])):
-            c = _cell(res["runs"], query=q, depth=0, method="from", connections=8)
-            if c:
-                pts.append((int(s), c["rps"]))
-        if pts:
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=f"shardsearch {q}")
-    for peer, color in (("tantivy", "tab:red"), ("sqlite", "tab:gray")):
-        if report.get(peer):
-            c = _cell(report[peer]["runs"], query="match", depth=0, method="from",
-                      connections=8)
-            if c:
-                ax.axhline(c["rps"], color=color, ls="--", label=f"{peer} match (1 process)")
-    ax.set_xlabel("shards")
-    ax.set_ylabel("page-1 requests/s (8 connections)")
-    ax.set_title("Throughput vs shards")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    p = out / "throughput_vs_shards.png"
-    fig.savefig(p, dpi=110)
-    plt.close(fig)
-    paths.append(p)
-    return paths
 
 
 async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
