@@ -30,7 +30,8 @@ from .distribution.local_backend import ShardBackend
 from .search.sample_and_range import DEFAULT_SAMPLES, bracket
 from .search.cursor_phase import CursorOps
 from .search.cursors import raw_sort_values
-from .errors import (actor_died, domain_error, IllegalArgument, SearchError, SearchPhaseExecution, StaleGeneration)
+from .errors import (IllegalArgument, SearchError, SearchPhaseExecution, StaleGeneration,
+                     actor_died, domain_error)
 from .search.fanout import fan_out, share
 from .documents import bulk
 from .documents.get import get_doc
@@ -80,11 +81,13 @@ class Coordinator(CursorOps):
         self.cluster_uuid = uuid.uuid4().hex[:22]
         self.admin = IndexAdmin(backend)   # the catalog of indices and its admin API
         self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
-        # pages at or beyond this depth use the sample-and-range method (deep_page.py);
+        # pages at or beyond this depth use the sample-and-range method
+        # (search/sample_and_range.py);
         # a request's ``paging`` parameter overrides the choice
         self.deep_page_threshold = 1000
         self.deep_page_samples = DEFAULT_SAMPLES
-        self.sim_rules: list[SimulationRule] = []   # simulated trouble now on (simulation.py)
+        # simulated trouble now on (distribution/simulation.py)
+        self.sim_rules: list[SimulationRule] = []
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
@@ -168,7 +171,8 @@ class Coordinator(CursorOps):
         """Run one search; see the module docstring for the phases.
 
         ``snapshot`` None means a top-level search: it goes through ``search_with_cursors``
-        (point in time, scroll, page tokens; ``cursor_ops.py``), which comes back here with one.
+        (point in time, scroll, page tokens; ``search/cursor_phase.py``), which comes back here
+        with one.
         """
         if snapshot is None:
             resp = await self.search_with_cursors(req)
@@ -305,8 +309,9 @@ class Coordinator(CursorOps):
         return resp
 
     def _use_deep_page(self, req: SearchRequest, shards: int) -> bool:
-        """Whether the query phase uses the deep-page method (``deep_page.py``: samples and a
-        range over several shards, one window of a single shard): for a from/size page at or
+        """Whether the query phase uses the deep-page method (``search/sample_and_range.py``:
+        samples and a range over several shards, one window of a single shard): for a from/size
+        page at or
         beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it; never
         after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
@@ -404,7 +409,7 @@ class Coordinator(CursorOps):
     async def _query_phase(self, shard_list, queries: list[ShardQuery],
                            deadline: float | None, prof: SearchProfile | None = None
                            ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]], bool]:
-        """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``fanout.py`` for
+        """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``search/fanout.py`` for
         retries). Returns the answers, the failures and whether a shard timed out."""
         outcomes = await fan_out([functools.partial(self.backend.call, ref, "query", q)
                                   for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
@@ -419,7 +424,7 @@ class Coordinator(CursorOps):
                                 prof: SearchProfile | None = None
                                 ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]],
                                            bool, int]:
-        """Query phase for deep pages (see ``deep_page.py``): samples, then a bounded range.
+        """Query phase for deep pages (``search/sample_and_range.py``): samples, then a range.
 
         The samples get half the time left until ``deadline``, the range round the rest; a
         shard that fails or times out in either round is left out (its matches are then
@@ -630,16 +635,16 @@ class Coordinator(CursorOps):
         return out
 
     async def health(self) -> dict[str, Any]:
-        """green / yellow / red from the copies' states (``health.py``)."""
+        """green / yellow / red from the copies' states (``indices/health.py``)."""
         infos = await self.shard_infos()
         out = {"cluster_name": self.cluster_name,
                **cluster_health(infos, self.backend.nodes())}
         sim = self.simulation()
-        if sim["enabled"]:   # ours: simulated trouble is on (simulation.py)
+        if sim["enabled"]:   # ours: simulated trouble is on (distribution/simulation.py)
             out["simulation"] = sim
         return out
 
-    # --- simulated trouble (experiments; see simulation.py) ------------------------------------
+    # --- simulated trouble (experiments; see distribution/simulation.py) ---------------------
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Pure rules of cursors (``cluster/cursors.py``): ids, keep-alive, expiry, page tokens, sorts."""
+"""Pure rules of cursors (``cluster/search/cursors.py``): ids, keep-alive, expiry, page tokens,
+sorts."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""``query_string`` / ``simple_query_string`` syntax -> query-node trees (querystring.py)."""
+"""``query_string`` / ``simple_query_string`` syntax -> query-node trees
+(``cluster/engine/query/query_string.py``)."""
 from __future__ import annotations
 
 import pytest

@@ -6,12 +6,12 @@
     ...              method=["from_size", "deep_page", "search_after"], repeat=5)
     >>> df.groupby(["method", "from_"]).took_ms.median()
 
-Every measured search runs with ``"profile": true`` (see ``profile.py``), so each row carries the
+Every measured search runs with ``"profile": true`` (``search/profile.py``), so each row carries the
 coordinator's own time (``took_ms``), the client's round trip (``wall_ms``), the candidates and
 bytes the shards sent, the merge time and the time of each phase.
 
 Methods (``method=``): ``auto`` (the coordinator's choice), ``from_size`` (classic: every shard
-sends its top ``from + size``), ``deep_page`` (sample-and-range, ``deep_page.py``),
+sends its top ``from + size``), ``deep_page`` (sample-and-range, ``search/sample_and_range.py``),
 ``search_after`` (the page after the hit at ``from - 1``, whose sort values are looked up first,
 unmeasured) and ``scroll`` (one scroll walked in batches of ``size``; the row for ``from`` is the
 batch that starts there, with ``batches`` and ``cumulative_ms`` for the whole walk up to it).

@@ -150,12 +150,12 @@ class Cluster:
         if sort is not None:
             req_body["sort"] = sort
         params = {k: str(v) for k, v in req_body.pop("params", {}).items()}
-        if "paging" in req_body:   # ours: auto | from_size | deep_page (request.py)
+        if "paging" in req_body:   # ours: auto | from_size | deep_page (search/request.py)
             params["paging"] = str(req_body.pop("paging"))
         req = parse_search(tuple((index or "_all").split(",")), params, req_body)
         return _decoded(self._call("search", req))
 
-    # --- beyond the window: scroll, point in time (cursor_ops.py) ------------------------------
+    # --- beyond the window: scroll, point in time (search/cursor_phase.py) ---------------------
 
     def scroll(self, scroll_id: str, scroll: str = "1m") -> dict[str, Any]:
         """The next batch of a scroll opened with ``search(..., params={"scroll": "1m"})``."""
@@ -192,7 +192,7 @@ class Cluster:
     def health(self) -> dict[str, Any]:
         return self._call("health")
 
-    # --- experiments: simulated trouble and sweeps (simulation.py, experiments.py) --------------
+    # --- experiments: simulated trouble (distribution/simulation.py) and sweeps (experiments.py)
 
     def simulate(self, index: str | None = None, shard: int | list[int] | None = None, *,
                  latency_ms: float = 0.0, jitter_ms: float = 0.0, slowdown: float = 1.0,

@@ -188,7 +188,7 @@ class RayTransport:
 
     def _coalescer(self, handle: Any) -> Coalescer:
         """One queue per copy: a copy runs one call at a time anyway, so searches that
-        arrive while it is busy go to it together (see ``cluster/coalesce.py``)."""
+        arrive while it is busy go to it together (see ``coalescing.py``)."""
         key = handle._actor_id.hex()
         c = self._queues.get(key)
         if c is None:

@@ -520,13 +520,13 @@ class ShardCopy(ShardService):
         return encode_mapping(self.core.mapping)
 
     def many(self, calls: list[tuple[str, tuple, dict]]) -> list[tuple[bool, Any]]:
-        """Several read calls in one actor call (``cluster/coalesce.py``), run in order."""
+        """Several read calls in one actor call (``coalescing.py``), run in order."""
         if any(m not in READS for m, _, _ in calls):
             raise IllegalArgument("only reads can share an actor call")
         return run_many(self, calls)
 
     def lane(self) -> tuple[str, str]:
-        """``(node id, socket path)`` of this copy's fast lane for reads (``cluster/lane.py``),
+        """``(node id, socket path)`` of this copy's fast lane for reads (``lanes.py``),
         started on first use: a coordinator on the same node sends its reads there."""
         lane = self.__dict__.get("_lane")
         if lane is None:

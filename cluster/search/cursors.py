@@ -5,10 +5,10 @@ over a fixed, sorted list of indices (so every index keeps its rank in the tie-b
 ``index_rank << 40 | seq``), plus a keep-alive. A scroll also remembers its request and the sort
 values of the last hit it returned: the next batch is a ``search_after`` from there, so each batch
 costs O(size) candidates per shard whatever its depth. Nothing is copied: a generation sees
-exactly the versions with ``created_gen <= gen < deleted_gen`` (see ``segment.py``).
+exactly the versions with ``created_gen <= gen < deleted_gen`` (see ``engine/segment.py``).
 
 This module is pure (no Ray, no I/O): ids, keep-alive parsing and expiry, the registry, page
-tokens, and the sort rewrites cursors need. ``cursor_ops.py`` does the fan-outs.
+tokens, and the sort rewrites cursors need. ``cursor_phase.py`` does the fan-outs.
 
 Ids are opaque to clients: URL-safe base64 of a small JSON object. PIT and scroll ids name a
 registry entry (``{"c": coordinator session, "k": kind, "n": number}``); a page token carries its

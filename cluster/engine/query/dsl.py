@@ -2,7 +2,7 @@
 
 Parsing checks structure and reports errors with Elasticsearch's types and wording. What a
 query *means* for a field (which analyzer, which column) is decided where the data is, in
-``matcher.py``, from the index's mapping.
+``matching.py``, from the index's mapping.
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ class DisMax(Query):
 
 @dataclass(frozen=True)
 class QueryString(Query):
-    """``query_string`` / ``simple_query_string`` / URI ``q=``; expanded by ``querystring.py``."""
+    """``query_string`` / ``simple_query_string`` / URI ``q=``; expanded by ``query_string.py``."""
 
     query: str = ""
     fields: tuple[tuple[str, float], ...] = ()

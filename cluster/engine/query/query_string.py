@@ -1,4 +1,4 @@
-"""``query_string`` / ``simple_query_string`` syntax -> the query-node tree of ``query.py``.
+"""``query_string`` / ``simple_query_string`` syntax -> the query-node tree of ``dsl.py``.
 
 Pure parsing: text is never analyzed here. Bare words become ``Match`` nodes (analyzed later,
 where the mapping is known) and field names may stay patterns (``title*``, ``*``) that the
