@@ -311,9 +311,8 @@ class Coordinator(CursorOps):
     def _use_deep_page(self, req: SearchRequest, shards: int) -> bool:
         """Whether the query phase uses the deep-page method (``search/sample_and_range.py``:
         samples and a range over several shards, one window of a single shard): for a from/size
-        page at or
-        beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it; never
-        after a cursor or with ``terminate_after``."""
+        page at or beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it;
+        never after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
                 or req.paging == "from_size":
             return False
