@@ -7,7 +7,7 @@ import orjson
 from fastapi import Request
 
 from ..cluster.errors import ContentTooLong, XContentParseError
-from ..cluster.limits import check_json_depth
+from ..cluster.engine.limits import check_json_depth
 
 MAX_CONTENT_LENGTH = 100 * 1024 * 1024
 

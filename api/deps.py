@@ -9,8 +9,9 @@ from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
-from ..cluster.errors import SearchError
-from ..cluster.lane import LaneClosed, LaneFinder
+from ..cluster.distribution.coordinator_actor import call_verb
+from ..cluster.errors import SearchError, domain_error
+from ..cluster.distribution.lanes import LaneClosed, LaneFinder
 
 
 class CoordinatorClient(Protocol):
@@ -41,8 +42,8 @@ class RayCoordinator:
         try:
             return await self.handle.call.remote(method, *args, **kwargs)
         except ray.exceptions.RayTaskError as e:
-            cause = getattr(e, "cause", None)
-            if isinstance(cause, SearchError):
+            cause = domain_error(e)
+            if cause is not e:
                 raise cause from None
             raise
         except ray.exceptions.RayActorError as e:
@@ -63,11 +64,7 @@ class LocalCoordinator:
         self.core = core
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        import asyncio
-        result = getattr(self.core, method)(*args, **kwargs)
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
+        return await call_verb(self.core, method, *args, **kwargs)
 
 
 async def get_coordinator(request: Request) -> CoordinatorClient:

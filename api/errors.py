@@ -19,7 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..cluster.errors import SearchError
+from ..cluster.errors import SearchError, domain_error
 from .json import JSONResponse
 
 log = logging.getLogger("shardsearch.api")
@@ -45,10 +45,7 @@ def error_response(err: SearchError, headers: dict[str, str] | None = None) -> J
 
 def unwrap(exc: BaseException) -> BaseException:
     """The domain error inside a Ray task error, if there is one."""
-    cause = getattr(exc, "cause", None)
-    if isinstance(cause, SearchError):
-        return cause
-    return exc
+    return domain_error(exc)
 
 
 def install(app: FastAPI) -> None:

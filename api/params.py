@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import Request
 
 from ..cluster.errors import IllegalArgument
-from ..cluster.request import parse_bool
+from ..cluster.values import parse_bool
 
 COMMON = {"pretty", "human", "error_trace", "filter_path", "format"}
 

@@ -24,9 +24,9 @@ import statistics
 import time
 from typing import Any
 
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 class CountingBackend(LocalBackend):

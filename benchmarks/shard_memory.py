@@ -37,16 +37,16 @@ from typing import Any
 
 import numpy as np
 import orjson
-from shardsearch.cluster.mapping import Mapping, parse_document
-from shardsearch.cluster.matcher import scoring_terms
-from shardsearch.cluster.models import ShardQuery
-from shardsearch.cluster.query import parse_query
-from shardsearch.cluster.routing import shard_for
-from shardsearch.cluster.shard import ShardCore, WriteOp
-from shardsearch.cluster.shard_copy import ShardCopy
-from shardsearch.cluster.sorting import SCORE_SORT, parse_sort
+from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.query.matching import scoring_terms
+from shardsearch.cluster.engine.shard_messages import ShardQuery
+from shardsearch.cluster.engine.query.dsl import parse_query
+from shardsearch.cluster.indices.routing import shard_for
+from shardsearch.cluster.engine.shard import ShardCore, WriteOp
+from shardsearch.cluster.distribution.shard_copy import ShardCopy
+from shardsearch.cluster.engine.sorting import SCORE_SORT, parse_sort
 
-from shardsearch.bench import DEFAULT_CORPUS, infer_mapping
+from shardsearch.benchmarks.bench import DEFAULT_CORPUS, infer_mapping
 
 BATCH = 5000   # lines per _bulk request in the benchmark; each shard gets its share
 

@@ -1,8 +1,9 @@
 """The coordinator: index metadata, write routing, and the two phases of every search.
 
-``Coordinator`` is plain async Python over a :class:`~cluster.backend.ShardBackend`; the Ray
-actor (``coordinator_actor_class``) is a thin async shell around it, so one slow search never
-blocks the others. The path of a search (``search``):
+``Coordinator`` is plain async Python over a :class:`~.distribution.local_backend.ShardBackend`;
+the Ray actor (``distribution/coordinator_actor.py``) is a thin async shell around it, so one slow
+search never blocks the others, and it runs only the verbs in ``Coordinator.VERBS``. The path of a
+search (``search``):
 
 1. resolve the index expression to shards; check the result window;
 2. gather global term statistics when the query scores (one fan-out, the snapshot is fixed here);
@@ -14,136 +15,61 @@ blocks the others. The path of a search (``search``):
 from __future__ import annotations
 
 import asyncio
-import base64
 import fnmatch
 import functools
 import os
 import pickle
 import time
 import uuid
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import orjson
 
-from .backend import ShardBackend
-from .deep_page import DEFAULT_SAMPLES, bracket
-from .cursor_ops import CursorOps
-from .cursors import raw_sort_values
-from .errors import (IllegalArgument, IndexNotFound, InvalidIndexName, MapperParsing,
-                     ResourceAlreadyExists, SearchError, SearchPhaseExecution, StaleGeneration)
-from .fanout import fan_out, share
-from .gcpause import gc_paused
-from .health import cluster_health, status_of
-from .limits import check_expensive_queries, check_shards_per_node, expensive_allowed
-from .mapping import Mapping, doc_shape, parse_document
-from .matcher import check_clause_limits, expand, scoring_terms
-from .merge import merge, total_hits
-from .models import ShardHits, ShardQuery
-from .numformat import decimal_format
-from .profile import SearchProfile
-from .query import MatchAll, Query
-from .request import SearchRequest, refuse_unsupported
-from .routing import selected_shards, shard_for, shards_for
+from .distribution.local_backend import ShardBackend
+from .search.sample_and_range import DEFAULT_SAMPLES, bracket
+from .search.cursor_phase import CursorOps
+from .search.cursors import raw_sort_values
+from .errors import (IllegalArgument, SearchError, SearchPhaseExecution, StaleGeneration,
+                     actor_died, domain_error)
+from .search.fanout import fan_out, share
+from .documents import bulk
+from .documents.get import get_doc
+from .indices.catalog import (IndexMeta)
+from .indices.admin import IndexAdmin
+from .indices.health import cluster_health, status_of
+from .indices.routing import selected_shards
+from .engine.limits import check_expensive_queries, expensive_allowed
+from .engine.query.matching import check_clause_limits, expand, scoring_terms
+from .search.reduce import merge, total_hits
+from .engine.shard_messages import ShardHits, ShardQuery
+from .engine.numformat import decimal_format
+from .search.profile import SearchProfile
+from .engine.query.dsl import MatchAll, Query
+from .search.request import SearchRequest, refuse_unsupported
 from .search.aggs.phase import plan_shard_queries, response_aggregations
-from .scoring import Stats
-from .shard import BatchBuilder
-from .simulation import SimulationRule, Trouble, simulation_status
-from .sorting import SCORE_SORT, SortField, score_only, sort_value_out
-from .source_filter import filter_source
+from .engine.scoring import Stats
+from .distribution.simulation import SimulationRule, Trouble, simulation_status
+from .engine.sorting import SCORE_SORT, SortField, score_only, sort_value_out
+from .engine.source_filter import filter_source
 
 VERSION = "8.15.0"
-DEFAULT_MAX_RESULT_WINDOW = 10_000
-_INVALID_CHARS = set('\\/*?"<>| ,#:')
-
-
-@dataclass
-class IndexMeta:
-    """What the coordinator knows of one index."""
-
-    name: str
-    uuid: str
-    created_ms: int
-    number_of_shards: int
-    number_of_replicas: int
-    settings: dict[str, Any]
-    mapping: Mapping
-    shards: list[Any] = field(default_factory=list)
-    next_seq: int = 0
-
-    @property
-    def max_result_window(self) -> int:
-        return int(self.settings.get("max_result_window", DEFAULT_MAX_RESULT_WINDOW))
-
-
-def validate_index_name(name: str) -> None:
-    """Elasticsearch's index-name rules, with its messages."""
-    if not name:
-        raise InvalidIndexName(f"Invalid index name [{name}], must not be empty", index=name)
-    if name != name.lower():
-        raise InvalidIndexName(f"Invalid index name [{name}], must be lowercase", index=name)
-    bad = [c for c in name if c in _INVALID_CHARS]
-    if bad:
-        raise InvalidIndexName(f"Invalid index name [{name}], must not contain the following "
-                               'characters [ , ", *, \\, <, |, ,, >, /, ?]', index=name)
-    if name[0] in "-_+":
-        raise InvalidIndexName(f"Invalid index name [{name}], must not start with '_', '-', "
-                               "or '+'", index=name)
-    if name in (".", ".."):
-        raise InvalidIndexName(f"Invalid index name [{name}], must not be '.' or '..'",
-                               index=name)
-    if len(name.encode()) > 255:
-        raise InvalidIndexName(f"Invalid index name [{name}], index name is too long, "
-                               f"({len(name.encode())} > 255)", index=name)
-
-
-def _flat_settings(body: dict[str, Any]) -> dict[str, Any]:
-    """``{"index": {"number_of_shards": 2}}`` / ``{"index.number_of_shards": 2}`` -> flat."""
-    out: dict[str, Any] = {}
-
-    def walk(d: dict[str, Any], prefix: str) -> None:
-        for k, v in d.items():
-            key = prefix + k
-            if isinstance(v, dict):
-                walk(v, key + ".")
-            else:
-                out[key] = v
-    walk(body or {}, "")
-    return {(k[len("index."):] if k.startswith("index.") else k): v for k, v in out.items()}
-
-
-def _int_setting(settings: dict[str, Any], key: str, default: int, minimum: int = 0) -> int:
-    raw = settings.get(key, default)
-    try:
-        val = int(str(raw))
-    except ValueError:
-        raise IllegalArgument(f"Failed to parse value [{raw}] for setting [index.{key}]") \
-            from None
-    if val < minimum:
-        raise IllegalArgument(f"Failed to parse value [{val}] for setting [index.{key}] must be "
-                              f">= {minimum}")
-    return val
-
-
-def refresh_interval_s(settings: dict[str, Any]) -> float | None:
-    """``index.refresh_interval`` in seconds (default 1s); None when disabled (``-1``)."""
-    from .request import parse_time_ms
-    raw = settings.get("refresh_interval", "1s")
-    try:
-        ms = parse_time_ms(raw, "index.refresh_interval")
-    except SearchError:
-        return 1.0
-    return None if ms < 0 else ms / 1000.0
-
-
-def generate_id() -> str:
-    """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
-    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
 class Coordinator(CursorOps):
     """Index metadata, write routing and search orchestration (no Ray in here)."""
+
+    # the remote interface: the only methods the actor (and its fast lane) runs by name
+    VERBS = frozenset({
+        # indices
+        "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
+        "put_mapping", "get_settings", "put_settings", "refresh",
+        # documents
+        "bulk", "get_doc",
+        # search and cursors
+        "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
+        "get_cluster_settings", "put_cluster_settings",
+        # cluster
+        "health", "info", "cat_indices", "shard_infos", "simulate", "simulate_clear", "simulation",
+    })
 
     # pages with from + size up to this come back with their documents from the query phase
     prefetch_max = 50
@@ -156,399 +82,85 @@ class Coordinator(CursorOps):
         self.backend = backend
         self.cluster_name = cluster_name
         self.cluster_uuid = uuid.uuid4().hex[:22]
-        self.indices: dict[str, IndexMeta] = {}
+        self.admin = IndexAdmin(backend)   # the catalog of indices and its admin API
         self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
-        # pages at or beyond this depth use the sample-and-range method (deep_page.py);
+        # pages at or beyond this depth use the sample-and-range method
+        # (search/sample_and_range.py);
         # a request's ``paging`` parameter overrides the choice
         self.deep_page_threshold = 1000
         self.deep_page_samples = DEFAULT_SAMPLES
-        self.sim_rules: list[SimulationRule] = []   # simulated trouble now on (simulation.py)
-        # index metadata on disk and recovery (durability.py); None keeps indices in memory
-        self.durable: Any = None
-        # periodic refresh (index.refresh_interval, 1s by default), as Elasticsearch does it;
-        # the service turns it on, in-process unit tests refresh explicitly
-        self.auto_refresh = False
-        self._dirty: dict[str, dict[int, float]] = {}
-        self._refresher: asyncio.Task | None = None
+        # simulated trouble now on (distribution/simulation.py)
+        self.sim_rules: list[SimulationRule] = []
 
-    # --- indices ------------------------------------------------------------------------------
+    # --- indices (indices/admin.py) -------------------------------------------------------------
 
-    def _check_shard_room(self, shards: int, replicas: int) -> None:
-        """``cluster.max_shards_per_node``: shard copies are processes; a replica takes one only
-        where there is another node to put it on."""
-        nodes = max(1, len(self.backend.nodes()))
-        open_now = sum(m.number_of_shards * (1 + min(m.number_of_replicas, nodes - 1))
-                       for m in self.indices.values())
-        check_shards_per_node(shards * (1 + min(replicas, nodes - 1)), open_now, nodes)
+    @property
+    def indices(self) -> dict[str, IndexMeta]:
+        return self.admin.indices
+
+    @property
+    def durable(self) -> Any:
+        return self.admin.durable
+
+    @durable.setter
+    def durable(self, value: Any) -> None:
+        self.admin.durable = value
+
+    @property
+    def auto_refresh(self) -> bool:
+        return self.admin.auto_refresh
+
+    @auto_refresh.setter
+    def auto_refresh(self, value: bool) -> None:
+        self.admin.auto_refresh = value
 
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        validate_index_name(name)
-        if name in self.indices:
-            raise ResourceAlreadyExists(f"index [{name}/{self.indices[name].uuid}] already "
-                                        "exists", index=name, index_uuid=self.indices[name].uuid)
-        body = body or {}
-        if not isinstance(body, dict):
-            raise MapperParsing("request body must be an object", es_type="parse_exception")
-        for key in body:
-            if key not in ("settings", "mappings", "aliases"):
-                raise IllegalArgument(f"unknown key [{key}] for create index",
-                                      es_type="parse_exception")
-        settings = _flat_settings(body.get("settings") or {})
-        shards = _int_setting(settings, "number_of_shards", 1, minimum=1)
-        if shards > 1024:
-            raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
-                                  "[index.number_of_shards] must be <= 1024")
-        replicas = _int_setting(settings, "number_of_replicas", 1, minimum=0)
-        self._check_shard_room(shards, replicas)
-        if "max_result_window" in settings:
-            _int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
-        mapping = Mapping.from_body(body.get("mappings"))
-        settings["number_of_shards"] = shards
-        settings["number_of_replicas"] = replicas
-        meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),
-                         number_of_shards=shards, number_of_replicas=replicas,
-                         settings=settings, mapping=mapping)
-        meta.shards = [self.backend.create(name, i, mapping, replicas=replicas,
-                                           settings=settings, uuid=meta.uuid)
-                       for i in range(shards)]
-        self.indices[name] = meta
-        if self.durable is not None:
-            self.durable.saved(meta)
-        return {"acknowledged": True, "shards_acknowledged": True, "index": name}
+        return self.admin.create_index(name, body)
 
-    def _auto_create(self, name: str) -> IndexMeta:
-        meta = self.indices.get(name)
-        if meta is None:
-            self.create_index(name, {})
-            meta = self.indices[name]
-        return meta
+    def auto_create(self, name: str) -> IndexMeta:
+        return self.admin.auto_create(name)
 
     def delete_index(self, expr: str) -> dict[str, Any]:
-        names = self.resolve(expr, allow_no_indices=False, wildcard_ok=True)
-        for n in names:
-            meta = self.indices.pop(n)
-            for ref in meta.shards:
-                self.backend.destroy(ref)
-            if self.durable is not None:
-                self.durable.deleted(meta)
-        self.forget_cursors_of(names)
+        self.forget_cursors_of(self.admin.delete_index(expr))
         return {"acknowledged": True}
 
-    def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
-                ignore_unavailable: bool = False, allow_no_indices: bool = True,
-                wildcard_ok: bool = True) -> list[str]:
-        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``)."""
-        if expr is None or expr == "" or expr == ():
-            parts = ["_all"]
-        elif isinstance(expr, str):
-            parts = [p.strip() for p in expr.split(",") if p.strip()]
-        else:
-            parts = [p for e in expr for p in str(e).split(",") if p]
-        out: list[str] = []
-        for i, p in enumerate(parts):
-            if p in ("_all", "*"):
-                out.extend(n for n in sorted(self.indices) if n not in out)
-            elif p.startswith("-") and i > 0:
-                pat = p[1:]
-                out = [n for n in out if not fnmatch.fnmatchcase(n, pat)]
-            elif "*" in p or "?" in p:
-                out.extend(n for n in sorted(self.indices)
-                           if fnmatch.fnmatchcase(n, p) and n not in out)
-            elif p in self.indices:
-                if p not in out:
-                    out.append(p)
-            elif not ignore_unavailable:
-                raise IndexNotFound(p)
-        if not out and not allow_no_indices:
-            raise IndexNotFound(parts[0] if parts else "_all")
-        return out
+    def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
+        return self.admin.resolve(expr, **options)
 
     def get_index(self, expr: str) -> dict[str, Any]:
-        return {n: {"aliases": {}, "mappings": self.indices[n].mapping.to_body(),
-                    "settings": {"index": self._settings_out(self.indices[n])}}
-                for n in self.resolve(expr, allow_no_indices=False)}
-
-    def _settings_out(self, meta: IndexMeta) -> dict[str, Any]:
-        out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
-        out.update({"number_of_shards": str(meta.number_of_shards),
-                    "number_of_replicas": str(meta.number_of_replicas),
-                    "uuid": meta.uuid, "provided_name": meta.name,
-                    "creation_date": str(meta.created_ms),
-                    "version": {"created": "8150099"}})
-        return out
+        return self.admin.get_index(expr)
 
     def index_exists(self, expr: str) -> bool:
-        try:
-            return bool(self.resolve(expr, allow_no_indices=False))
-        except IndexNotFound:
-            return False
+        return self.admin.index_exists(expr)
 
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"mappings": self.indices[n].mapping.to_body()}
-                for n in self.resolve(expr or "_all")}
+        return self.admin.get_mapping(expr)
 
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
-        names = self.resolve(expr, allow_no_indices=False)
-        for n in names:
-            trial = Mapping.from_body(self.indices[n].mapping.to_body())
-            trial.merge(body)
-        for n in names:
-            meta = self.indices[n]
-            meta.mapping.merge(body)
-            if self.durable is not None:
-                self.durable.saved(meta)
-            await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
-                                   for s in meta.shards))
-        return {"acknowledged": True}
+        return await self.admin.put_mapping(expr, body)
 
     def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"settings": {"index": self._settings_out(self.indices[n])}}
-                for n in self.resolve(expr or "_all")}
+        return self.admin.get_settings(expr)
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
-        names = self.resolve(expr or "_all", allow_no_indices=False)
-        flat = _flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
-        static = {"number_of_shards"}
-        for key in flat:
-            if key in static:
-                raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "
-                                      f"open indices {names}")
-        if "max_result_window" in flat and flat["max_result_window"] is not None:
-            _int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
-        for n in names:
-            meta = self.indices[n]
-            for k, v in flat.items():
-                if v is None:
-                    meta.settings.pop(k, None)
-                else:
-                    meta.settings[k] = v
-            if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
-                meta.number_of_replicas = _int_setting(flat, "number_of_replicas", 1)
-                meta.settings["number_of_replicas"] = meta.number_of_replicas
-            # replicas added or removed, translog durability... reach the shard copies
-            self.backend.reconfigure(meta.shards, flat, meta.number_of_replicas)
-            if self.durable is not None:
-                self.durable.saved(meta)
-        return {"acknowledged": True}
+        return self.admin.put_settings(expr, body)
 
-    # --- writes -------------------------------------------------------------------------------
+    async def refresh(self, expr: str | None) -> dict[str, Any]:
+        return await self.admin.refresh(expr)
+
+    def mark_dirty(self, index: str, shard: int) -> None:
+        self.admin.mark_dirty(index, shard)
+
+    # --- documents (documents/) -------------------------------------------------------------
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
-        """Apply a batch of writes. Each item: ``action`` (index/create/delete/update),
-        ``index``, ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
-        ``mapping.doc_shape``), ``routing``, optional ``if_seq_no``.
-
-        A failing item (bad mapping, conflict, missing document) fails alone. Sequence numbers
-        are assigned here, synchronously, so the write order is the order of arrival.
-        ``as_json``: the items come back as one JSON array (bytes, ``items_json``), which the
-        HTTP layer splices into its response instead of a list of dicts to copy and re-encode.
-        """
-        t0 = time.perf_counter()
-        if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
-            with gc_paused():
-                items = pickle.loads(items)
-        results: list[dict[str, Any] | None] = [None] * len(items)
-        per_shard: dict[tuple[str, int], BatchBuilder] = {}
-        accepted: list[tuple[Any, ...]] = []     # writes that passed, in order, to route
-        changed: set[str] = set()
-        with gc_paused():   # thousands of objects that all stay
-            for pos, item in enumerate(items):
-                action = item["action"]
-                name = item.get("index")
-                try:
-                    if not name:
-                        raise ActionRequestValidationError("index is missing")
-                    validate_index_name(name)
-                    meta = self._auto_create(name) if action != "delete" else self.indices.get(name)
-                    if meta is None:
-                        raise IndexNotFound(name)
-                    doc_id = item.get("id")
-                    if doc_id is None:
-                        if action in ("delete", "update"):
-                            raise ActionRequestValidationError("id is missing")
-                        doc_id = generate_id()
-                    doc_id = str(doc_id)
-                    if len(doc_id.encode()) > 512:
-                        raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
-                                              f"512 bytes but was: {len(doc_id.encode())}")
-                    routing = item.get("routing")
-                    source_bytes = None
-                    src = item.get("source")
-                    if action in ("index", "create"):
-                        # the shard parses every document; the coordinator only those that may
-                        # grow the mapping or fail (in write order), see ``Mapping.accepts``
-                        raw = item.get("raw")
-                        shape = item.get("shape") if raw is not None else doc_shape(src)
-                        if not meta.mapping.accepts(shape):
-                            if src is None and raw is not None:
-                                src = orjson.loads(raw)   # the HTTP layer sends the bytes only
-                            if not isinstance(src, dict):
-                                raise MapperParsing("failed to parse, document is empty"
-                                                    if src is None else "failed to parse")
-                            _, did_change = parse_document(src, meta.mapping, doc_id)
-                            if did_change:
-                                changed.add(name)
-                        source_bytes = raw if raw is not None else orjson.dumps(src)
-                    elif action == "update":
-                        doc = src.get("doc") if isinstance(src, dict) else None
-                        if not isinstance(doc, dict):
-                            raise ActionRequestValidationError("script or doc is missing")
-                        _, did_change = parse_document(doc, meta.mapping, doc_id)
-                        if did_change:
-                            changed.add(name)
-                        source_bytes = orjson.dumps(doc)
-                        upsert = src.get("upsert")
-                        if isinstance(upsert, dict):
-                            parse_document(upsert, meta.mapping, doc_id)
-                        item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
-                        item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
-                    seq = meta.next_seq
-                    meta.next_seq += 1
-                    extra = None
-                    if action == "update" or item.get("if_seq_no") is not None \
-                            or item.get("if_primary_term") is not None:
-                        extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
-                                                   ("upsert", item.get("_upsert")),
-                                                   ("if_seq_no", item.get("if_seq_no")),
-                                                   ("if_primary_term", item.get("if_primary_term")))
-                                 if v is not None and v is not False}
-                    accepted.append((pos, name, action, doc_id, seq, source_bytes,
-                                     None if routing is None else str(routing), extra))
-                except SearchError as e:
-                    results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
-                                    "error": e.to_cause()}
-            # route the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``)
-            by_index: dict[str, list[int]] = {}
-            for k, w in enumerate(accepted):
-                by_index.setdefault(w[1], []).append(k)
-            sids = [0] * len(accepted)
-            for name, ks in by_index.items():
-                values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3]
-                          for k in ks]
-                for k, sid in zip(ks, shards_for(values, self.indices[name].number_of_shards)
-                                  .tolist()):
-                    sids[k] = sid
-            for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
-                    zip(accepted, sids):
-                batch = per_shard.get((name, sid))
-                if batch is None:
-                    batch = per_shard[(name, sid)] = BatchBuilder()
-                batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
-            if not refresh:
-                for name, sid in per_shard:
-                    self._mark_dirty(name, sid)
-        if self.durable is not None:   # mappings grown by this bulk, seq high-water marks
-            self.durable.before_writes({n for n, _ in per_shard} | changed, changed)
-        calls = []
-        keys = list(per_shard)
-        for (name, sid) in keys:
-            meta = self.indices[name]
-            # always the mapping: the shard parses the documents under it
-            calls.append(self.backend.call(meta.shards[sid], "apply",
-                                           per_shard[(name, sid)].build(), meta.mapping,
-                                           refresh))
-        outcomes = await asyncio.gather(*calls, return_exceptions=True)
-        with gc_paused():
-            for (name, sid), outcome in zip(keys, outcomes):
-                entries = per_shard[(name, sid)]
-                if isinstance(outcome, BaseException):
-                    err = _shard_unavailable(name, sid, outcome)
-                    for pos, doc_id in zip(entries.positions, entries.ids):
-                        results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
-                    continue
-                shard_results, _gen = outcome
-                shards = dict(getattr(outcome, "shards", None)
-                              or {"total": 1, "successful": 1, "failed": 0})
-                fresh = isinstance(shard_results, str)
-                if fresh:
-                    shard_results = orjson.loads(shard_results)
-                for pos, r in zip(entries.positions, shard_results):
-                    if not fresh:
-                        r = dict(r)
-                    r["_index"] = name
-                    if "error" not in r:
-                        r["_shards"] = shards
-                        r["_primary_term"] = 1
-                        if refresh:
-                            r["forced_refresh"] = True
-                    results[pos] = r
-        # shards that received a new mapping only through a failed item still need it
-        for name in changed:
-            meta = self.indices[name]
-            touched = {sid for (n, sid) in keys if n == name}
-            rest = [s for i, s in enumerate(meta.shards) if i not in touched]
-            if rest:
-                await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
-                                       for s in rest), return_exceptions=True)
-        out_items = []
-        errors = False
-        for item, r in zip(items, results):
-            assert r is not None
-            if "error" in r:
-                errors = True
-            out_items.append({item["action"]: r})
-        if as_json:
-            return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
-                    "items_json": orjson.dumps(out_items)}
-        return {"took": int((time.perf_counter() - t0) * 1000), "errors": errors,
-                "items": out_items}
+        """Apply a batch of writes (``documents/bulk.py``)."""
+        return await bulk.bulk(self, items, refresh, as_json)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
-        meta = self.indices.get(index)
-        if meta is None:
-            raise IndexNotFound(index)
-        sid = shard_for(routing if routing is not None else doc_id, meta.number_of_shards)
-        doc = await self.backend.call(meta.shards[sid], "get", doc_id)
-        if doc is None:
-            return {"_index": index, "_id": doc_id, "found": False}
-        out: dict[str, Any] = {"_index": index, "_id": doc_id, "_version": doc.version,
-                               "_seq_no": doc.seq, "_primary_term": 1, "found": True,
-                               "_source": doc.source}
-        if doc.routing is not None:
-            out["_routing"] = doc.routing
-        return out
-
-    def _mark_dirty(self, index: str, shard: int) -> None:
-        """Remember unrefreshed writes; the refresher makes them searchable within the
-        index's ``refresh_interval``."""
-        if not self.auto_refresh:
-            return
-        self._dirty.setdefault(index, {}).setdefault(shard, time.monotonic())
-        if self._refresher is None or self._refresher.done():
-            self._refresher = asyncio.get_running_loop().create_task(self._refresh_loop())
-
-    async def _refresh_loop(self) -> None:
-        while self._dirty:
-            await asyncio.sleep(0.2)
-            now = time.monotonic()
-            calls = []
-            for name in list(self._dirty):
-                meta = self.indices.get(name)
-                if meta is None:
-                    self._dirty.pop(name, None)
-                    continue
-                interval = refresh_interval_s(meta.settings)
-                if interval is None:
-                    continue
-                due = [sid for sid, since in self._dirty[name].items() if now - since >= interval]
-                for sid in due:
-                    self._dirty[name].pop(sid, None)
-                    calls.append(self.backend.call(meta.shards[sid], "refresh"))
-                if not self._dirty[name]:
-                    self._dirty.pop(name, None)
-            if calls:
-                await asyncio.gather(*calls, return_exceptions=True)
-
-    async def refresh(self, expr: str | None) -> dict[str, Any]:
-        names = self.resolve(expr or "_all")
-        refs = [s for n in names for s in self.indices[n].shards]
-        outcomes = await asyncio.gather(*(self.backend.call(s, "refresh") for s in refs),
-                                        return_exceptions=True)
-        failed = sum(1 for o in outcomes if isinstance(o, BaseException))
-        return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
-                            "failed": failed}}
+        return await get_doc(self.indices, self.backend, index, doc_id, routing)
 
     # --- search -------------------------------------------------------------------------------
 
@@ -562,7 +174,8 @@ class Coordinator(CursorOps):
         """Run one search; see the module docstring for the phases.
 
         ``snapshot`` None means a top-level search: it goes through ``search_with_cursors``
-        (point in time, scroll, page tokens; ``cursor_ops.py``), which comes back here with one.
+        (point in time, scroll, page tokens; ``search/cursor_phase.py``), which comes back here
+        with one.
         """
         if snapshot is None:
             resp = await self.search_with_cursors(req)
@@ -716,10 +329,10 @@ class Coordinator(CursorOps):
         return resp
 
     def _use_deep_page(self, req: SearchRequest, shards: int) -> bool:
-        """Whether the query phase uses the deep-page method (``deep_page.py``: samples and a
-        range over several shards, one window of a single shard): for a from/size page at or
-        beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it; never
-        after a cursor or with ``terminate_after``."""
+        """Whether the query phase uses the deep-page method (``search/sample_and_range.py``:
+        samples and a range over several shards, one window of a single shard): for a from/size
+        page at or beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it;
+        never after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
                 or req.paging == "from_size" or req.aggs is not None:
             return False
@@ -815,7 +428,7 @@ class Coordinator(CursorOps):
     async def _query_phase(self, shard_list, queries: list[ShardQuery],
                            deadline: float | None, prof: SearchProfile | None = None
                            ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]], bool]:
-        """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``fanout.py`` for
+        """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``search/fanout.py`` for
         retries). Returns the answers, the failures and whether a shard timed out."""
         outcomes = await fan_out([functools.partial(self.backend.call, ref, "query", q)
                                   for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
@@ -830,7 +443,7 @@ class Coordinator(CursorOps):
                                 prof: SearchProfile | None = None
                                 ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]],
                                            bool, int]:
-        """Query phase for deep pages (see ``deep_page.py``): samples, then a bounded range.
+        """Query phase for deep pages (``search/sample_and_range.py``): samples, then a range.
 
         The samples get half the time left until ``deadline``, the range round the rest; a
         shard that fails or times out in either round is left out (its matches are then
@@ -1041,16 +654,16 @@ class Coordinator(CursorOps):
         return out
 
     async def health(self) -> dict[str, Any]:
-        """green / yellow / red from the copies' states (``health.py``)."""
+        """green / yellow / red from the copies' states (``indices/health.py``)."""
         infos = await self.shard_infos()
         out = {"cluster_name": self.cluster_name,
                **cluster_health(infos, self.backend.nodes())}
         sim = self.simulation()
-        if sim["enabled"]:   # ours: simulated trouble is on (simulation.py)
+        if sim["enabled"]:   # ours: simulated trouble is on (distribution/simulation.py)
             out["simulation"] = sim
         return out
 
-    # --- simulated trouble (experiments; see simulation.py) ------------------------------------
+    # --- simulated trouble (experiments; see distribution/simulation.py) ---------------------
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:
@@ -1120,14 +733,6 @@ class Coordinator(CursorOps):
                             "minimum_index_compatibility_version": "7.0.0",
                             "distribution": "shardsearch"},
                 "tagline": "You Know, for Search"}
-
-
-class ActionRequestValidationError(SearchError):
-    es_type = "action_request_validation_exception"
-    status = 400
-
-    def __init__(self, what: str) -> None:
-        super().__init__(f"Validation Failed: 1: {what};")
 
 
 def _check_fetch_limits(req: SearchRequest, m: IndexMeta) -> None:
@@ -1226,20 +831,12 @@ def _answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, A
 
 
 def _failure(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
-    # a Ray task error is also an instance of the remote error's class, but only its ``cause``
-    # keeps per-instance fields (an ``es_type`` other than the class's, ``extra``)
-    if isinstance(getattr(exc, "cause", None), SearchError):
-        exc = exc.cause  # type: ignore[attr-defined]
+    exc = domain_error(exc)
     if isinstance(exc, SearchError):
         reason = exc.to_cause()
     else:
-        cause = getattr(exc, "cause", None)
-        if isinstance(cause, SearchError):
-            reason = cause.to_cause()
-        else:
-            reason = {"type": "node_not_connected_exception" if "Actor" in type(exc).__name__
-                      else "exception", "reason": f"shard [{index}][{shard}] unavailable: "
-                      f"{type(exc).__name__}"}
+        reason = {"type": "node_not_connected_exception" if actor_died(exc) else "exception",
+                  "reason": f"shard [{index}][{shard}] unavailable: {type(exc).__name__}"}
     return {"shard": shard, "index": index, "node": None, "reason": reason}
 
 
@@ -1270,61 +867,20 @@ def _shard_level(index: str, err: SearchError) -> SearchError:
     return _all_failed([_failure(index, 0, err)])
 
 
-def _shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
-    if isinstance(getattr(exc, "cause", None), SearchError):
-        exc = exc.cause  # type: ignore[attr-defined]
-    if isinstance(exc, SearchError) and exc.status == 503:
-        return exc.to_cause()
-    return {"type": "unavailable_shards_exception",
-            "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
+def build_coordinator(data_dir: str | None = None) -> Coordinator:
+    """The service's coordinator: replicated shard groups (Ray actors), the periodic refresh,
+    and with ``data_dir`` indices kept on disk (reopened now)."""
+    from .distribution.replication import ReplicatedBackend
+    core = Coordinator(ReplicatedBackend(data_dir=data_dir))
+    core.auto_refresh = True
+    if data_dir is not None:
+        from .distribution.durability import Durability
+        core.durable = Durability(core, data_dir)
+    return core
 
 
-
-COORDINATOR_NAME = "coordinator"
-NAMESPACE = "shardsearch"
-
-
-class CoordinatorService:
-    """The coordinator's remote interface: one generic, awaited forwarder to :class:`Coordinator`.
-
-    Run as a Ray async actor (many searches in flight at once on one event loop).
-    """
-
-    def __init__(self, data_dir: str | None = None) -> None:
-        from .replication import ReplicatedBackend
-        self.core = Coordinator(ReplicatedBackend(data_dir=data_dir))
-        self.core.auto_refresh = True
-        self._lane: Any = None
-        if data_dir is not None:   # indices persist there, and are reopened now
-            from .durability import Durability
-            self.core.durable = Durability(self.core, data_dir)
-
-    async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        if self.core.durable is not None:
-            await self.core.durable.ready()
-        result = getattr(self.core, method)(*args, **kwargs)
-        if asyncio.iscoroutine(result):
-            result = await result
-        return result
-
-    async def lane(self) -> tuple[str, str]:
-        """``(node id, socket path)`` of this actor's fast lane (``cluster/lane.py``), started
-        on first use: callers on the same node send their calls there instead of through Ray."""
-        import ray
-
-        from .lane import LaneServer
-        if self._lane is None:
-            self._lane = LaneServer(self.call)
-        return ray.get_runtime_context().get_node_id(), await self._lane.start()
-
-    async def ping(self) -> str:
-        if self.core.durable is not None:
-            await self.core.durable.ready()
-        return "pong"
-
-
-def coordinator_actor_class():
-    """The Ray actor class of the coordinator (lazy: importing this module needs no Ray)."""
-    import ray
-
-    return ray.remote(num_cpus=0, max_restarts=0, max_concurrency=1000)(CoordinatorService)
+def get_coordinator(create: bool = True, data_dir: str | None = None) -> Any:
+    """The named coordinator actor of this Ray namespace (created on first use); see
+    :func:`~.distribution.runtime.coordinator_actor`."""
+    from .distribution.runtime import coordinator_actor
+    return coordinator_actor(build_coordinator, create=create, data_dir=data_dir)

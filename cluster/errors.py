@@ -14,9 +14,14 @@ The engine raises these; only ``api/errors.py`` turns them into Elasticsearch's 
     ├── SearchContextMissing         search_context_missing_exception, 404
     ├── VersionConflict              version_conflict_engine_exception, 409
     ├── SearchPhaseExecution         search_phase_execution_exception, 503
-    └── ContentTooLong               content_too_long_exception, 413
+    ├── ContentTooLong               content_too_long_exception, 413
+    ├── SimulatedFailure             simulated_failure_exception, 503 (simulated trouble)
+    └── ShardTimeout                 search_timeout_exception, 504 (internal: a shard gave up)
 
-They pickle with their extra fields so they survive a trip through Ray.
+They pickle with their extra fields so they survive a trip through Ray. Errors that come back
+from another process arrive wrapped (a Ray task error whose ``cause`` is ours):
+:func:`domain_error` and :func:`remote_cause` unwrap them, :func:`actor_died` tells an
+unreachable actor from an error of the request — by name, so nothing here imports Ray.
 """
 from __future__ import annotations
 
@@ -132,3 +137,41 @@ class SearchPhaseExecution(SearchError):
 class ContentTooLong(SearchError):
     es_type = "content_too_long_exception"
     status = 413
+
+
+class SimulatedFailure(SearchError):
+    """A shard call failed on purpose (``fail_rate``); becomes a ``_shards.failures`` entry."""
+
+    es_type = "simulated_failure_exception"
+    status = 503
+
+
+class ShardTimeout(SearchError):
+    """A shard gave up on a call because the search's deadline passed (internal: the
+    coordinator reports the shard as timed out, never this error)."""
+
+    es_type = "search_timeout_exception"
+    status = 504
+
+
+# --- errors that crossed a process boundary ----------------------------------------------------
+
+def remote_cause(exc: BaseException) -> BaseException:
+    """What a Ray task error wraps (its ``cause``), or ``exc`` itself when it wraps nothing."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, BaseException) else exc
+
+
+def domain_error(exc: BaseException) -> BaseException:
+    """The :class:`SearchError` inside a Ray task error, else ``exc`` itself.
+
+    A Ray task error is also an instance of the remote error's class, but only its ``cause``
+    keeps per-instance fields (an ``es_type`` other than the class's, ``extra``)."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, SearchError) else exc
+
+
+def actor_died(exc: BaseException) -> bool:
+    """The call failed because its actor is dead, restarting or unreachable (Ray's
+    ``Actor*Error`` family, told by name), not because of the request."""
+    return "Actor" in type(exc).__name__ or "Actor" in type(remote_cause(exc)).__name__

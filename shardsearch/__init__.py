@@ -8,7 +8,7 @@ __all__ = ["Cluster", "__version__"]
 
 def __getattr__(name: str):  # lazy, so `import shardsearch` does not import Ray
     if name == "Cluster":
-        from shardsearch.cluster.client import Cluster
+        from shardsearch.cluster.client.handle import Cluster
 
         return Cluster
     raise AttributeError(name)

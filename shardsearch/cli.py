@@ -16,8 +16,9 @@ def _serve(args: argparse.Namespace) -> int:
 
     from shardsearch.api.app import create_app
     from shardsearch.api.deps import RayCoordinator
+    from shardsearch.cluster.coordinator import get_coordinator
+    from shardsearch.cluster.distribution.runtime import start_ray, stop_ray
     from shardsearch.api.guards import ESHttpToolsProtocol
-    from shardsearch.cluster.runtime import get_coordinator, start_ray, stop_ray
 
     from shardsearch.api.auth import AuthConfig, is_loopback
 
@@ -35,7 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
     os.umask(0o077)   # every file the service and the Ray it starts create: owner only
     data_dir = None if args.in_memory else (args.data_dir or _default_data_dir())
     if data_dir is not None:
-        from shardsearch.cluster.raytoken import private_dir
+        from shardsearch.cluster.distribution.raytoken import private_dir
         private_dir(data_dir)
     address = args.ray_address or os.environ.get("RAY_ADDRESS") or None
     info = start_ray(address, num_cpus=args.num_cpus, object_store_mb=args.object_store_mb,
@@ -90,7 +91,7 @@ def _hash_password(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from shardsearch.bench import main as bench_main
+    from shardsearch.benchmarks.bench import main as bench_main
     return bench_main(args)
 
 
@@ -140,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
                                    "corpus and measure latency, throughput, indexing rate and "
                                    "memory. Bounded; writes JSON, a table and PNG plots.")
-    from shardsearch.bench import add_arguments
+    from shardsearch.benchmarks.bench import add_arguments
     add_arguments(b)
     b.set_defaults(func=_bench)
     return p

@@ -36,7 +36,7 @@ def free_port() -> int:
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[None]:
     """A private Ray for the whole session (one init: each costs seconds)."""
-    from shardsearch.cluster.runtime import start_ray, stop_ray
+    from shardsearch.cluster.distribution.runtime import start_ray, stop_ray
     start_ray(None, num_cpus=2, object_store_mb=100)
     yield
     stop_ray()
@@ -44,7 +44,7 @@ def ray_session() -> Iterator[None]:
 
 @pytest.fixture(scope="session")
 def coordinator(ray_session):
-    from shardsearch.cluster.runtime import get_coordinator
+    from shardsearch.cluster.coordinator import get_coordinator
     return get_coordinator()
 
 
@@ -111,7 +111,7 @@ def es(base_url) -> Iterator[httpx.Client]:
 @pytest.fixture(scope="session")
 def cluster(coordinator):
     """The Python API handle on the session's Ray (does not own Ray)."""
-    from shardsearch.cluster.client import Cluster
+    from shardsearch.cluster.client.handle import Cluster
     return Cluster(coordinator, owns_ray=False)
 
 

@@ -1,7 +1,7 @@
 """An in-process cluster for pure-logic tests: the real coordinator and shard code, no Ray.
 
 ``LocalCluster`` wraps :class:`~shardsearch.cluster.coordinator.Coordinator` over a
-:class:`~shardsearch.cluster.backend.LocalBackend` and gives synchronous helpers that answer
+:class:`~shardsearch.cluster.distribution.local_backend.LocalBackend` and gives synchronous helpers that answer
 with the same JSON the HTTP API would send (``_source`` bytes decoded).
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 from shardsearch.api.json import dumps
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 def _run(coro: Any) -> Any:

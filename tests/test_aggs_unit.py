@@ -11,12 +11,12 @@ from inprocess import LocalCluster
 from shardsearch.cluster.engine.aggs import parse_aggs
 from shardsearch.cluster.engine.aggs.partials import Keyed
 from shardsearch.cluster.errors import IllegalArgument, ParsingError, XContentParseError
-from shardsearch.cluster.mapping import Mapping
-from shardsearch.cluster.models import ShardQuery
-from shardsearch.cluster.query import MatchAll
+from shardsearch.cluster.engine.mapping import Mapping
+from shardsearch.cluster.engine.shard_messages import ShardQuery
+from shardsearch.cluster.engine.query.dsl import MatchAll
 from shardsearch.cluster.search.aggs import aggregations_response
-from shardsearch.cluster.shard import ShardCore, WriteOp
-from shardsearch.cluster.sorting import SCORE_SORT
+from shardsearch.cluster.engine.shard import ShardCore, WriteOp
+from shardsearch.cluster.engine.sorting import SCORE_SORT
 
 MAPPING = {"properties": {"tag": {"type": "keyword"}, "n": {"type": "long"},
                           "day": {"type": "date"}, "title": {"type": "text"}}}

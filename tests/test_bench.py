@@ -11,8 +11,8 @@ import httpx
 import orjson
 import pytest
 
-from shardsearch import bench
-from shardsearch.bench_peers import close_peer, create_peer_app
+from shardsearch.benchmarks import bench
+from shardsearch.benchmarks.peers.serve import close_peer, create_peer_app
 
 
 def test_percentile_interpolates_between_ranks() -> None:

@@ -170,7 +170,7 @@ def test_search_after_value_count_and_types_are_checked_like_elasticsearch(es, f
 
 def test_search_after_deep_in_the_index_returns_the_following_documents(es, big, coordinator):
     """Through the Python path too (the coordinator actor), far past the window."""
-    from shardsearch.cluster.request import parse_search
+    from shardsearch.cluster.search.request import parse_search
     deep = parse_search(("big",), {}, {"size": 10, "sort": [{"n": "asc"}],
                                        "search_after": [N_DOCS - 100]})
     resp = ray.get(coordinator.call.remote("search", deep))

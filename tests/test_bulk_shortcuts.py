@@ -19,13 +19,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardsearch.cluster import mapping as mapping_mod
-from shardsearch.cluster.analysis import general_tokens, standard_tokens
+from shardsearch.cluster.engine import mapping as mapping_mod
+from shardsearch.cluster.engine.analysis import general_tokens, standard_tokens
 from shardsearch.cluster.errors import MapperParsing
-from shardsearch.cluster.mapping import Mapping, doc_shape, parse_document
-from shardsearch.cluster.routing import routing_hash, routing_hashes, shard_for, shards_for
-from shardsearch.cluster.shard import BatchBuilder, WriteBatch, WriteOp
-from shardsearch.cluster.storage import decode_batch, encode_batch
+from shardsearch.cluster.engine.mapping import Mapping, doc_shape, parse_document
+from shardsearch.cluster.indices.routing import routing_hash, routing_hashes, shard_for, shards_for
+from shardsearch.cluster.engine.shard import BatchBuilder, WriteBatch, WriteOp
+from shardsearch.cluster.engine.storage import decode_batch, encode_batch
 
 FIELD_TYPES = ["text", "keyword", "long", "integer", "short", "double", "float", "boolean",
                "date", "object"]

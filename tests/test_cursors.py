@@ -1,17 +1,18 @@
-"""Pure rules of cursors (``cluster/cursors.py``): ids, keep-alive, expiry, page tokens, sorts."""
+"""Pure rules of cursors (``cluster/search/cursors.py``): ids, keep-alive, expiry, page tokens,
+sorts."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from shardsearch.cluster.cursors import (SHARD_DOC, PageToken, Registry, check_keep_alive,
+from shardsearch.cluster.search.cursors import (SHARD_DOC, PageToken, Registry, check_keep_alive,
                                          decode_page_token, encode_page_token, format_time,
                                          parse_keep_alive, pit_sort, raw_sort_values,
                                          snapshot_in, snapshot_out, strip_hits_sort,
                                          with_tiebreak)
 from shardsearch.cluster.errors import IllegalArgument, SearchPhaseExecution
-from shardsearch.cluster.models import ShardHits
-from shardsearch.cluster.sorting import SCORE_SORT, SortField
+from shardsearch.cluster.engine.shard_messages import ShardHits
+from shardsearch.cluster.engine.sorting import SCORE_SORT, SortField
 
 
 class FakeClock:
@@ -230,7 +231,7 @@ def test_added_sort_keys_are_hidden_from_hits():
 # --- search_after values (sorting.coerce_after) -----------------------------------------------------
 
 def _coerce(sort, after, fts=None):
-    from shardsearch.cluster.sorting import coerce_after, column_kind
+    from shardsearch.cluster.engine.sorting import coerce_after, column_kind
     fts = fts or [None] * len(sort)
     return coerce_after(sort, [column_kind(sf, ft) for sf, ft in zip(sort, fts)], fts, after)
 
@@ -241,13 +242,13 @@ def test_search_after_on_the_default_score_sort_is_refused():
 
 
 def test_search_after_must_have_one_value_per_sort_key():
-    from shardsearch.cluster.mapping import FieldType
+    from shardsearch.cluster.engine.mapping import FieldType
     with pytest.raises(IllegalArgument, match=r"^search_after has 2 value\(s\) but sort has 1\.$"):
         _coerce((SortField("n"),), [1, 2], [FieldType("n", "long")])
 
 
 def test_search_after_values_convert_like_java():
-    from shardsearch.cluster.mapping import FieldType
+    from shardsearch.cluster.engine.mapping import FieldType
     sort = (SortField("n"), SortField("k"), SortField("b"), SortField("_shard_doc"))
     fts = [FieldType("n", "long"), FieldType("k", "keyword"), FieldType("b", "boolean"), None]
     assert _coerce(sort, [1.9, True, "true", "7"], fts) == [1, "true", 1, 7]
@@ -255,7 +256,7 @@ def test_search_after_values_convert_like_java():
 
 
 def test_a_non_number_for_a_numeric_key_names_the_field():
-    from shardsearch.cluster.mapping import FieldType
+    from shardsearch.cluster.engine.mapping import FieldType
     with pytest.raises(IllegalArgument) as e:
         _coerce((SortField("n"),), ["toto"], [FieldType("n", "long")])
     assert e.value.reason == "Failed to parse search_after value for field [n]."
@@ -265,7 +266,7 @@ def test_a_non_number_for_a_numeric_key_names_the_field():
 
 def test_a_date_search_after_is_parsed_with_the_sort_format_only():
     from shardsearch.cluster.errors import ParsingError
-    from shardsearch.cluster.mapping import FieldType
+    from shardsearch.cluster.engine.mapping import FieldType
     ft = FieldType("t", "date")
     iso = SortField("t", format="strict_date_optional_time_nanos")
     assert _coerce((iso,), ["2021-02-11T08:30:04.828Z"], [ft]) == [1613032204828]
@@ -277,8 +278,8 @@ def test_a_date_search_after_is_parsed_with_the_sort_format_only():
 
 
 def test_numeric_type_puts_millis_and_nanos_dates_on_one_scale():
-    from shardsearch.cluster.mapping import FieldType
-    from shardsearch.cluster.sorting import scale_date, sort_value_out
+    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.sorting import scale_date, sort_value_out
     millis, nanos = FieldType("t", "date"), FieldType("t", "date_nanos")
     as_nanos = SortField("t", numeric_type="date_nanos", format="strict_date_optional_time_nanos")
     col = scale_date(np.array([1613032204828]), as_nanos, millis)

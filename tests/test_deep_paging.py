@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 SORTS = [None, [{"n": "asc"}], [{"n": "desc"}, {"tag": "asc"}], [{"tag": {"order": "desc"}}],
          ["_score"], [{"f": "asc"}], ["_doc"]]
@@ -125,8 +125,8 @@ def test_vectorised_bracket_equals_walking_the_samples(sizes, samples, frm, size
     import random
 
     import numpy as np
-    from shardsearch.cluster.deep_page import _columns, bracket
-    from shardsearch.cluster.sorting import SortField, ascending_keys, order
+    from shardsearch.cluster.search.sample_and_range import _columns, bracket
+    from shardsearch.cluster.engine.sorting import SortField, ascending_keys, order
     rng = random.Random(seed)
     sort = (SortField("n", "asc"),)
     shard_samples = []

@@ -6,8 +6,8 @@ import asyncio
 import time
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.fanout import fan_out, share
-from shardsearch.cluster.simulation import ShardTimeout, SimulatedFailure
+from shardsearch.cluster.search.fanout import fan_out, share
+from shardsearch.cluster.distribution.simulation import ShardTimeout, SimulatedFailure
 
 
 def _calls(*behaviours):

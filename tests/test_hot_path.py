@@ -10,12 +10,12 @@ import asyncio
 import random
 from typing import Any
 
-import shardsearch.cluster.shard as shard_mod
+import shardsearch.cluster.engine.shard as shard_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 async def _cluster(docs: list[dict[str, Any]], shards: int, batches: int = 3) -> Coordinator:
@@ -140,7 +140,7 @@ def test_cached_statistics_never_serve_a_stale_snapshot() -> None:
 def test_top_k_preselection_keeps_exactly_the_rows_up_to_the_kth_value(m, k, distinct, seed,
                                                                         skew) -> None:
     import numpy as np
-    from shardsearch.cluster.sorting import smallest_rows
+    from shardsearch.cluster.engine.sorting import smallest_rows
     rng = np.random.default_rng(seed)
     prim = rng.integers(0, distinct, m).astype(np.float64)
     if skew:   # sorted values defeat a strided sample's guess: the fallback must catch it
@@ -155,8 +155,8 @@ def test_top_k_preselection_keeps_exactly_the_rows_up_to_the_kth_value(m, k, dis
        seed=st.integers(0, 2**32 - 1))
 def test_shard_top_k_equals_a_full_sort(m, k, distinct, seed) -> None:
     import numpy as np
-    from shardsearch.cluster.shard import ShardCore
-    from shardsearch.cluster.sorting import SortField, ascending_keys, order
+    from shardsearch.cluster.engine.shard import ShardCore
+    from shardsearch.cluster.engine.sorting import SortField, ascending_keys, order
     rng = np.random.default_rng(seed)
     scores = rng.integers(0, distinct, m).astype(np.float32)
     ties = rng.permutation(m).astype(np.int64)
@@ -178,7 +178,7 @@ words = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6)
 def test_one_term_match_from_the_postings_equals_the_dense_evaluation(texts, shards, term,
                                                                        min_score, deletes,
                                                                        frm, tag_query) -> None:
-    import shardsearch.cluster.shard as shard_module
+    import shardsearch.cluster.engine.shard as shard_module
     docs = [{"text": " ".join(w), "tag": w[0] if w else "none", "n": i}
             for i, w in enumerate(texts)]
     query = {"match": {"tag": term}} if tag_query else {"match": {"text": term}}

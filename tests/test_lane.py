@@ -8,7 +8,7 @@ import stat
 
 import pytest
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.lane import LaneClient, LaneClosed, LaneServer
+from shardsearch.cluster.distribution.lanes import LaneClient, LaneClosed, LaneServer
 
 
 class Target:
@@ -109,7 +109,7 @@ def test_a_serialized_class_never_runs_two_public_calls_at_once() -> None:
     import threading
     import time
 
-    from shardsearch.cluster.lane import serialized
+    from shardsearch.cluster.distribution.lanes import serialized
 
     class Counter:
         def __init__(self) -> None:
@@ -141,7 +141,7 @@ def test_a_serialized_class_never_runs_two_public_calls_at_once() -> None:
 
 
 def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
-    from shardsearch.cluster.lane import ThreadLane, serialized
+    from shardsearch.cluster.distribution.lanes import ThreadLane, serialized
 
     class Copy:
         def query(self, x: int) -> int:
@@ -170,7 +170,7 @@ def test_sockets_of_processes_that_are_gone_are_swept() -> None:
     import subprocess
     import sys
 
-    from shardsearch.cluster.lane import lane_dir
+    from shardsearch.cluster.distribution.lanes import lane_dir
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
     stale = os.path.join(lane_dir(), f"{gone}-deadbeef.sock")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from shardsearch.cluster.errors import IllegalArgument, SearchError, XContentParseError
-from shardsearch.cluster.limits import (MAX_JSON_DEPTH, check_immense_terms, check_json_depth,
+from shardsearch.cluster.engine.limits import (MAX_JSON_DEPTH, check_immense_terms, check_json_depth,
                                         check_shards_per_node, check_source_patterns,
                                         default_max_shards_per_node)
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from shardsearch.cluster.merge import merge, total_hits
-from shardsearch.cluster.models import ShardHits
-from shardsearch.cluster.sorting import SCORE_SORT, SortField, tiebreak
+from shardsearch.cluster.search.reduce import merge, total_hits
+from shardsearch.cluster.engine.shard_messages import ShardHits
+from shardsearch.cluster.engine.sorting import SCORE_SORT, SortField, tiebreak
 
 
 def _hits(shard: int, scores: list[float], seqs: list[int], rank: int = 0) -> ShardHits:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from shardsearch.cluster.request import UNSUPPORTED_BODY_KEYS
-from shardsearch.cluster.routing import selected_shards, shard_for
+from shardsearch.cluster.search.request import UNSUPPORTED_BODY_KEYS
+from shardsearch.cluster.indices.routing import selected_shards, shard_for
 
 DOCS = {str(i): {"title": "fox" if i % 2 else "dog", "n": i} for i in range(12)}
 

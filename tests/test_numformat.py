@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.numformat import decimal_format
+from shardsearch.cluster.engine.numformat import decimal_format
 
 
 @pytest.mark.parametrize("value,pattern,expected", [

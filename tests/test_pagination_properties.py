@@ -11,9 +11,9 @@ import asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardsearch.cluster.backend import LocalBackend
+from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 WORDS = ["alpha", "beta", "gamma", "delta"]
 

@@ -15,8 +15,8 @@ import pytest
 from inprocess import LocalCluster
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.routing import shard_for
-from shardsearch.cluster.simulation import ShardSimulator, ShardTimeout, SimulatedFailure, Trouble
+from shardsearch.cluster.indices.routing import shard_for
+from shardsearch.cluster.distribution.simulation import ShardSimulator, ShardTimeout, SimulatedFailure, Trouble
 
 MAPPINGS = {"properties": {"n": {"type": "long"}, "t": {"type": "text"},
                            "tag": {"type": "keyword"}}}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
-from shardsearch.cluster.query import parse_query
+from shardsearch.cluster.engine.query.dsl import parse_query
 
 NESTED_DEPTH_REASON = ("The nested depth of the query exceeds the maximum nested depth for "
                        "queries set in [indices.query.bool.max_nested_depth]")

@@ -1,12 +1,13 @@
-"""``query_string`` / ``simple_query_string`` syntax -> query-node trees (querystring.py)."""
+"""``query_string`` / ``simple_query_string`` syntax -> query-node trees
+(``cluster/engine/query/query_string.py``)."""
 from __future__ import annotations
 
 import pytest
 
 from shardsearch.cluster.errors import ParsingError, TooManyClauses
-from shardsearch.cluster.query import (Bool, DisMax, Exists, Match, MatchAll, MatchNone,
+from shardsearch.cluster.engine.query.dsl import (Bool, DisMax, Exists, Match, MatchAll, MatchNone,
                                        MatchPhrase, Prefix, QueryString, Range, Wildcard)
-from shardsearch.cluster.querystring import expand_query_string
+from shardsearch.cluster.engine.query.query_string import expand_query_string
 
 ALL = [("*", 1.0)]
 

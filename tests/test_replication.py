@@ -12,10 +12,10 @@ import orjson
 import pytest
 
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.durability import Durability
-from shardsearch.cluster.replication import (STARTED, GroupSession, LocalTransport,
+from shardsearch.cluster.distribution.durability import Durability
+from shardsearch.cluster.distribution.replication import (STARTED, GroupSession, LocalTransport,
                                              ReplicatedBackend)
-from shardsearch.cluster.request import parse_search
+from shardsearch.cluster.search.request import parse_search
 
 
 class Service:
@@ -197,9 +197,9 @@ def test_a_search_fails_over_and_fetches_by_seq_when_its_copy_dies(tmp_path: Pat
         full = await s.search("b", {"query": {"match": {"title": "beta"}}, "size": 5})
         # the query phase on one copy, then that copy dies before the fetch phase
         sess = GroupSession(g)
-        from shardsearch.cluster.models import ShardQuery
-        from shardsearch.cluster.query import parse_query
-        from shardsearch.cluster.sorting import SCORE_SORT
+        from shardsearch.cluster.engine.shard_messages import ShardQuery
+        from shardsearch.cluster.engine.query.dsl import parse_query
+        from shardsearch.cluster.engine.sorting import SCORE_SORT
         st, gen = await sess.call("term_stats", (["title"], [("title", "beta")], None))
         hits = await sess.call("query", (ShardQuery(parse_query({"match": {"title": "beta"}}),
                                                     SCORE_SORT, 5, 0, gen, st),))
@@ -268,8 +268,8 @@ def test_a_copy_holding_an_unacknowledged_write_is_rebuilt(tmp_path: Path) -> No
         g = s.group("b")
         a = g.copies[1]
         # copy 1 ran a command that never reached copy 0 and was never acknowledged
-        from shardsearch.cluster.mapping import parse_document
-        from shardsearch.cluster.shard import WriteOp
+        from shardsearch.cluster.engine.mapping import parse_document
+        from shardsearch.cluster.engine.shard import WriteOp
         fields, _ = parse_document({"title": "ghost"}, g.mapping, "ghost")
         a.handle.obj.command(g.next_op, "apply", ([WriteOp("index", "ghost", 999,
                                                            orjson.dumps({"title": "ghost"}),

@@ -4,7 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from shardsearch.cluster.routing import murmur3_32, shard_for
+from shardsearch.cluster.indices.routing import murmur3_32, shard_for
 
 
 def test_murmur3_matches_the_reference_vectors() -> None:
@@ -22,7 +22,7 @@ def test_shard_is_in_range_and_spreads_ids() -> None:
 
 def test_routing_does_not_depend_on_the_process() -> None:
     """Python's hash() is salted per process; ours must not be."""
-    code = ("from shardsearch.cluster.routing import shard_for;"
+    code = ("from shardsearch.cluster.indices.routing import shard_for;"
             "print([shard_for(f'doc-{i}', 7) for i in range(50)])")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            env={"PYTHONHASHSEED": seed}, check=True).stdout

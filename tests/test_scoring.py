@@ -22,8 +22,8 @@ import orjson
 import pytest
 from conftest import CORPORA_DIR
 from inprocess import LocalCluster
-from shardsearch.cluster.analysis import standard_tokens
-from shardsearch.cluster.routing import shard_for
+from shardsearch.cluster.engine.analysis import standard_tokens
+from shardsearch.cluster.indices.routing import shard_for
 
 GCIDE = CORPORA_DIR / "gcide.ndjson.gz"
 N_DOCS = 2000

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from shardsearch.cluster.mapping import Mapping
-from shardsearch.cluster.segment import (SOURCE_BLOCK, BufferedDoc, Segment, SourceStore,
+from shardsearch.cluster.engine.mapping import Mapping
+from shardsearch.cluster.engine.segment import (SOURCE_BLOCK, BufferedDoc, Segment, SourceStore,
                                          TermDict, narrow)
 
 TERMS = st.lists(st.text(alphabet="ab\nzé€", max_size=5), max_size=40, unique=True)

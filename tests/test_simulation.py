@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from shardsearch.cluster.routing import shard_for
+from shardsearch.cluster.indices.routing import shard_for
 
 DOCS = 60
 

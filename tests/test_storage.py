@@ -10,13 +10,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from shardsearch.cluster.mapping import Mapping, parse_document
-from shardsearch.cluster.models import ShardQuery
-from shardsearch.cluster.query import parse_query
-from shardsearch.cluster.shard import WriteOp
-from shardsearch.cluster.shard_copy import CopyBehind, CopyDiverged, GenerationGone, ShardCopy
-from shardsearch.cluster.sorting import SCORE_SORT
-from shardsearch.cluster.storage import (MetaStore, StorageCorrupt, WriteAheadLog, decode_op,
+from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.shard_messages import ShardQuery
+from shardsearch.cluster.engine.query.dsl import parse_query
+from shardsearch.cluster.engine.shard import WriteOp
+from shardsearch.cluster.distribution.shard_copy import CopyBehind, CopyDiverged, GenerationGone, ShardCopy
+from shardsearch.cluster.engine.sorting import SCORE_SORT
+from shardsearch.cluster.engine.storage import (MetaStore, StorageCorrupt, WriteAheadLog, decode_op,
                                          encode_op, frame, scan, write_atomic)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import ActionRequestValidation, IllegalArgument
-from ...cluster.request import check_params
+from ...cluster.search.request import check_params
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
-from ...cluster.gcpause import gc_paused
-from ...cluster.mapping import doc_shape
-from ...cluster.request import check_params
-from ...cluster.source_filter import filter_source
+from ...cluster.engine.gcpause import gc_paused
+from ...cluster.engine.mapping import doc_shape
+from ...cluster.search.request import check_params
+from ...cluster.engine.source_filter import filter_source
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse

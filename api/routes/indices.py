@@ -9,7 +9,7 @@ from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
-from ...cluster.request import check_params
+from ...cluster.search.request import check_params
 
 router = APIRouter()
 

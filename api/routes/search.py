@@ -6,9 +6,9 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import IllegalArgument, ParsingError
-from ...cluster.query import MatchAll, QueryString, parse_query
-from ...cluster.request import check_params, parse_search
-from ...cluster.routing import parse_shards_preference
+from ...cluster.engine.query.dsl import MatchAll, QueryString, parse_query
+from ...cluster.search.request import check_params, parse_search
+from ...cluster.indices.routing import parse_shards_preference
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse

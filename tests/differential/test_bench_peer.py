@@ -11,7 +11,7 @@ import httpx
 import orjson
 import pytest
 
-from shardsearch import bench
+from shardsearch.benchmarks import bench
 
 PEER_PY = Path(__file__).resolve().parents[2] / "benchmarks" / "peers" / "opensearch" / "peer.py"
 

@@ -13,8 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ...mapping import parse_date_math
-from .collect import (Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
+from ..mapping import parse_date_math
+from .collect import (COLLECTORS, Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
                       missing_value)
 from .dates import parse_offset, round_down, zone
 from .parse import AggNode
@@ -376,11 +376,7 @@ def global_(node: AggNode, view: ShardView, rows: Rows) -> Fixed:
                          lambda si: [np.ones(len(everything.docs[si]), dtype=bool)])
 
 
-def _composite(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
-    from .composite import composite
-    return composite(node, view, rows)
-
-
-BUCKETS = {"composite": _composite, "terms": terms, "histogram": histogram, "date_histogram": date_histogram,
+BUCKETS = {"terms": terms, "histogram": histogram, "date_histogram": date_histogram,
            "range": ranges, "date_range": ranges, "filter": filter_, "filters": filters,
            "missing": missing, "global": global_}
+COLLECTORS.update(BUCKETS)

@@ -13,9 +13,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ...mapping import Mapping, parse_date
-from ...query import Query
-from ...segment import Segment
+from ..mapping import Mapping, parse_date
+from ..query.dsl import Query
+from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
 from .values import stored_kind
 
@@ -58,15 +58,19 @@ def collect(req: AggRequest, view: ShardView, matched: list[np.ndarray],
     return collect_level(req.nodes, view, rows)
 
 
+#: Aggregation type -> its collector; ``bucket``, ``metric`` and ``composite`` register theirs
+#: (they call back into :func:`collect_level` for sub-aggregations, so this module cannot
+#: import them without a cycle). The package's ``__init__`` imports them all.
+COLLECTORS: dict[str, Any] = {}
+
+
 def collect_level(nodes: tuple[AggNode, ...], view: ShardView, rows: Rows) -> dict[str, Any]:
     """The partials of sibling aggregations over the same rows."""
-    from .bucket import BUCKETS
-    from .metric import METRICS
     out: dict[str, Any] = {}
     for node in nodes:
         if node.type in PIPELINE_TYPES:   # the coordinator runs them on the reduced result
             continue
-        fn = BUCKETS.get(node.type) or METRICS.get(node.type)
+        fn = COLLECTORS.get(node.type)
         if fn is None:
             raise IllegalArgument(f"aggregation type [{node.type}] is not supported")
         out[node.name] = fn(node, view, rows)

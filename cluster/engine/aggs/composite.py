@@ -15,7 +15,7 @@ import numpy as np
 import orjson
 
 from .bucket import _pairs
-from .collect import Rows, ShardView, collect_level, concat, field_kind, group
+from .collect import COLLECTORS, Rows, ShardView, collect_level, concat, field_kind, group
 from .dates import parse_offset, round_down, zone
 from .parse import AggNode
 from .partials import Keyed
@@ -189,3 +189,5 @@ def _key_text(node: AggNode, values: list[np.ndarray], dicts: list[np.ndarray | 
         else:
             key.append(float(x))
     return orjson.dumps(key).decode()
+
+COLLECTORS["composite"] = composite

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ...matcher import Context, evaluate, expand, validate
-from ...query import Query
-from ...segment import Segment
+from ..query.matching import Context, evaluate, expand, validate
+from ..query.dsl import Query
+from ..segment import Segment
 from .collect import ShardView, collect
 
 

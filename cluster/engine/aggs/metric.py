@@ -11,7 +11,7 @@ import numpy as np
 
 from ...errors import IllegalArgument
 from .bucket import _pairs
-from .collect import Rows, ShardView, concat, field_kind, group
+from .collect import COLLECTORS, Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
 from .partials import Distinct, Stats, Values
 
@@ -110,3 +110,4 @@ def _top_hits(node: AggNode, view: ShardView, rows: Rows) -> Any:
 
 METRICS.update(top_hits=_top_hits, weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
                percentile_ranks=percentiles)
+COLLECTORS.update(METRICS)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from ...query import Query, parse_query
+from ..query.dsl import Query, parse_query
 
 VALUE_SOURCE = {"field", "missing", "format", "value_type"}
 PARAMS: dict[str, set[str]] = {
@@ -266,8 +266,8 @@ def _check_node(node: AggNode, depth: int) -> None:
                 bad = sorted(set(r) - {"from", "to", "key"}) if isinstance(r, dict) else [r]
                 raise XContentParseError(f"[1:1] [range] unknown field [{bad[0]}]")
     elif kind == "top_hits":
-        from ...request import parse_source
-        from ...sorting import parse_sort
+        from ..source_filter import parse_source
+        from ..sorting import parse_sort
         parse_sort(p.get("sort"))
         p["_source_filter"] = parse_source(p.get("_source"))
         for key in ("from", "size"):
@@ -355,7 +355,7 @@ def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
 
 def _after_value(src: AggNode, value: Any) -> Any:
     if src.type == "date_histogram" and isinstance(value, str):
-        from ...mapping import parse_date_nanos
+        from ..mapping import parse_date_nanos
         fmt = src.params.get("format")
         return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
                                 time_zone=src.params.get("time_zone")) // 1_000_000

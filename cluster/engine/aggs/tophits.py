@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ...sorting import SortField, parse_sort
+from ..sorting import SortField, parse_sort
 from .collect import Rows, ShardView, concat
 from .parse import AggNode
-from ...segment import KeywordField, NumericField
+from ..segment import KeywordField, NumericField
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...segment import KeywordField, NumericField, Segment
+from ..segment import KeywordField, NumericField, Segment
 
 _DOC_CSR: weakref.WeakKeyDictionary[Segment, dict[str, tuple[np.ndarray, np.ndarray]]] = \
     weakref.WeakKeyDictionary()

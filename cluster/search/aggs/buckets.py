@@ -17,26 +17,13 @@ from ...engine.aggs.bucket import resolve_ranges
 from ...engine.aggs.dates import iso, next_key, parse_offset, round_down, zone, UNIT_MS
 from ...engine.aggs.parse import AggNode
 from ...errors import IllegalArgument
-from ...mapping import format_date, parse_date_math
-from ...numformat import decimal_format
+from ...engine.mapping import format_date, parse_date_math
+from ...engine.numformat import decimal_format, java_double
 from .pipeline import run_parents
 
 if TYPE_CHECKING:
     from .reduce import Result
     from .render import RenderContext
-
-
-def java_double(x: float) -> str:
-    """Java's ``Double.toString``: ``100.0``, ``0.001``, ``1.0E7``."""
-    x = float(x)
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    if x == 0 or 1e-3 <= abs(x) < 1e7:
-        return repr(x)
-    sign, digits, exp = Decimal(repr(x)).normalize().as_tuple()
-    ds = "".join(map(str, digits))
-    e = len(ds) - 1 + int(exp)
-    return ("-" if sign else "") + ds[0] + "." + (ds[1:] or "0") + f"E{e}"
 
 
 def format_number(value: float, fmt: str | None) -> str:
@@ -85,11 +72,10 @@ def _key_out(kind: str, key: Any, node: AggNode, ctx: RenderContext, tz: Any = N
 
 def _bucket(head: dict[str, Any], count: int, node: AggNode, res: Result | None,
             row: int | None, ctx: RenderContext) -> dict[str, Any]:
-    from .render import render_level
     out = dict(head)
     out["doc_count"] = int(count)
     if node.subs:
-        out.update(render_level(node.subs, res.subs if res is not None else {}, row, ctx))
+        out.update(ctx.render_level(node.subs, res.subs if res is not None else {}, row, ctx))
     return out
 
 
@@ -103,7 +89,7 @@ def render_keyed(node: AggNode, res: Result | None, owner: int | None, ctx: Rend
 
 
 def _order_rows(node: AggNode, res: Result | None, rows: list[int | None],
-                keys: list[Any], counts: list[int]) -> list[int]:
+                keys: list[Any], counts: list[int], ctx: RenderContext) -> list[int]:
     """Positions of ``rows`` sorted by the aggregation's ``order`` (stable, last key first)."""
     pos = list(range(len(rows)))
     for path, direction in reversed(node.params.get("order") or [("_key", "asc")]):
@@ -115,16 +101,15 @@ def _order_rows(node: AggNode, res: Result | None, rows: list[int | None],
         else:
             fill = -math.inf if desc else math.inf
             vals = [v if v is not None else fill
-                    for v in (_path_value(node, res, r, path) for r in rows)]
+                    for v in (_path_value(node, res, r, path, ctx) for r in rows)]
         pos.sort(key=lambda i: vals[i], reverse=desc)
     return pos
 
 
-def _path_value(node: AggNode, res: Result | None, row: int | None, path: str
-                ) -> float | None:
+def _path_value(node: AggNode, res: Result | None, row: int | None, path: str,
+                ctx: RenderContext) -> float | None:
     """A sub-aggregation's value for one bucket: ``metric``, ``stats.avg``, ``filter>metric``,
     ``filter._count``."""
-    from .render import metric_value
     steps = path.split(">")
     cur_node, cur_res, cur_row = node, res, row
     for i, step in enumerate(steps):
@@ -143,7 +128,7 @@ def _path_value(node: AggNode, res: Result | None, row: int | None, path: str
                         float(sub_res.counts[cur_row])  # type: ignore[index]
             cur_node, cur_res = sub, sub_res
             continue
-        return metric_value(sub, sub_res, cur_row, prop or None)
+        return ctx.metric_value(sub, sub_res, cur_row, prop or None)
     return None
 
 
@@ -155,7 +140,7 @@ def _terms(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderContext
     rows = [r for r in range(a, b) if res is not None and res.counts[r] >= mdc]  # type: ignore
     keys = [res.keys[r] for r in rows] if res is not None else []  # type: ignore[index]
     counts = [int(res.counts[r]) for r in rows] if res is not None else []  # type: ignore
-    order = _order_rows(node, res, rows, keys, counts)
+    order = _order_rows(node, res, rows, keys, counts, ctx)
     top = order[:size]
     ctx.spend(len(top))
     buckets = [_bucket(_key_out(kind, _py(keys[i]), node, ctx), counts[i], node, res, rows[i],
@@ -191,7 +176,7 @@ def _histogram(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderCon
               for r in rows]
     sel = [i for i, c in enumerate(counts) if c >= mdc]
     rows, keys, counts = [rows[i] for i in sel], [keys[i] for i in sel], [counts[i] for i in sel]
-    order = _order_rows(node, res, rows, keys, counts)
+    order = _order_rows(node, res, rows, keys, counts, ctx)
     ctx.spend(len(order))
     buckets = [_bucket(_key_out(kind, keys[i], node, ctx, tz), counts[i], node, res, rows[i],
                        ctx) for i in order]

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ...engine.aggs.parse import AggNode
+from ...engine.numformat import java_double
 from ...errors import SearchError
 
 SIBLING = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket"}
@@ -112,7 +113,6 @@ def run_siblings(nodes: tuple[AggNode, ...], rendered: dict[str, Any], typed: bo
 
 def _key_text(key: Any) -> str:
     if isinstance(key, float):
-        from .buckets import java_double
         return java_double(key)
     return str(key)
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode, AggRequest
+from ...engine.numformat import java_double
 from ...errors import SearchError
 from .buckets import render_fixed, render_keyed
 from .pipeline import run_siblings
@@ -43,6 +44,14 @@ class RenderContext:
     typed_keys: bool = False
     max_buckets: int = DEFAULT_MAX_BUCKETS
     buckets: int = 0
+    # bucket rendering (``buckets.py``) recurses into sub-aggregations through these two, so it
+    # needs no import of this module back
+    render_level: Any = None
+    metric_value: Any = None
+
+    def __post_init__(self) -> None:
+        self.render_level = self.render_level or render_level
+        self.metric_value = self.metric_value or metric_value
 
     def field_type(self, name: str | None) -> Any:
         for m in self.mappings:
@@ -179,7 +188,6 @@ def render_percentiles(node: AggNode, res: Result | None, owner: int | None,
     """Exact percentiles: the value at rank ``floor(p/100 · n)`` of the sorted values (what
     t-digest gives while every centroid is one value); ranks count values below plus half
     those equal."""
-    from .buckets import java_double
     vals = np.zeros(0)
     if res is not None and res.values is not None and owner is not None:
         a, b = res.rows_of(owner)

@@ -10,7 +10,7 @@ import orjson
 
 from ...engine.aggs.parse import AggNode
 from ...engine.aggs.tophits import sort_fields
-from ...source_filter import filter_source
+from ...engine.source_filter import filter_source
 
 if TYPE_CHECKING:
     from .reduce import Result

@@ -1,0 +1,533 @@
+"""``shardsearch bench``: shardsearch against peers, over loopback HTTP, in one run.
+
+What it does, per engine (shardsearch at each shard count, then Tantivy and SQLite FTS5 behind a
+minimal FastAPI endpoint, see ``peers/``; the corpus in ``corpus.py``, the report in ``report.py``):
+
+1. starts the engine's HTTP server as a child process on 127.0.0.1 (shardsearch: ``shardsearch
+   serve`` with its own private Ray), and measures the memory of its process tree while empty;
+2. bulk-loads the corpus (``_bulk`` NDJSON, then ``_refresh``) and reports documents per second;
+3. runs a bounded load (fixed request count *and* a time cap, at 1 and 8 connections) for three
+   queries (``match_all``, a keyword sort, a ranked ``match``) at three depths (page 1,
+   ``from`` = 9,990, and depth 100,000 — by ``from`` with a raised ``index.max_result_window``
+   and by ``search_after``), and reports p50/p99 latency and requests per second;
+4. measures the memory again (loaded and peak) and stops the server.
+
+Everything is loopback only, bounded in count and time, and stops by itself. Results: a JSON
+file, PNG plots and a Markdown table under ``--out`` (default ``bench_results/``).
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import platform
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .corpus import (DEFAULT_CORPUS, ROOT, Corpus, bulk_bodies, infer_mapping,  # noqa: F401
+                     load_corpus, read_ndjson, synthetic_lines)
+from .report import markdown_table, plot, targets  # noqa: F401 - re-exported
+
+SIZE = 10
+DEEP = 100_000
+MID = 9_990
+
+# --- load generator -----------------------------------------------------------------------------
+
+
+@dataclass
+class LoadStats:
+    """What one bounded load run measured."""
+
+    requests: int          # completed requests (status 200)
+    errors: int            # requests that failed or answered another status
+    wall_s: float
+    p50_ms: float | None
+    p99_ms: float | None
+    mean_ms: float | None
+    rps: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def percentile(sorted_values: list[float], q: float) -> float | None:
+    """The ``q``-quantile (0..1) of already sorted values, by linear interpolation."""
+    if not sorted_values:
+        return None
+    if len(sorted_values) == 1:
+        return sorted_values[0]
+    pos = q * (len(sorted_values) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
+
+
+def summarize(latencies_s: list[float], errors: int, wall_s: float) -> LoadStats:
+    """p50/p99/mean in milliseconds and completed requests per second."""
+    xs = sorted(latencies_s)
+    ms = [x * 1000.0 for x in xs]
+    mean = sum(ms) / len(ms) if ms else None
+    return LoadStats(len(xs), errors, wall_s, _r(percentile(ms, 0.5)),
+                     _r(percentile(ms, 0.99)), _r(mean), round(len(xs) / wall_s, 2)
+                     if wall_s > 0 else 0.0)
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 3)
+
+
+async def run_load(client: Any, url: str, body: bytes, requests: int, connections: int,
+                   time_cap_s: float, warmup: int = 2) -> LoadStats:
+    """POST ``body`` to ``url`` ``requests`` times over ``connections`` concurrent workers,
+    stopping early at ``time_cap_s``. Each worker sends its next request when the previous
+    one is answered (closed loop)."""
+    headers = {"content-type": "application/json"}
+    for _ in range(warmup):
+        await client.post(url, content=body, headers=headers)
+    latencies: list[float] = []
+    errors = 0
+    issued = 0
+    t_start = time.perf_counter()
+    deadline = t_start + time_cap_s
+
+    async def worker() -> None:
+        nonlocal issued, errors
+        while issued < requests and time.perf_counter() < deadline:
+            issued += 1
+            t0 = time.perf_counter()
+            try:
+                r = await client.post(url, content=body, headers=headers)
+                ok = r.status_code == 200
+            except Exception:  # noqa: BLE001 - counted, the run goes on
+                ok = False
+            if ok:
+                latencies.append(time.perf_counter() - t0)
+            else:
+                errors += 1
+
+    await asyncio.gather(*(worker() for _ in range(connections)))
+    return summarize(latencies, errors, time.perf_counter() - t_start)
+
+
+# --- servers ------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RAY_ADDRESS", "SHARDSEARCH_RAY_ADDRESS")}
+    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    return env
+
+
+def _process_label(p: Any) -> str:
+    """A short name for a process of a server's tree (Ray workers by their actor class)."""
+    try:
+        cmd = p.cmdline()
+    except Exception:  # noqa: BLE001
+        cmd = []
+    name = p.name()
+    if cmd and cmd[0].startswith("ray::"):
+        return cmd[0]
+    for part in cmd:
+        if part.endswith(("raylet", "gcs_server")):
+            return part.rsplit("/", 1)[-1]
+    if "shardsearch.cli" in cmd or "shardsearch.benchmarks.peers.serve" in cmd:
+        return "http front end (driver)"
+    return name
+
+
+def _opensearch_peer() -> Any:
+    """``peers/opensearch/peer.py``, loaded by path (it sits beside its Maven project, not in a
+    Python package)."""
+    import importlib.util
+    path = Path(__file__).resolve().parent / "peers/opensearch/peer.py"
+    spec = importlib.util.spec_from_file_location("opensearch_bench_peer", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Server:
+    """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
+
+    def __init__(self, engine: str, log_dir: Path) -> None:
+        self.engine = engine
+        self.port = free_port()
+        self.data_dir: str | None = None
+        if engine == "shardsearch":
+            # a fresh data directory: durable writes as configured by default, no old indices
+            self.data_dir = tempfile.mkdtemp(prefix="shardsearch-bench-")
+            cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
+                   "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512",
+                   "--data-dir", self.data_dir]
+        elif engine == "opensearch":
+            cmd = _opensearch_peer().command(self.port)
+        else:
+            cmd = [sys.executable, "-m", "shardsearch.benchmarks.peers.serve", "--engine", engine,
+                   "--port", str(self.port)]
+        log_dir.mkdir(parents=True, exist_ok=True)
+        self.log = open(log_dir / f"{engine}-{self.port}.log", "wb")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
+                                     env=_child_env(), start_new_session=True)
+        self.peak_rss = 0
+        self._stop_sampling = threading.Event()
+        self._sampler = threading.Thread(target=self._sample, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def wait_ready(self, timeout_s: float = 180.0) -> None:
+        import httpx
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{self.engine} server exited with {self.proc.returncode}; "
+                                   f"see {self.log.name}")
+            try:
+                if httpx.get(self.url + "/", timeout=2).status_code == 200:
+                    self._sampler.start()
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"{self.engine} server did not start in {timeout_s:.0f} s")
+
+    def processes(self) -> list[Any]:
+        import psutil
+        try:
+            root = psutil.Process(self.proc.pid)
+            return [root] + root.children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    def memory(self) -> dict[str, int]:
+        """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
+        processes and workers)."""
+        rss = pss = 0
+        by_name: dict[str, int] = {}
+        for p in self.processes():
+            try:
+                info = p.memory_full_info()
+                rss += info.rss
+                pss += getattr(info, "pss", info.rss)
+                name = _process_label(p)
+                by_name[name] = by_name.get(name, 0) + getattr(info, "pss", info.rss)
+            except Exception:  # noqa: BLE001 - a process that just exited
+                continue
+        return {"rss": rss, "pss": pss, "pss_by_process": by_name}
+
+    def _sample(self) -> None:
+        while not self._stop_sampling.wait(0.5):
+            total = 0
+            for p in self.processes():
+                try:
+                    total += p.memory_info().rss
+                except Exception:  # noqa: BLE001
+                    continue
+            self.peak_rss = max(self.peak_rss, total)
+
+    def stop(self) -> None:
+        """SIGTERM (graceful: shardsearch stops its Ray), then SIGKILL of our own child
+        process group if it does not exit in time."""
+        self._stop_sampling.set()
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+        self.log.close()
+        if self.data_dir is not None:
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+
+
+# --- the benchmark ------------------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """How much to run."""
+
+    shard_counts: list[int]
+    engines: list[str]                 # peers to run beside shardsearch
+    connections: list[int]
+    requests: dict[int, int]           # connections -> request count
+    time_cap_s: float
+    bulk_batch: int
+    bulk_connections: int
+    depths: list[int]
+    queries: list[str] = field(default_factory=lambda: ["match_all", "sort", "match"])
+
+
+def full_plan() -> Plan:
+    return Plan(shard_counts=[1, 2, 4, 8], engines=["tantivy", "sqlite"], connections=[1, 8],
+                requests={1: 60, 8: 240}, time_cap_s=12.0, bulk_batch=5000,
+                bulk_connections=2, depths=[0, MID, DEEP])
+
+
+def quick_plan() -> Plan:
+    return Plan(shard_counts=[2], engines=["tantivy", "sqlite"], connections=[1, 8],
+                requests={1: 12, 8: 32}, time_cap_s=3.0, bulk_batch=1000,
+                bulk_connections=2, depths=[0, 990, 2000])
+
+
+def query_body(corpus: Corpus, query: str, frm: int = 0, size: int = SIZE,
+               search_after: list[Any] | None = None, tiebreak: bool = False) -> dict[str, Any]:
+    """The search body of one scenario. With ``tiebreak`` the sort ends with ``_doc`` (the
+    unique tie-break search_after needs)."""
+    body: dict[str, Any] = {"size": size}
+    if frm:
+        body["from"] = frm
+    if query == "match":
+        body["query"] = {"match": {corpus.text_field: corpus.term}}
+        if tiebreak:
+            body["sort"] = [{"_score": "desc"}, {"_doc": "asc"}]
+    elif query == "sort":
+        body["sort"] = [{corpus.sort_field: "asc"}] + ([{"_doc": "asc"}] if tiebreak else [])
+    else:
+        if tiebreak:
+            body["sort"] = [{"_doc": "asc"}]
+    if search_after is not None:
+        body["search_after"] = search_after
+    return body
+
+
+def machine_info() -> dict[str, Any]:
+    import psutil
+    model = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"nproc": os.cpu_count(), "ram_gib": round(psutil.virtual_memory().total / 2**30, 1),
+            "cpu": model, "python": platform.python_version(), "platform": platform.platform(),
+            "load_avg_start": [round(x, 2) for x in os.getloadavg()]}
+
+
+def _log(msg: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Plan
+                     ) -> dict[str, Any]:
+    bodies = bulk_bodies(corpus, plan.bulk_batch)
+    queue = list(enumerate(bodies))
+    errors = 0
+    headers = {"content-type": "application/x-ndjson"}
+
+    async def worker() -> None:
+        nonlocal errors
+        while queue:
+            _, body = queue.pop(0)
+            r = await client.post(f"{url}/{index}/_bulk", content=body, headers=headers,
+                                  timeout=600)
+            if r.status_code != 200 or r.json().get("errors"):
+                errors += 1
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(plan.bulk_connections)))
+    t_bulk = time.perf_counter() - t0
+    r = await client.post(f"{url}/{index}/_refresh", timeout=600)
+    r.raise_for_status()
+    wall = time.perf_counter() - t0
+    return {"docs": len(corpus), "bulk_s": round(t_bulk, 3), "refresh_s": round(wall - t_bulk, 3),
+            "wall_s": round(wall, 3), "docs_per_s": round(len(corpus) / wall, 1),
+            "failed_batches": errors, "batch": plan.bulk_batch,
+            "connections": plan.bulk_connections}
+
+
+async def _search_json(client: Any, url: str, body: dict[str, Any]) -> dict[str, Any]:
+    r = await client.post(url, content=orjson.dumps(body),
+                          headers={"content-type": "application/json"}, timeout=600)
+    if r.status_code != 200:
+        raise RuntimeError(f"search failed ({r.status_code}): {r.text[:300]}")
+    return r.json()
+
+
+async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out: Path
+                       ) -> dict[str, Any]:
+    """Start one engine, load the corpus, run every scenario, stop it."""
+    import httpx
+    server = Server(engine, out / "logs")
+    result: dict[str, Any] = {"engine": engine, "shards": shards, "runs": []}
+    try:
+        server.wait_ready()
+        await asyncio.sleep(1.0)
+        mem_empty = server.memory()
+        index = "bench"
+        limits = httpx.Limits(max_connections=max(plan.connections) + 2,
+                              max_keepalive_connections=max(plan.connections) + 2)
+        async with httpx.AsyncClient(limits=limits, timeout=120) as client:
+            # no periodic refresh while bulk loading (Elasticsearch's advice for bulk loads):
+            # one refresh at the end makes one segment per shard
+            settings = {"number_of_shards": shards, "number_of_replicas": 0,
+                        "max_result_window": max(plan.depths) + 10 * SIZE,
+                        "refresh_interval": "-1"}
+            body = {"settings": settings, "mappings": corpus.mapping,
+                    "_bench": {"text_field": corpus.text_field, "sort_field": corpus.sort_field}}
+            if engine in ("shardsearch", "opensearch"):
+                body.pop("_bench")
+            r = await client.put(f"{server.url}/{index}", content=orjson.dumps(body),
+                                 headers={"content-type": "application/json"})
+            r.raise_for_status()
+            _log(f"{engine} shards={shards}: bulk loading {len(corpus)} docs")
+            result["bulk"] = await _bulk_load(client, server.url, index, corpus, plan)
+            _log(f"{engine} shards={shards}: {result['bulk']['docs_per_s']:.0f} docs/s")
+            await asyncio.sleep(1.0)
+            mem_loaded = server.memory()
+            url = f"{server.url}/{index}/_search"
+            for query in plan.queries:
+                first = await _search_json(client, url, dict(query_body(corpus, query),
+                                                             track_total_hits=True))
+                total = first["hits"]["total"]["value"]
+                for depth in plan.depths:
+                    d = min(depth, max(0, total - SIZE))
+                    methods = ["from"] if d == 0 else ["from", "search_after"]
+                    for method in methods:
+                        if method == "search_after":
+                            if engine not in ("shardsearch", "opensearch"):
+                                continue
+                            prev = await _search_json(client, url, query_body(
+                                corpus, query, frm=d - 1, size=1, tiebreak=True))
+                            after = prev["hits"]["hits"][0]["sort"]
+                            body_b = orjson.dumps(query_body(corpus, query, search_after=after,
+                                                             tiebreak=True))
+                        else:
+                            body_b = orjson.dumps(query_body(corpus, query, frm=d))
+                        slow = False
+                        for conns in plan.connections:
+                            if slow:   # a closed loop of such requests would outlast the cap
+                                _log(f"{engine} s={shards} {query} depth={d} {method} c={conns}"
+                                     ": skipped (p50 at 1 connection above a quarter of the "
+                                     "time cap)")
+                                continue
+                            st = await run_load(client, url, body_b, plan.requests[conns],
+                                                conns, plan.time_cap_s)
+                            slow = (st.p50_ms or 0) > plan.time_cap_s * 1000 / 4
+                            row = {"engine": engine, "shards": shards, "query": query,
+                                   "depth": d, "method": method, "connections": conns,
+                                   "total_hits": total, **st.as_dict()}
+                            result["runs"].append(row)
+                            _log(f"{engine} s={shards} {query:9} depth={d:<6} {method:12} "
+                                 f"c={conns}: p50 {st.p50_ms} ms p99 {st.p99_ms} ms "
+                                 f"{st.rps} req/s err={st.errors}")
+            mem_after = server.memory()
+        result["memory"] = {"empty": mem_empty, "loaded": mem_loaded, "after_load": mem_after,
+                            "peak_rss": server.peak_rss,
+                            "loaded_above_empty_pss": mem_loaded["pss"] - mem_empty["pss"],
+                            "loaded_above_empty_rss": mem_loaded["rss"] - mem_empty["rss"],
+                            "raw_ndjson_bytes": corpus.raw_bytes}
+    finally:
+        server.stop()
+    return result
+
+
+async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "machine": machine_info(), "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "corpus": {"name": corpus.name, "docs": len(corpus), "raw_bytes": corpus.raw_bytes,
+                   "text_field": corpus.text_field, "sort_field": corpus.sort_field,
+                   "term": corpus.term},
+        "plan": asdict(plan), "shardsearch": {}, "peers": list(plan.engines)}
+    for shards in plan.shard_counts:
+        report["shardsearch"][str(shards)] = await bench_engine("shardsearch", shards, corpus,
+                                                                plan, out)
+    for peer in plan.engines:
+        try:
+            report[peer] = await bench_engine(peer, 1, corpus, plan, out)
+        except Exception as e:  # noqa: BLE001 - a missing peer library skips that peer
+            _log(f"{peer}: skipped ({type(e).__name__}: {e})")
+            report[peer] = None
+    report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["targets"] = targets(report)
+    return report
+
+
+def main(args: Any) -> int:
+    """Entry point of ``shardsearch bench`` (arguments from ``cli.py``)."""
+    if args.from_json:   # redo the table and plots of an earlier run
+        report = orjson.loads(Path(args.from_json).read_bytes())
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "table.md").write_text(markdown_table(report))
+        plot(report, out)
+        print(json.dumps(targets(report), indent=2))
+        return 0
+    plan = quick_plan() if args.quick else full_plan()
+    if args.shards:
+        plan.shard_counts = [int(s) for s in re.split(r"[, ]+", args.shards) if s]
+    if args.peers is not None:
+        plan.engines = [p for p in re.split(r"[, ]+", args.peers) if p and p != "none"]
+    if args.requests:
+        plan.requests = {c: args.requests * c for c in plan.connections}
+    limit = args.limit if args.limit else (3000 if args.quick else None)
+    synthetic = args.corpus == "synthetic"
+    corpus_path = Path(args.corpus) if args.corpus and not synthetic else None
+    if corpus_path is not None and not corpus_path.exists():
+        raise SystemExit(f"bench: no such corpus file: {corpus_path}")
+    if args.quick and limit:
+        deep = max(10, min(limit - 2 * SIZE, 2000))
+        plan.depths = [0, min(990, deep // 2), deep]
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
+                         text_field=args.text_field, synthetic=synthetic)
+    _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
+         f"shards {plan.shard_counts}; peers {plan.engines}")
+    report = asyncio.run(run_bench(corpus, plan, out))
+    (out / "results.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    (out / "table.md").write_text(markdown_table(report))
+    if not args.no_plots:
+        plot(report, out)
+    _log(f"wrote {out / 'results.json'}, {out / 'table.md'} and plots")
+    print(json.dumps(report["targets"], indent=2))
+    return 0
+
+
+def add_arguments(p: Any) -> None:
+    """The ``bench`` subcommand's options."""
+    p.add_argument("--corpus", default=None,
+                   help="NDJSON file (optionally .gz), one document a line, or 'synthetic'; "
+                        "default: ../shared/corpora/gcide.ndjson.gz when present, else a "
+                        "synthetic one")
+    p.add_argument("--limit", type=int, default=None, help="use the first N documents")
+    p.add_argument("--quick", action="store_true",
+                   help="a small run: 3,000 documents, 2 shards, few requests (about a minute)")
+    p.add_argument("--out", default="bench_results", help="output folder (default bench_results)")
+    p.add_argument("--shards", default=None, help="shard counts, e.g. '1,2,4,8'")
+    p.add_argument("--peers", default=None,
+                   help="peers to run beside shardsearch: 'tantivy,sqlite' (default), "
+                        "'opensearch,tantivy,sqlite' (OpenSearch needs Java 17+ and Maven) "
+                        "or 'none'")
+    p.add_argument("--requests", type=int, default=None,
+                   help="requests per connection in each load run")
+    p.add_argument("--term", default=None, help="term of the ranked match query")
+    p.add_argument("--text-field", default=None, help="field of the ranked match query")
+    p.add_argument("--sort-field", default=None, help="keyword field of the sort query")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--from-json", default=None,
+                   help="no run: write the table and plots of an earlier results.json")

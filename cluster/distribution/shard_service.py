@@ -1,0 +1,126 @@
+"""The shard's remote interface: a thin shell over the engine's :class:`ShardCore`.
+
+It adds what only a hosted shard needs — simulated trouble and the deadline of each search call
+(``simulation.py``), the node it runs on, writes' results as one JSON text — and nothing of a
+shard's data or logic, which stays in ``engine/shard.py``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ..engine.mapping import Mapping
+from ..engine.scoring import Stats
+from ..engine.shard import ShardCore, WriteBatch, WriteOp
+from ..engine.shard_messages import FetchedDoc, ShardHits, ShardQuery
+from .simulation import ShardSimulator
+
+
+class ShardService:
+    """The shard's remote interface: a thin shell over :class:`ShardCore`.
+
+    Hosted by :class:`~.shard_copy.ShardCopy` (a Ray actor) in the service, and in-process
+    by ``LocalBackend`` in unit tests.
+    """
+
+    def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
+        self.core = ShardCore(index, shard, mapping)
+        self.sim = ShardSimulator()   # simulated trouble, off by default (simulation.py)
+
+    def apply(self, ops: list[WriteOp] | WriteBatch, mapping: Mapping | None = None,
+              refresh: bool = False) -> tuple[list[dict[str, Any]], int]:
+        results = self.core.apply(ops, mapping)
+        gen = self.core.refresh() if refresh else self.core.generation
+        if isinstance(ops, WriteBatch):
+            # a batch's thousands of results cross as one JSON text: far cheaper to send and
+            # read than as many pickled dicts (and JSON-safe, as a copy's last result must be)
+            return orjson.dumps(results).decode(), gen
+        return results, gen
+
+    def refresh(self) -> int:
+        return self.core.refresh()
+
+    def set_mapping(self, mapping: Mapping) -> None:
+        self.core.set_mapping(mapping)
+
+    # search calls run through ``self.sim``: a deadline, and simulated trouble when set
+
+    def query(self, q: ShardQuery) -> ShardHits:
+        return self.sim.annotate(self.sim.run(self.core.query, q, deadline=q.deadline),
+                                 q.profile)
+
+    def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
+                   generation: int | None, deadline: float | None = None
+                   ) -> tuple[Stats, int]:
+        return self.sim.run(self.core.term_stats, fields, terms, generation, deadline=deadline)
+
+    def sample(self, q: ShardQuery, samples: int
+               ) -> tuple[int, list[Any], list[int], list[str]]:
+        return self.sim.run(self.core.sample, q, samples, deadline=q.deadline)
+
+    def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
+              limit: int) -> tuple[int, ShardHits]:
+        below, hits = self.sim.run(self.core.range, q, lo, hi, limit, deadline=q.deadline)
+        return below, self.sim.annotate(hits, q.profile)
+
+    def window(self, q: ShardQuery, start: int, limit: int) -> tuple[int, ShardHits]:
+        below, hits = self.sim.run(self.core.window, q, start, limit, deadline=q.deadline)
+        return below, self.sim.annotate(hits, q.profile)
+
+    def fetch(self, addrs: list[int], deadline: float | None = None, profile: bool = False
+              ) -> Any:
+        """The page's documents; with ``profile``, ``(docs, timings)``."""
+        docs = self.sim.run(self.core.fetch, addrs, deadline=deadline)
+        if not profile:
+            return docs
+        return docs, {"took_ns": self.sim.last_work_ns, "node": self.sim.node,
+                      "simulated_delay_ns": self.sim.last_delay_ns}
+
+    def simulate(self, spec: dict[str, Any] | None) -> None:
+        """Set (or with None clear) this shard's simulated trouble (``simulation.py``)."""
+        self.sim.configure(spec, salt=f"{self.core.index}/{self.core.shard}")
+
+    def explain(self, q: ShardQuery, addrs: list[int]) -> tuple[str, list[dict[str, Any]]]:
+        """(node id, explanations) for the page's hits on this shard."""
+        return node_id(), self.core.explain(q, addrs)
+
+    def get(self, doc_id: str) -> FetchedDoc | None:
+        return self.core.get(doc_id)
+
+    def generation(self) -> int:
+        return self.core.generation
+
+    def pin(self, key: str, generation: int | None = None) -> int:
+        return self.core.pin(key, generation)
+
+    def unpin(self, keys: list[str]) -> int:
+        return self.core.unpin(keys)
+
+    def pinned_generations(self) -> dict[int, int]:
+        return self.core.pinned_generations()
+
+    def info(self) -> dict[str, Any]:
+        node = None
+        try:
+            import ray
+            if ray.is_initialized():
+                node = ray.get_runtime_context().getnode_id()
+        except Exception:  # noqa: BLE001 - informational only
+            node = None
+        return {"index": self.core.index, "shard": self.core.shard,
+                "generation": self.core.generation, "docs": self.core.doc_count(),
+                "segments": len(self.core.segments), "max_seq": self.core.max_seq,
+                "pins": len(self.core.pins), "node_id": node}
+
+
+def node_id() -> str:
+    """The Ray node this shard runs on (``local`` outside Ray)."""
+    try:
+        import ray
+        if ray.is_initialized():
+            return str(ray.get_runtime_context().getnode_id())
+    except Exception:  # noqa: BLE001 - informational only
+        pass
+    return "local"
+

@@ -1,0 +1,273 @@
+"""Writes: ``_bulk`` (and every single-document write, which is a bulk of one).
+
+The path of a bulk, one named step each:
+
+1. **accept** each item in arrival order: check it, give it an id if it has none, parse the
+   document against the mapping when it may grow the mapping or fail (``Mapping.accepts``), and
+   number it with the index's next sequence number — assigned here, synchronously, so the write
+   order is the order of arrival. A failing item (bad mapping, conflict, missing document) fails
+   alone;
+2. **route** the accepted writes of each index at once (Murmur3 of ``routing`` or ``_id``) into
+   one batch per shard;
+3. **send** every batch in one fan-out (with the index's mapping: the shard parses the documents
+   under it), after durability recorded the grown mappings and sequence numbers;
+4. **collect** the shards' results into the items' places (a shard that failed fails its items
+   with 503);
+5. **spread** a mapping grown only by a failed item to the shards that got no batch;
+6. **respond** as Elasticsearch does, or with the items as one JSON text (``as_json``) that the
+   HTTP layer splices into its response instead of copying and re-encoding a list of dicts.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import pickle
+import time
+from typing import Any, Protocol
+
+import orjson
+
+from ..engine.gcpause import gc_paused
+from ..engine.mapping import doc_shape, parse_document
+from ..engine.shard import BatchBuilder
+from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
+from ..indices.catalog import IndexMeta, validate_index_name
+from ..indices.routing import shards_for
+
+# one accepted write: (position, index, action, id, seq, source bytes, routing, extra)
+Write = tuple[int, str, str, str, int, Any, Any, Any]
+
+
+class WriteTarget(Protocol):
+    """What a bulk needs of the coordinator."""
+
+    indices: dict[str, IndexMeta]
+    backend: Any
+    durable: Any
+
+    def auto_create(self, name: str) -> IndexMeta: ...
+    def mark_dirty(self, index: str, shard: int) -> None: ...
+
+
+class ActionRequestValidationError(SearchError):
+    es_type = "action_request_validation_exception"
+    status = 400
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"Validation Failed: 1: {what};")
+
+
+def generate_id() -> str:
+    """A 20-character, URL-safe id like Elasticsearch's auto-generated ones."""
+    raw = int(time.time() * 1000).to_bytes(6, "big") + os.urandom(9)
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: bool = False,
+               as_json: bool = False) -> dict[str, Any]:
+    """Apply a batch of writes. Each item: ``action`` (index/create/delete/update), ``index``,
+    ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``: ``mapping.doc_shape``),
+    ``routing``, optional ``if_seq_no``. The steps are the module docstring's."""
+    t0 = time.perf_counter()
+    if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
+        with gc_paused():
+            items = pickle.loads(items)
+    results: list[dict[str, Any] | None] = [None] * len(items)
+    changed: set[str] = set()       # indices whose mapping this bulk grew
+    with gc_paused():   # thousands of objects that all stay
+        accepted = [w for pos, item in enumerate(items)
+                    if (w := accept(c, pos, item, results, changed)) is not None]
+        per_shard = route(c, accepted)
+        if not refresh:
+            for name, sid in per_shard:
+                c.mark_dirty(name, sid)
+    if c.durable is not None:   # mappings grown by this bulk, seq high-water marks
+        c.durable.before_writes({n for n, _ in per_shard} | changed, changed)
+    keys = list(per_shard)
+    outcomes = await send(c, per_shard, keys, refresh)
+    with gc_paused():
+        collect(keys, outcomes, per_shard, results, refresh)
+    await spread_mappings(c, changed, keys)
+    return respond(items, results, t0, as_json)
+
+
+def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
+           changed: set[str]) -> Write | None:
+    """Check and number one item; a failure goes to ``results[pos]`` and gives None."""
+    action = item["action"]
+    name = item.get("index")
+    try:
+        if not name:
+            raise ActionRequestValidationError("index is missing")
+        validate_index_name(name)
+        meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
+        if meta is None:
+            raise IndexNotFound(name)
+        doc_id = _doc_id(item, action)
+        routing = item.get("routing")
+        source_bytes = None
+        if action in ("index", "create"):
+            source_bytes = _source_of_index(item, meta, doc_id, changed)
+        elif action == "update":
+            source_bytes = _source_of_update(item, meta, doc_id, changed)
+        seq = meta.next_seq
+        meta.next_seq += 1
+        extra = None
+        if action == "update" or item.get("if_seq_no") is not None \
+                or item.get("if_primary_term") is not None:
+            extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
+                                       ("upsert", item.get("_upsert")),
+                                       ("if_seq_no", item.get("if_seq_no")),
+                                       ("if_primary_term", item.get("if_primary_term")))
+                     if v is not None and v is not False}
+        return (pos, name, action, doc_id, seq, source_bytes,
+                None if routing is None else str(routing), extra)
+    except SearchError as e:
+        results[pos] = {"_index": name, "_id": item.get("id"), "status": e.status,
+                        "error": e.to_cause()}
+        return None
+
+
+def _doc_id(item: dict[str, Any], action: str) -> str:
+    doc_id = item.get("id")
+    if doc_id is None:
+        if action in ("delete", "update"):
+            raise ActionRequestValidationError("id is missing")
+        doc_id = generate_id()
+    doc_id = str(doc_id)
+    if len(doc_id.encode()) > 512:
+        raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
+                              f"512 bytes but was: {len(doc_id.encode())}")
+    return doc_id
+
+
+def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
+                     changed: set[str]) -> bytes:
+    # the shard parses every document; the coordinator only those that may grow the mapping
+    # or fail (in write order), see ``Mapping.accepts``
+    src = item.get("source")
+    raw = item.get("raw")
+    shape = item.get("shape") if raw is not None else doc_shape(src)
+    if not meta.mapping.accepts(shape):
+        if src is None and raw is not None:
+            src = orjson.loads(raw)   # the HTTP layer sends the bytes only
+        if not isinstance(src, dict):
+            raise MapperParsing("failed to parse, document is empty"
+                                if src is None else "failed to parse")
+        _, did_change = parse_document(src, meta.mapping, doc_id)
+        if did_change:
+            changed.add(meta.name)
+    return raw if raw is not None else orjson.dumps(src)
+
+
+def _source_of_update(item: dict[str, Any], meta: IndexMeta, doc_id: str,
+                      changed: set[str]) -> bytes:
+    src = item.get("source")
+    doc = src.get("doc") if isinstance(src, dict) else None
+    if not isinstance(doc, dict):
+        raise ActionRequestValidationError("script or doc is missing")
+    _, did_change = parse_document(doc, meta.mapping, doc_id)
+    if did_change:
+        changed.add(meta.name)
+    upsert = src.get("upsert")
+    if isinstance(upsert, dict):
+        parse_document(upsert, meta.mapping, doc_id)
+    item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
+    item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
+    return orjson.dumps(doc)
+
+
+def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchBuilder]:
+    """One batch per (index, shard), items in arrival order."""
+    by_index: dict[str, list[int]] = {}
+    for k, w in enumerate(accepted):
+        by_index.setdefault(w[1], []).append(k)
+    sids = [0] * len(accepted)
+    for name, ks in by_index.items():
+        values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3] for k in ks]
+        for k, sid in zip(ks, shards_for(values, c.indices[name].number_of_shards).tolist()):
+            sids[k] = sid
+    per_shard: dict[tuple[str, int], BatchBuilder] = {}
+    for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
+            zip(accepted, sids):
+        batch = per_shard.get((name, sid))
+        if batch is None:
+            batch = per_shard[(name, sid)] = BatchBuilder()
+        batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+    return per_shard
+
+
+async def send(c: WriteTarget, per_shard: dict[tuple[str, int], BatchBuilder],
+               keys: list[tuple[str, int]], refresh: bool) -> list[Any]:
+    """Every batch at once; each with the mapping (the shard parses the documents under it)."""
+    calls = []
+    for (name, sid) in keys:
+        meta = c.indices[name]
+        calls.append(c.backend.call(meta.shards[sid], "apply", per_shard[(name, sid)].build(),
+                                    meta.mapping, refresh))
+    return await asyncio.gather(*calls, return_exceptions=True)
+
+
+def collect(keys: list[tuple[str, int]], outcomes: list[Any],
+            per_shard: dict[tuple[str, int], BatchBuilder], results: list[Any],
+            refresh: bool) -> None:
+    """The shards' per-item results into their items' places."""
+    for (name, sid), outcome in zip(keys, outcomes):
+        entries = per_shard[(name, sid)]
+        if isinstance(outcome, BaseException):
+            err = shard_unavailable(name, sid, outcome)
+            for pos, doc_id in zip(entries.positions, entries.ids):
+                results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
+            continue
+        shard_results, _gen = outcome
+        shards = dict(getattr(outcome, "shards", None)
+                      or {"total": 1, "successful": 1, "failed": 0})
+        fresh = isinstance(shard_results, str)
+        if fresh:
+            shard_results = orjson.loads(shard_results)
+        for pos, r in zip(entries.positions, shard_results):
+            if not fresh:
+                r = dict(r)
+            r["_index"] = name
+            if "error" not in r:
+                r["_shards"] = shards
+                r["_primary_term"] = 1
+                if refresh:
+                    r["forced_refresh"] = True
+            results[pos] = r
+
+
+async def spread_mappings(c: WriteTarget, changed: set[str], keys: list[tuple[str, int]]) -> None:
+    """Shards that received a new mapping only through a failed item still need it."""
+    for name in changed:
+        meta = c.indices[name]
+        touched = {sid for (n, sid) in keys if n == name}
+        rest = [s for i, s in enumerate(meta.shards) if i not in touched]
+        if rest:
+            await asyncio.gather(*(c.backend.call(s, "set_mapping", meta.mapping)
+                                   for s in rest), return_exceptions=True)
+
+
+def respond(items: list[dict[str, Any]], results: list[Any], t0: float,
+            as_json: bool) -> dict[str, Any]:
+    out_items = []
+    errors = False
+    for item, r in zip(items, results):
+        assert r is not None
+        if "error" in r:
+            errors = True
+        out_items.append({item["action"]: r})
+    took = int((time.perf_counter() - t0) * 1000)
+    if as_json:
+        return {"took": took, "errors": errors, "items_json": orjson.dumps(out_items)}
+    return {"took": took, "errors": errors, "items": out_items}
+
+
+def shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
+    """The error of every item of a batch whose shard did not take it."""
+    exc = domain_error(exc)
+    if isinstance(exc, SearchError) and exc.status == 503:
+        return exc.to_cause()
+    return {"type": "unavailable_shards_exception",
+            "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}
