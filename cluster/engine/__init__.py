@@ -1,1 +1,1 @@
-"""One shard's data and logic (no Ray, no asyncio); see ``/work/shared/DESIGN.md``."""
+"""One shard's data and logic (no Ray, no asyncio); see ``../shared/DESIGN.md`` (beside the repository)."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from ..query.dsl import Query, parse_query
+from ..query.dsl import Query, _token, parse_query
 
 VALUE_SOURCE = {"field", "missing", "format", "value_type"}
 PARAMS: dict[str, set[str]] = {
@@ -447,17 +447,3 @@ def fixed_ms(value: Any) -> int:
                               f"value [{value}] as a time value: unit is missing or "
                               "unrecognized")
     return int(m.group(1)) * FIXED_UNITS[m.group(2)]
-
-
-def _token(value: Any) -> str:
-    if isinstance(value, dict):
-        return "START_OBJECT"
-    if isinstance(value, list):
-        return "START_ARRAY"
-    if isinstance(value, str):
-        return "VALUE_STRING"
-    if isinstance(value, bool):
-        return "VALUE_BOOLEAN"
-    if value is None:
-        return "VALUE_NULL"
-    return "VALUE_NUMBER"
