@@ -105,7 +105,7 @@ class ShardService:
         try:
             import ray
             if ray.is_initialized():
-                node = ray.get_runtime_context().getnode_id()
+                node = ray.get_runtime_context().get_node_id()
         except Exception:  # noqa: BLE001 - informational only
             node = None
         return {"index": self.core.index, "shard": self.core.shard,
@@ -119,7 +119,7 @@ def node_id() -> str:
     try:
         import ray
         if ray.is_initialized():
-            return str(ray.get_runtime_context().getnode_id())
+            return str(ray.get_runtime_context().get_node_id())
     except Exception:  # noqa: BLE001 - informational only
         pass
     return "local"
