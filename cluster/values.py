@@ -54,7 +54,7 @@ def parse_bool(value: Any, name: str) -> bool:
 def flatten(d: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Nested settings to dotted keys: ``{"a": {"b": 1}}`` -> ``{"a.b": 1}``."""
     out: dict[str, Any] = {}
-    for k, v in (d or {}).items():
+    for k, v in d.items():
         if isinstance(v, dict):
             out.update(flatten(v, f"{prefix}{k}."))
         else:

@@ -216,6 +216,6 @@ class Cluster:
     def sweep(self, index: str | list[str], params: dict[str, list[Any]] | None = None,
               **kwargs: Any) -> Any:
         """A parameter sweep as a pandas DataFrame, one row per measured search; see
-        :func:`shardsearch.cluster.client.handle.experiments.sweep`."""
+        :func:`shardsearch.cluster.client.experiments.sweep`."""
         from .experiments import sweep
         return sweep(self, index, params, **kwargs)
