@@ -61,7 +61,7 @@ class Coordinator(CursorOps):
     VERBS = frozenset({
         # indices
         "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
-        "put_mapping", "get_settings", "put_settings", "refresh",
+        "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -135,6 +135,9 @@ class Coordinator(CursorOps):
 
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
         return self.admin.get_mapping(expr)
+
+    def field_caps(self, expr: str | None, fields: list[str], **options: Any) -> dict[str, Any]:
+        return self.admin.field_caps(expr, fields, **options)
 
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.admin.put_mapping(expr, body)

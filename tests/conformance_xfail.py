@@ -30,16 +30,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
             'Alias against closed index',
             'Alias sorting',
         ]),
-    "opensearch/field_caps/10_basic.yml": (
-        18, [
-            'Get simple field caps',
-            'Get date_nanos field caps',
-            'Get leaves field caps',
-            'Get object and nested field caps',
-            'Get prefix field caps',
-            'Mix in non-existing field field caps',
-            'Field caps with include_unmapped',
-        ]),
     "opensearch/indices.put_alias/10_basic.yml": (
         18, [
             'Basic test for put alias',

@@ -364,6 +364,7 @@ APIS: dict[str, list[Route]] = {
     "ping": _r("HEAD", "/"),
     "search": _r("GET|POST", "/{index}/_search", "/_search"),
     "count": _r("GET|POST", "/{index}/_count", "/_count"),
+    "field_caps": _r("GET|POST", "/{index}/_field_caps", "/_field_caps"),
     "msearch": _r("GET|POST", "/{index}/_msearch", "/_msearch"),
     "index": _r("PUT", "/{index}/_doc/{id}") + _r("POST", "/{index}/_doc"),
     "create": _r("PUT", "/{index}/_create/{id}"),

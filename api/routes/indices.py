@@ -9,6 +9,7 @@ from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
+from ...cluster.indices.field_caps import parse_fields, parse_filters
 from ...cluster.search.request import check_params
 
 router = APIRouter()
@@ -78,6 +79,55 @@ async def put_settings(index: str, request: Request, coord: Coord) -> JSONRespon
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required")
     return JSONResponse(await coord.call("put_settings", index, body))
+
+
+_FIELD_CAPS_PARAMS = COMMON | {"fields", "include_unmapped", "ignore_unavailable",
+                               "allow_no_indices", "expand_wildcards", "types", "filters",
+                               "include_empty_fields"}
+_FIELD_CAPS_BODY = {"fields", "index_filter", "runtime_mappings"}
+
+
+@router.get("/_field_caps")
+@router.post("/_field_caps")
+async def field_caps_all(request: Request, coord: Coord) -> JSONResponse:
+    return JSONResponse(await _field_caps(None, request, coord))
+
+
+@router.get("/{index}/_field_caps")
+@router.post("/{index}/_field_caps")
+async def field_caps(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return JSONResponse(await _field_caps(index, request, coord))
+
+
+async def _field_caps(index: str | None, request: Request, coord: Coord) -> dict:
+    """``fields`` from the URL or the body (the URL wins); what is not served is refused."""
+    params = query_params(request)
+    check_params(params, _FIELD_CAPS_PARAMS, f"/{index}/_field_caps" if index else "/_field_caps")
+    body = await json_body(request) or {}
+    if not isinstance(body, dict):
+        raise IllegalArgument("request body must be an object", es_type="parse_exception")
+    for key in body:
+        if key not in _FIELD_CAPS_BODY:
+            raise IllegalArgument(f"[field_caps_request] unknown field [{key}]",
+                                  es_type="x_content_parse_exception")
+    for key in ("index_filter", "runtime_mappings"):
+        if key in body:
+            raise IllegalArgument(f"[{key}] is not supported by _field_caps here",
+                                  es_type="illegal_argument_exception")
+    if not bool_param(params, "include_empty_fields", True):
+        raise IllegalArgument("[include_empty_fields=false] is not supported by _field_caps here")
+    wildcards = {w.strip() for w in params.get("expand_wildcards", "open").split(",")}
+    if not wildcards & {"open", "all"}:
+        raise IllegalArgument(f"[expand_wildcards={params['expand_wildcards']}] is not "
+                              "supported by _field_caps here (only open indices exist)")
+    fields = parse_fields(params["fields"] if "fields" in params else body.get("fields"))
+    types = [t.strip() for t in params.get("types", "").split(",") if t.strip()]
+    return await coord.call(
+        "field_caps", index, fields,
+        include_unmapped=bool_param(params, "include_unmapped"),
+        ignore_unavailable=bool_param(params, "ignore_unavailable"),
+        allow_no_indices=bool_param(params, "allow_no_indices", True),
+        types=types or None, filters=parse_filters(params.get("filters")))
 
 
 @router.put("/{index}")

@@ -17,6 +17,7 @@ from typing import Any
 from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, ResourceAlreadyExists
+from .field_caps import field_caps
 from .catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
                       refresh_interval_s, validate_index_name)
 
@@ -148,6 +149,14 @@ class IndexAdmin:
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
         return {n: {"mappings": self.indices[n].mapping.to_body()}
                 for n in self.resolve(expr or "_all")}
+
+    def field_caps(self, expr: str | None, fields: list[str], *, ignore_unavailable: bool = False,
+                   allow_no_indices: bool = True, **options: Any) -> dict[str, Any]:
+        """``_field_caps`` over the mappings of the indices ``expr`` names (``field_caps.py``)."""
+        names = self.resolve(expr or "_all", ignore_unavailable=ignore_unavailable,
+                             allow_no_indices=allow_no_indices)
+        return field_caps({n: self.indices[n].mapping.to_body() for n in names}, fields,
+                          **options)
 
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr, allow_no_indices=False)
