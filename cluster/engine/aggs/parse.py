@@ -341,6 +341,7 @@ def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
     if dupes:
         raise IllegalArgument("Composite source names must be unique, found duplicates: "
                               f"[{', '.join(dupes)}]")
+    _coerce_ints(p, "size")
     size = p.get("size", 10)
     if not isinstance(size, int) or size < 1:
         raise IllegalArgument(f"[size] must be greater than 0. Found [{size}] in [{name}]")
@@ -362,7 +363,17 @@ def _after_value(src: AggNode, value: Any) -> Any:
     return value
 
 
+def _coerce_ints(p: dict[str, Any], *keys: str) -> None:
+    """Integers sent as strings (``"size": "10"``, as eland sends them): Elasticsearch's parser
+    reads a numeric string where it wants a number, so these are read the same way."""
+    for key in keys:
+        v = p.get(key)
+        if isinstance(v, str) and v.strip().lstrip("-").isdigit():
+            p[key] = int(v)
+
+
 def _check_min_doc_count(p: dict[str, Any]) -> None:
+    _coerce_ints(p, "min_doc_count")
     mdc = p.get("min_doc_count")
     if mdc is not None and (not isinstance(mdc, int) or mdc < 0):
         raise IllegalArgument(f"[min_doc_count] must be greater than or equal to 0. Found "
@@ -370,6 +381,7 @@ def _check_min_doc_count(p: dict[str, Any]) -> None:
 
 
 def _check_terms(p: dict[str, Any], name: str) -> None:
+    _coerce_ints(p, "size", "shard_size", "shard_min_doc_count")
     size = p.get("size", 10)
     if not isinstance(size, int) or size <= 0:
         raise IllegalArgument(f"[size] must be greater than 0. Found [{size}] in [{name}]")
