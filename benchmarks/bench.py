@@ -279,6 +279,9 @@ class Plan:
     bulk_connections: int
     depths: list[int]
     queries: list[str] = field(default_factory=lambda: ["match_all", "sort", "match"])
+    aggs: str = "on"                   # the aggregations scenario (aggs.py): on, off or only
+    aggs_corpus: str | None = None     # its NDJSON file (default: the commits corpus)
+    aggs_limit: int | None = None      # its document count (default: all; 3,000 with --quick)
 
 
 def full_plan() -> Plan:
@@ -453,17 +456,26 @@ async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
                    "text_field": corpus.text_field, "sort_field": corpus.sort_field,
                    "term": corpus.term},
         "plan": asdict(plan), "shardsearch": {}, "peers": list(plan.engines)}
-    for shards in plan.shard_counts:
+    main_runs = plan.aggs != "only"
+    for shards in plan.shard_counts if main_runs else []:
         report["shardsearch"][str(shards)] = await bench_engine("shardsearch", shards, corpus,
                                                                 plan, out)
-    for peer in plan.engines:
+    for peer in plan.engines if main_runs else []:
         try:
             report[peer] = await bench_engine(peer, 1, corpus, plan, out)
         except Exception as e:  # noqa: BLE001 - a missing peer library skips that peer
             _log(f"{peer}: skipped ({type(e).__name__}: {e})")
             report[peer] = None
+    if plan.aggs in ("on", "only"):
+        from .aggs import PEER, run_aggs
+        aggs_path = Path(plan.aggs_corpus) if plan.aggs_corpus else None
+        report["aggs"] = await run_aggs(plan, out, aggs_path, plan.aggs_limit)
     report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     report["targets"] = targets(report)
+    if "aggs" in report:
+        report["targets"][f"aggs_page1_p50_over_{PEER}"] = {
+            "value": report["aggs"]["worst_p50_over_peer"], "target": "<= 2",
+            "answers_agree": report["aggs"]["agree"]}
     return report
 
 
@@ -478,6 +490,8 @@ def main(args: Any) -> int:
         print(json.dumps(targets(report), indent=2))
         return 0
     plan = quick_plan() if args.quick else full_plan()
+    plan.aggs, plan.aggs_corpus = args.aggs, args.aggs_corpus
+    plan.aggs_limit = args.aggs_limit or (3000 if args.quick else None)
     if args.shards:
         plan.shard_counts = [int(s) for s in re.split(r"[, ]+", args.shards) if s]
     if args.peers is not None:
@@ -494,14 +508,20 @@ def main(args: Any) -> int:
         plan.depths = [0, min(990, deep // 2), deep]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    if args.aggs == "only":   # the main corpus only names the run
+        limit = 1
     corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
                          text_field=args.text_field, synthetic=synthetic)
     _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
          f"shards {plan.shard_counts}; peers {plan.engines}")
     report = asyncio.run(run_bench(corpus, plan, out))
     (out / "results.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-    (out / "table.md").write_text(markdown_table(report))
-    if not args.no_plots:
+    table = markdown_table(report) if report["shardsearch"] else ""
+    if "aggs" in report:
+        from .aggs import markdown as aggs_markdown
+        table += "\n" + aggs_markdown(report["aggs"])
+    (out / "table.md").write_text(table)
+    if not args.no_plots and report["shardsearch"]:
         plot(report, out)
     _log(f"wrote {out / 'results.json'}, {out / 'table.md'} and plots")
     print(json.dumps(report["targets"], indent=2))
@@ -529,5 +549,13 @@ def add_arguments(p: Any) -> None:
     p.add_argument("--text-field", default=None, help="field of the ranked match query")
     p.add_argument("--sort-field", default=None, help="keyword field of the sort query")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--aggs", choices=["on", "off", "only"], default="on",
+                   help="the aggregations scenario against DuckDB (benchmarks/aggs.py): on "
+                        "(default), off, or only (nothing else)")
+    p.add_argument("--aggs-corpus", default=None,
+                   help="its NDJSON file with keyword and date fields (default: "
+                        "../shared/corpora/commits.ndjson.gz when present, else synthetic)")
+    p.add_argument("--aggs-limit", type=int, default=None,
+                   help="its document count (default: all; 3,000 with --quick)")
     p.add_argument("--from-json", default=None,
                    help="no run: write the table and plots of an earlier results.json")

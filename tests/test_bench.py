@@ -156,7 +156,7 @@ def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) 
     from shardsearch.cli import build_parser
     args = build_parser().parse_args(
         ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers", "sqlite",
-         "--requests", "2", "--out", str(tmp_path)])
+         "--requests", "2", "--aggs", "off", "--out", str(tmp_path)])
     assert bench.main(args) == 0
     report = orjson.loads((tmp_path / "results.json").read_bytes())
     runs = report["shardsearch"]["2"]["runs"]
@@ -167,3 +167,64 @@ def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) 
     assert report["targets"]["deep_over_page1_from"]["value"] is not None
     for name in ("table.md", "latency_vs_depth.png", "throughput_vs_shards.png"):
         assert (tmp_path / name).stat().st_size > 0
+
+
+def test_duckdb_peer_answers_the_aggregations_scenario() -> None:
+    """The peer alone (in process): page 1, terms, monthly histogram in UTC, cardinality."""
+    pytest.importorskip("duckdb")
+    from starlette.testclient import TestClient
+    from shardsearch.benchmarks import aggs
+    corpus = bench.Corpus("syn", aggs.synthetic_commits(200), [f"c-{i}" for i in range(200)], 0, {},
+                     "subject", "author", "")
+    docs = [orjson.loads(x) for x in corpus.lines]
+    app = create_peer_app("duckdb")
+    with TestClient(app) as client:
+        meta = {"_bench": {"keywords": aggs.KEYWORDS, "dates": aggs.DATES}}
+        assert client.put("/a", content=orjson.dumps(meta)).status_code == 200
+        for body in bench.bulk_bodies(corpus, 64):
+            assert client.post("/a/_bulk", content=body).status_code == 200
+        assert client.post("/a/_refresh").status_code == 200
+        r = client.post("/a/_search", json=aggs.search_body("terms")).json()
+        assert r["hits"]["total"]["value"] == 200 and len(r["hits"]["hits"]) == 10
+        counts: dict[str, int] = {}
+        for d in docs:
+            counts[d["author"]] = counts.get(d["author"], 0) + 1
+        want = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        assert [[b["key"], b["doc_count"]] for b in r["aggregations"]["a"]["buckets"]] == \
+            [list(kv) for kv in want[:10]]
+        assert r["aggregations"]["a"]["sum_other_doc_count"] == sum(c for _, c in want[10:])
+        r = client.post("/a/_search", json=aggs.search_body("cardinality")).json()
+        assert r["aggregations"]["a"]["value"] == len(counts)
+        r = client.post("/a/_search", json=aggs.search_body("date_histogram")).json()
+        buckets = r["aggregations"]["a"]["buckets"]
+        assert sum(b["doc_count"] for b in buckets) == 200
+        months = {b["key_as_string"][:7] for b in buckets}
+        from shardsearch.benchmarks.peers.duckdb import epoch_ms
+        import datetime as dt
+        assert months == {dt.datetime.fromtimestamp(epoch_ms(d["authored_at"]) / 1000,
+                                                     tz=dt.timezone.utc).strftime("%Y-%m")
+                          for d in docs}
+        bad = dict(aggs.search_body("terms"), aggs={"a": {"avg": {"field": "insertions"}}})
+        assert client.post("/a/_search", json=bad).status_code == 400
+    close_peer(app)
+
+
+def test_quick_aggregations_scenario_agrees_with_duckdb(tmp_path: Path) -> None:
+    """``bench --quick --aggs only``: shardsearch (2 shards, its own Ray) and DuckDB load the
+    same commits and give the same buckets for terms, date_histogram and cardinality."""
+    pytest.importorskip("duckdb")
+    from shardsearch.cli import build_parser
+    args = build_parser().parse_args(
+        ["bench", "--quick", "--aggs", "only", "--aggs-limit", "800", "--requests", "2",
+         "--no-plots", "--out", str(tmp_path)])
+    assert bench.main(args) == 0
+    report = orjson.loads((tmp_path / "results.json").read_bytes())
+    aggs = report["aggs"]
+    assert aggs["mismatches"] == [] and aggs["agree"] is True
+    ours = aggs["shardsearch"]["answers"]
+    assert len(ours["terms"]["buckets"]) == 10 and ours["cardinality"]["value"] > 10
+    assert sum(c for _, c in ours["date_histogram"]["buckets"]) == 800
+    assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["shardsearch"]["runs"])
+    assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["duckdb"]["runs"])
+    assert report["targets"]["aggs_page1_p50_over_duckdb"]["value"] is not None
+    assert "| date_histogram |" in (tmp_path / "table.md").read_text()

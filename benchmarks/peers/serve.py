@@ -1,4 +1,5 @@
-"""Peers for ``shardsearch bench``: Tantivy and SQLite FTS5 behind a minimal FastAPI endpoint.
+"""Peers for ``shardsearch bench``: Tantivy, SQLite FTS5 and DuckDB behind a minimal FastAPI
+endpoint (DuckDB answers the aggregations scenario, ``benchmarks/aggs.py``).
 
 Each peer answers the same HTTP path shapes as shardsearch for what the benchmark sends
 (``PUT /{index}``, ``POST /{index}/_bulk``, ``POST /{index}/_refresh``,
@@ -24,7 +25,7 @@ from .common import Search, error_response, json_response, parse_bulk, search_re
 from .sqlite import SqlitePeer
 from .tantivy import TantivyPeer
 
-ENGINES = ("tantivy", "sqlite")
+ENGINES = ("tantivy", "sqlite", "duckdb")
 
 
 def create_peer_app(engine: str) -> FastAPI:
@@ -35,7 +36,11 @@ def create_peer_app(engine: str) -> FastAPI:
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown peer engine {engine!r}")
-    peer: Any = TantivyPeer() if engine == "tantivy" else SqlitePeer()
+    if engine == "duckdb":
+        from .duckdb import DuckdbPeer
+        peer: Any = DuckdbPeer()
+    else:
+        peer = TantivyPeer() if engine == "tantivy" else SqlitePeer()
     app = FastAPI()
     app.state.peer = peer
 
@@ -47,6 +52,9 @@ def create_peer_app(engine: str) -> FastAPI:
     async def create(index: str, request: Request) -> Response:
         body = orjson.loads(await request.body() or b"{}")
         meta = body.get("_bench", {})
+        if engine == "duckdb":
+            peer.create(index, meta.get("keywords", []), meta.get("dates", []))
+            return json_response({"acknowledged": True, "index": index})
         peer.create(index, meta.get("text_field", "text"), meta.get("sort_field", "headword"))
         return json_response({"acknowledged": True, "index": index})
 
@@ -65,6 +73,13 @@ def create_peer_app(engine: str) -> FastAPI:
     @app.post("/{index}/_search")
     def search(index: str, body: dict[str, Any]) -> Response:
         t0 = time.perf_counter()
+        if engine == "duckdb":
+            try:
+                out = peer.search(index, body)
+            except (ValueError, KeyError, TypeError) as e:
+                return error_response(str(e))
+            return json_response({"took": int((time.perf_counter() - t0) * 1000),
+                                  "timed_out": False, **out})
         try:
             s = Search(body)
         except (ValueError, KeyError, TypeError) as e:
