@@ -512,8 +512,9 @@ def main(args: Any) -> int:
         limit = 1
     corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
                          text_field=args.text_field, synthetic=synthetic)
-    _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
-         f"shards {plan.shard_counts}; peers {plan.engines}")
+    if args.aggs != "only":
+        _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
+             f"shards {plan.shard_counts}; peers {plan.engines}")
     report = asyncio.run(run_bench(corpus, plan, out))
     (out / "results.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
     table = markdown_table(report) if report["shardsearch"] else ""
