@@ -162,3 +162,13 @@ def test_empty_partials_render_zeros():
                                             "c": {"value_count": {"field": "n"}}}), [],
                                 [Mapping.from_body(MAPPING)])
     assert out == {"a": {"value": None}, "c": {"value": 0}}
+
+
+def test_long_partitions_use_hppcs_mix64() -> None:
+    """``include: {partition, num_partitions}`` on longs: ``floorMod(BitMixer.mix64(v), n)``
+    with HPPC's constants (OpenSearch's 20_terms "Partitioned integer test": 5678 in
+    partition 0, 1234 in partition 1)."""
+    from shardsearch.cluster.engine.aggs.bucket import _long_partition
+    spec = {"num_partitions": 2}
+    assert [_long_partition(v, dict(spec, partition=0)) for v in (1234, 5678)] == [False, True]
+    assert [_long_partition(v, dict(spec, partition=1)) for v in (1234, 5678)] == [True, False]

@@ -128,22 +128,32 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
                               "to string fields. Use an array of numeric values for "
                               "include/exclude clauses used to filter numeric fields")
 
+    ft = view.mapping.get(node.field) if node.field else None
+
     def numeric(v: np.ndarray) -> np.ndarray:
         keep = np.ones(len(v), dtype=bool)
         if isinstance(inc, list):
-            keep &= np.isin(v, np.asarray([_num(x, kind) for x in inc], dtype=v.dtype))
+            keep &= np.isin(v, np.asarray([_num(x, kind, ft) for x in inc], dtype=v.dtype))
         elif isinstance(inc, dict):
             keep &= np.array([_long_partition(int(x), inc) for x in v.tolist()], dtype=bool)
         if isinstance(exc, list):
-            keep &= ~np.isin(v, np.asarray([_num(x, kind) for x in exc], dtype=v.dtype))
+            keep &= ~np.isin(v, np.asarray([_num(x, kind, ft) for x in exc], dtype=v.dtype))
         return keep
     return numeric
 
 
-def _num(x: Any, kind: str) -> float:
+def _num(x: Any, kind: str, ft: Any = None) -> float:
+    """An include/exclude value as the field stores it: a date in the field's format (as
+    Elasticsearch parses it with the field's ``DocValueFormat``), else a number."""
     if kind == "boolean":
         return 1 if x in (True, "true") else 0
-    return float(x)
+    try:
+        if kind == "date" and isinstance(x, str):
+            return parse_date_math(x, ft)
+        return float(x)
+    except (ValueError, TypeError, OverflowError):
+        raise IllegalArgument(f"failed to parse [{x}] as a {kind} value in include/exclude"
+                              ) from None
 
 
 def _accepts(term: str, inc: Any, exc: Any) -> bool:
@@ -174,7 +184,7 @@ def _long_partition(value: int, spec: dict[str, Any]) -> bool:
     k ^= k >> 32
     k = (k * 0x4CD6944C5CC20B6D) & m
     k ^= k >> 29
-    k = (k * 0xFC12C5B19D3259E5) & m
+    k = (k * 0xFC12C5B19D3259E9) & m
     k ^= k >> 32
     k = k - (1 << 64) if k >= 1 << 63 else k
     return k % int(spec["num_partitions"]) == int(spec["partition"])
