@@ -173,3 +173,34 @@ def test_elasticsearch_dsl_aggs_round_trip(esc, pdf):
     months = resp.aggregations.months.buckets
     assert [b.doc_count for b in months] == [20] * 12
     assert months[0].key_as_string.startswith("2024-01-01")
+
+
+def test_pandas_to_eland_and_dynamic_mappings(esc, pdf):
+    """``pandas_to_eland`` writes a frame (its own mapping, bulk, refresh); a dynamically mapped
+    index (strings as ``text`` + ``.keyword``) aggregates through the keyword sub-field."""
+    frame = pdf.reset_index(drop=True)
+    df = ed.pandas_to_eland(frame, es_client=esc, es_dest_index="eland_written",
+                            es_if_exists="replace", es_refresh=True, es_dropna=True)
+    try:
+        assert df.shape == frame.shape
+        assert df["delay"].sum() == frame["delay"].sum()
+        assert df["carrier"].value_counts().to_dict() == frame["carrier"].value_counts().to_dict()
+        back = df.to_pandas().sort_index(key=lambda ix: ix.astype(int))
+        assert list(back["price"]) == pytest.approx(list(frame["price"]))
+    finally:
+        esc.indices.delete(index="eland_written")
+    ops = [line for i, d in enumerate(DOCS[:60])
+           for line in ({"index": {"_index": "eland_dynamic", "_id": str(i)}}, d)]
+    esc.bulk(operations=ops, refresh=True)
+    try:
+        dyn = ed.DataFrame(es_client=esc, es_index_pattern="eland_dynamic")
+        want = pdf.iloc[:60]
+        assert dyn["carrier"].value_counts().to_dict() == want["carrier"].value_counts().to_dict()
+        got = dyn.groupby("dest").agg(["max"], numeric_only=True)
+        assert got[("delay", "max")].to_dict() == want.groupby("dest")["delay"].max().to_dict()
+        # eland's == is a term query: on a text field it matches nothing, as in Elasticsearch
+        assert dyn[dyn.carrier == "JetBeats"].shape[0] == 0
+        jet = dyn.es_query({"term": {"carrier.keyword": "JetBeats"}})
+        assert jet.shape[0] == int((want.carrier == "JetBeats").sum())
+    finally:
+        esc.indices.delete(index="eland_dynamic")
