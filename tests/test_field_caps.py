@@ -6,7 +6,8 @@ import pytest
 from shardsearch.cluster.errors import IllegalArgument
 from shardsearch.cluster.indices.field_caps import field_caps, parse_fields, parse_filters
 
-A = {"properties": {"title": {"type": "text", "fields": {"keyword": {"type": "keyword"}}},
+A = {"properties": {"title": {"type": "text", "fielddata": True,
+                              "fields": {"keyword": {"type": "keyword"}}},
                     "n": {"type": "long", "meta": {"unit": "ms"}},
                     "user": {"properties": {"name": {"type": "keyword", "doc_values": False}}},
                     "alias_n": {"type": "alias", "path": "n"}}}

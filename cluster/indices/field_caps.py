@@ -42,7 +42,9 @@ def _caps(ftype: str, spec: dict[str, Any]) -> tuple[bool, bool]:
         return _ALWAYS[ftype]
     searchable = bool(spec.get("index", True))
     if ftype == "text":
-        return searchable, bool(spec.get("fielddata", False))
+        # Elasticsearch aggregates a text field with ``fielddata: true``; the aggregations here
+        # refuse every text field, so none is reported aggregatable
+        return searchable, False
     return searchable, bool(spec.get("doc_values", True))
 
 
