@@ -172,3 +172,24 @@ def test_long_partitions_use_hppcs_mix64() -> None:
     spec = {"num_partitions": 2}
     assert [_long_partition(v, dict(spec, partition=0)) for v in (1234, 5678)] == [False, True]
     assert [_long_partition(v, dict(spec, partition=1)) for v in (1234, 5678)] == [True, False]
+
+
+def test_median_absolute_deviation_is_exact_across_shards() -> None:
+    """``median_absolute_deviation``: the median of |x - median(x)|, both medians the exact
+    percentiles' (rank floor(n/2)); the same on 1 and 3 shards; empty is null; errors named."""
+    xs = [1, 1, 2, 2, 4, 6, 9, 13, 21, 40, 3]
+    aggs = {"mad": {"median_absolute_deviation": {"field": "n"}},
+            "none": {"filter": {"term": {"tag": "zz"}},
+                     "aggs": {"m": {"median_absolute_deviation": {"field": "n"}}}}}
+    outs = []
+    for shards in (1, 3):
+        c = LocalCluster().create("m", shards, {"properties": {"n": {"type": "long"},
+                                                               "tag": {"type": "keyword"}}})
+        c.index("m", [{"n": x, "tag": "t"} for x in xs])
+        outs.append(c.search("m", {"size": 0, "aggs": aggs})["aggregations"])
+    assert outs[0] == outs[1]
+    assert outs[0]["mad"] == {"value": 3.0}          # median 4; deviations' median 3
+    assert outs[0]["none"]["m"] == {"value": None}
+    with pytest.raises(IllegalArgument, match=r"\[compression\] must be greater than 0"):
+        c.search("m", {"size": 0, "aggs": {"x": {"median_absolute_deviation": {
+            "field": "n", "compression": 0}}}})

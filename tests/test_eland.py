@@ -106,6 +106,11 @@ def test_date_filter_nunique_and_quantile(edf, pdf):
     assert edf.nunique()["carrier"] == 4
     assert edf["delay"].quantile(0.5) == pytest.approx(pdf["delay"].quantile(0.5), abs=1)
     assert edf.mean(numeric_only=True)["price"] == pytest.approx(pdf["price"].mean())
+    # eland's mad() is Elasticsearch's median_absolute_deviation (ours: exact medians at rank
+    # floor(n/2), within one step of numpy's interpolated ones)
+    x = pdf["delay"].to_numpy()
+    want = np.median(np.abs(x - np.median(x)))
+    assert abs(edf.mad(numeric_only=True)["delay"] - want) <= 1
 
 
 def test_describe_matches_pandas(edf, pdf):

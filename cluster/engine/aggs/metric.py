@@ -109,5 +109,5 @@ def _top_hits(node: AggNode, view: ShardView, rows: Rows) -> Any:
 
 
 METRICS.update(top_hits=_top_hits, weighted_avg=weighted_avg, cardinality=cardinality, percentiles=percentiles,
-               percentile_ranks=percentiles)
+               percentile_ranks=percentiles, median_absolute_deviation=percentiles)
 COLLECTORS.update(METRICS)

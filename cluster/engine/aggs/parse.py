@@ -43,6 +43,7 @@ PARAMS: dict[str, set[str]] = {
     "top_hits": {"from", "size", "sort", "_source", "version", "seq_no_primary_term"},
     "percentiles": VALUE_SOURCE | {"percents", "keyed", "tdigest"},
     "percentile_ranks": VALUE_SOURCE | {"values", "keyed", "tdigest"},
+    "median_absolute_deviation": VALUE_SOURCE | {"compression"},
 }
 SOURCE_PARAMS = {
     "terms": {"field", "missing_bucket", "missing_order", "order", "value_type"},
@@ -54,7 +55,7 @@ BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "d
                 "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
-METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
+METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "median_absolute_deviation", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
                 "cardinality", "weighted_avg"}
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
@@ -64,7 +65,7 @@ NOT_SUPPORTED = {
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
     "ip_range", "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
-    "scripted_metric", "median_absolute_deviation", "matrix_stats", "string_stats",
+    "scripted_metric", "matrix_stats", "string_stats",
     "boxplot", "t_test", "top_metrics", "rate", "random_sampler", "categorize_text",
     "frequent_item_sets", "time_series", "cumulative_cardinality", "moving_percentiles",
     "normalize", "inference", "geo_line", "ip_prefix", "moving_avg",
@@ -275,6 +276,11 @@ def _check_node(node: AggNode, depth: int) -> None:
                 raise IllegalArgument(f"[{key}] must be a non-negative integer in [{name}]")
     elif kind in ("percentiles", "percentile_ranks"):
         _check_percentiles(p, kind)
+    elif kind == "median_absolute_deviation":
+        c = p.get("compression", 1000.0)
+        if isinstance(c, bool) or not isinstance(c, (int, float)) or c <= 0:
+            raise IllegalArgument(f"[compression] must be greater than 0. Found [{c}] in "
+                                  f"[{name}]")
     elif kind == "cardinality":
         pt = p.get("precision_threshold")
         if pt is not None and int(pt) < 0:

@@ -71,7 +71,7 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
         else "unmapped"
     res = Result(node, n, value_kind=kind)
     first = got[0][0] if got else None
-    if node.type in ("percentiles", "percentile_ranks"):
+    if node.type in ("percentiles", "percentile_ranks", "median_absolute_deviation"):
         _reduce_values(res, got)
     elif node.type == "top_hits":
         from .tophits import reduce_top_hits

@@ -27,7 +27,8 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
          "date_range": "date_range", "filter": "filter", "filters": "filters",
          "missing": "missing", "global": "global", "composite": "composite",
-         "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks"}
+         "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks",
+         "median_absolute_deviation": "median_absolute_deviation"}
 
 
 class TooManyBuckets(SearchError):
@@ -115,6 +116,8 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
         return render_fixed(node, res, owner, ctx)
     if node.type in ("percentiles", "percentile_ranks"):
         return render_percentiles(node, res, owner, ctx)
+    if node.type == "median_absolute_deviation":
+        return render_mad(node, res, owner, ctx)
     if node.type == "top_hits":
         from .tophits import render_top_hits
         return render_top_hits(node, res, owner)
@@ -181,6 +184,26 @@ def render_stats(node: AggNode, res: Result | None, owner: int | None, ctx: Rend
         if out[key] is not None and fmt.active:
             out[key + "_as_string"] = fmt.text(out[key])
     return out
+
+
+def _rank_median(sorted_vals: np.ndarray) -> float:
+    """The value at rank ``floor(n / 2)``: the median as the exact percentiles give it."""
+    return float(sorted_vals[min(len(sorted_vals) // 2, len(sorted_vals) - 1)])
+
+
+def render_mad(node: AggNode, res: Result | None, owner: int | None, ctx: RenderContext
+               ) -> dict[str, Any]:
+    """Exact median absolute deviation: the median of ``|x - median(x)|`` (Elasticsearch
+    estimates both medians with a t-digest; here they are the exact percentiles' median)."""
+    vals = np.zeros(0)
+    if res is not None and res.values is not None and owner is not None:
+        a, b = res.rows_of(owner)
+        vals = res.values[a:b]
+    if not len(vals):
+        return {"value": None}
+    mad = _rank_median(np.sort(np.abs(vals - _rank_median(vals))))
+    fmt = _Formatter(node, res, ctx)
+    return fmt.value({}, "value", mad)
 
 
 def render_percentiles(node: AggNode, res: Result | None, owner: int | None,
