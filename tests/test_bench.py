@@ -156,10 +156,12 @@ def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) 
     from shardsearch.cli import build_parser
     args = build_parser().parse_args(
         ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers", "sqlite",
-         "--requests", "2", "--out", str(tmp_path)])
+         "--requests", "2", "--warmup", "0.5", "--out", str(tmp_path)])
     assert bench.main(args) == 0
     report = orjson.loads((tmp_path / "results.json").read_bytes())
     runs = report["shardsearch"]["2"]["runs"]
+    for engine in (report["shardsearch"]["2"], report["sqlite"]):   # the same for every engine
+        assert engine["warmup"]["seconds"] == 0.5 and engine["warmup"]["requests"] > 0
     assert {r["query"] for r in runs} == {"match_all", "sort", "match"}
     assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
     assert {r["method"] for r in runs} == {"from", "search_after"}
