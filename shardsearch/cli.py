@@ -69,6 +69,10 @@ def _serve(args: argparse.Namespace) -> int:
     # uvicorn re-raises the signal it handled after its graceful shutdown; make SIGTERM end
     # the process through Python (so Ray is stopped below) rather than by the default action.
     signal.signal(signal.SIGTERM, _exit_on_signal)
+    if address is not None:
+        import threading
+        threading.Thread(target=_watch_cluster, args=(handle, server, where), daemon=True,
+                         name="cluster-watch").start()
     try:
         server.run()
     except KeyboardInterrupt:
@@ -78,6 +82,28 @@ def _serve(args: argparse.Namespace) -> int:
             stop_ray()
         print("shardsearch: stopped", flush=True)
     return 0
+
+
+def _watch_cluster(handle: object, server: object, where: str, every_s: float = 2.0,
+                   misses: int = 3) -> None:
+    """Stop serving when the joined Ray cluster is gone (its coordinator stops answering
+    ``misses`` pings in a row): a service without its cluster can only answer errors."""
+    import time
+
+    import ray
+    missed = 0
+    while not server.should_exit:   # type: ignore[attr-defined]
+        time.sleep(every_s)
+        try:
+            ray.get(handle.ping.remote(), timeout=5)   # type: ignore[attr-defined]
+            missed = 0
+        except Exception:  # noqa: BLE001 - any failure to reach it counts as a miss
+            missed += 1
+        if missed >= misses:
+            print(f"shardsearch: lost {where} (its coordinator does not answer); stopping",
+                  file=sys.stderr, flush=True)
+            server.should_exit = True   # type: ignore[attr-defined]
+            return
 
 
 def _port_in_use(host: str, port: int) -> str | None:
