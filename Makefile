@@ -5,6 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 HOST   ?= 127.0.0.1
 PORT   ?= 9200
+ARGS   ?=
 
 .PHONY: serve test install clean
 
@@ -20,7 +21,7 @@ $(STAMP): pyproject.toml | $(BIN)/python
 install: $(STAMP)
 
 serve: $(STAMP)
-	$(BIN)/shardsearch serve --host $(HOST) --port $(PORT)
+	$(BIN)/shardsearch serve --host $(HOST) --port $(PORT) $(ARGS)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -1,7 +1,8 @@
 """Answers for requests that never reach a route, in Elasticsearch's words.
 
-* A body whose ``Content-Type`` is not one we parse: 406, as Elasticsearch answers
-  (``{"error": "Content-Type header [text/plain] is not supported", "status": 406}``).
+* A body whose ``Content-Type`` is not one we parse, or is missing: 406, as Elasticsearch answers
+  (``{"error": "Content-Type header [text/plain] is not supported", "status": 406}``;
+  ``"Content-Type header is missing"``).
 * An unexpected exception: a 500 in the error envelope *without* dropping the keep-alive
   connection (Starlette's own 500 handler re-raises, and uvicorn then closes it).
 * Malformed HTTP: uvicorn's parser answers a plain-text 400; :class:`ESHttpToolsProtocol` answers
@@ -30,6 +31,16 @@ def content_type_supported(value: str) -> bool:
     return value.split(";", 1)[0].strip().lower() in _SUPPORTED
 
 
+def content_type_refusal(ctype: str | None) -> str | None:
+    """Why a request with a body is refused for its ``Content-Type``, in Elasticsearch's words
+    (its ``RestController``): a body we would have to guess the format of is never read."""
+    if ctype is None:
+        return "Content-Type header is missing"
+    if not content_type_supported(ctype):
+        return f"Content-Type header [{ctype}] is not supported"
+    return None
+
+
 async def _send_json(send: Any, status: int, body: dict[str, Any], head: bool) -> None:
     data = b"" if head else orjson.dumps(body)
     await send({"type": "http.response.start", "status": status,
@@ -56,9 +67,9 @@ class RequestGuard:
             elif (k == b"content-length" and v.strip() not in (b"0", b"")) \
                     or k == b"transfer-encoding":
                 has_body = True
-        if has_body and ctype is not None and not content_type_supported(ctype):
-            await _send_json(send, 406, {"error": f"Content-Type header [{ctype}] is not "
-                                                  "supported", "status": 406}, head)
+        refusal = content_type_refusal(ctype) if has_body else None
+        if refusal is not None:
+            await _send_json(send, 406, {"error": refusal, "status": 406}, head)
             return
         started = False
 

@@ -117,6 +117,7 @@ async def bench_aggs_engine(engine: str, shards: int, corpus: Corpus, plan: Plan
             result["bulk"] = await _bulk_load(client, server.url, "aggs", corpus, plan)
             _log(f"aggs {engine}: {result['bulk']['docs_per_s']:.0f} docs/s")
             url = f"{server.url}/aggs/_search"
+            result["warmup"] = await _warm_up(client, url, plan.warmup_s)
             for query in QUERIES:
                 first = await _search_json(client, url, search_body(query))
                 result["answers"][query] = answer(first["aggregations"]["a"])
@@ -131,6 +132,19 @@ async def bench_aggs_engine(engine: str, shards: int, corpus: Corpus, plan: Plan
     finally:
         server.stop()
     return result
+
+
+async def _warm_up(client: Any, url: str, seconds: float) -> dict[str, Any]:
+    """The same unmeasured warm-up as the main scenarios (``bench.warm_up``), with these
+    queries."""
+    import time
+    bodies = [orjson.dumps(search_body(q)) for q in QUERIES]
+    sent, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < seconds:
+        await client.post(url, content=bodies[sent % len(bodies)],
+                          headers={"content-type": "application/json"})
+        sent += 1
+    return {"seconds": seconds, "requests": sent}
 
 
 def compare(ours: dict[str, Any], peer: dict[str, Any], connections: int = 1

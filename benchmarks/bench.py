@@ -279,6 +279,7 @@ class Plan:
     bulk_connections: int
     depths: list[int]
     queries: list[str] = field(default_factory=lambda: ["match_all", "sort", "match"])
+    warmup_s: float = 20.0             # per engine, unmeasured: a JVM's JIT compiles the path
     aggs: str = "on"                   # the aggregations scenario (aggs.py): on, off or only
     aggs_corpus: str | None = None     # its NDJSON file (default: the commits corpus)
     aggs_limit: int | None = None      # its document count (default: all; 3,000 with --quick)
@@ -293,7 +294,7 @@ def full_plan() -> Plan:
 def quick_plan() -> Plan:
     return Plan(shard_counts=[2], engines=["tantivy", "sqlite"], connections=[1, 8],
                 requests={1: 12, 8: 32}, time_cap_s=3.0, bulk_batch=1000,
-                bulk_connections=2, depths=[0, 990, 2000])
+                bulk_connections=2, depths=[0, 990, 2000], warmup_s=5.0)
 
 
 def query_body(corpus: Corpus, query: str, frm: int = 0, size: int = SIZE,
@@ -403,6 +404,7 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
             await asyncio.sleep(1.0)
             mem_loaded = server.memory()
             url = f"{server.url}/{index}/_search"
+            result["warmup"] = await warm_up(client, url, corpus, plan)
             for query in plan.queries:
                 first = await _search_json(client, url, dict(query_body(corpus, query),
                                                              track_total_hits=True))
@@ -447,6 +449,21 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
     finally:
         server.stop()
     return result
+
+
+async def warm_up(client: Any, url: str, corpus: Corpus, plan: Plan) -> dict[str, Any]:
+    """Every engine gets the same unmeasured ``plan.warmup_s`` of the benchmark's own requests
+    (each query at page 1 and at the deepest ``from``) before its first measured one, so a
+    JVM's JIT (OpenSearch) or a cold cache is not what the table shows."""
+    headers = {"content-type": "application/json"}
+    deepest = max(plan.depths)
+    bodies = [orjson.dumps(query_body(corpus, q, frm=d)) for q in plan.queries
+              for d in (0, deepest)]
+    sent, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < plan.warmup_s:
+        await client.post(url, content=bodies[sent % len(bodies)], headers=headers)
+        sent += 1
+    return {"seconds": plan.warmup_s, "requests": sent}
 
 
 async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
@@ -498,6 +515,8 @@ def main(args: Any) -> int:
         plan.engines = [p for p in re.split(r"[, ]+", args.peers) if p and p != "none"]
     if args.requests:
         plan.requests = {c: args.requests * c for c in plan.connections}
+    if args.warmup is not None:
+        plan.warmup_s = float(args.warmup)
     limit = args.limit if args.limit else (3000 if args.quick else None)
     synthetic = args.corpus == "synthetic"
     corpus_path = Path(args.corpus) if args.corpus and not synthetic else None
@@ -506,6 +525,8 @@ def main(args: Any) -> int:
     if args.quick and limit:
         deep = max(10, min(limit - 2 * SIZE, 2000))
         plan.depths = [0, min(990, deep // 2), deep]
+    if args.depths:
+        plan.depths = [int(d) for d in re.split(r"[, ]+", args.depths) if d]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.aggs == "only":   # the main corpus only names the run
@@ -546,6 +567,13 @@ def add_arguments(p: Any) -> None:
                         "or 'none'")
     p.add_argument("--requests", type=int, default=None,
                    help="requests per connection in each load run")
+    p.add_argument("--depths", default=None,
+                   help="page depths (from), e.g. '0,9990,20000'; over 10,000 the index's "
+                        "max_result_window is raised for every engine, and search_after is "
+                        "measured beside from")
+    p.add_argument("--warmup", type=float, default=None,
+                   help="seconds of unmeasured requests per engine before measuring "
+                        "(default 20, --quick 5)")
     p.add_argument("--term", default=None, help="term of the ranked match query")
     p.add_argument("--text-field", default=None, help="field of the ranked match query")
     p.add_argument("--sort-field", default=None, help="keyword field of the sort query")

@@ -1,4 +1,5 @@
-"""``shardsearch`` command line: ``serve`` (the HTTP service) and ``bench``."""
+"""``shardsearch`` command line: ``serve`` (the HTTP service), ``load``, ``bench`` and
+``hash-password``."""
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,12 @@ def _serve(args: argparse.Namespace) -> int:
               "users (--auth-file, SHARDSEARCH_API_KEYS, SHARDSEARCH_USERS), or pass "
               "--insecure if the network is trusted.", file=sys.stderr, flush=True)
         return 2
+    busy = _port_in_use(args.host, args.port)
+    if busy:
+        print(f"shardsearch: port {args.port} on {args.host} is in use ({busy}): another "
+              "shardsearch, Elasticsearch or OpenSearch may be running. Stop it, or choose "
+              "another port with --port.", file=sys.stderr, flush=True)
+        return 1
     os.umask(0o077)   # every file the service and the Ray it starts create: owner only
     data_dir = None if args.in_memory else (args.data_dir or _default_data_dir())
     if data_dir is not None:
@@ -62,6 +69,10 @@ def _serve(args: argparse.Namespace) -> int:
     # uvicorn re-raises the signal it handled after its graceful shutdown; make SIGTERM end
     # the process through Python (so Ray is stopped below) rather than by the default action.
     signal.signal(signal.SIGTERM, _exit_on_signal)
+    if address is not None:
+        import threading
+        threading.Thread(target=_watch_cluster, args=(handle, server, where), daemon=True,
+                         name="cluster-watch").start()
     try:
         server.run()
     except KeyboardInterrupt:
@@ -71,6 +82,46 @@ def _serve(args: argparse.Namespace) -> int:
             stop_ray()
         print("shardsearch: stopped", flush=True)
     return 0
+
+
+def _watch_cluster(handle: object, server: object, where: str, every_s: float = 2.0,
+                   misses: int = 3) -> None:
+    """Stop serving when the joined Ray cluster is gone (its coordinator stops answering
+    ``misses`` pings in a row): a service without its cluster can only answer errors."""
+    import time
+
+    import ray
+    missed = 0
+    while not server.should_exit:   # type: ignore[attr-defined]
+        time.sleep(every_s)
+        try:
+            ray.get(handle.ping.remote(), timeout=5)   # type: ignore[attr-defined]
+            missed = 0
+        except Exception:  # noqa: BLE001 - any failure to reach it counts as a miss
+            missed += 1
+        if missed >= misses:
+            print(f"shardsearch: lost {where} (its coordinator does not answer); stopping",
+                  file=sys.stderr, flush=True)
+            server.should_exit = True   # type: ignore[attr-defined]
+            return
+
+
+def _port_in_use(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be listened on, checked before Ray starts (seconds of work and
+    a traceback otherwise); None when it is free."""
+    import socket
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        return f"cannot resolve {host}: {e}"
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as uvicorn binds
+        try:
+            s.bind(addr)
+        except OSError as e:
+            return e.strerror or str(e)
+    return None
 
 
 def _default_data_dir() -> str:
@@ -95,10 +146,27 @@ def _bench(args: argparse.Namespace) -> int:
     return bench_main(args)
 
 
+def _load(args: argparse.Namespace) -> int:
+    from shardsearch.load import main as load_main
+    return load_main(args)
+
+
+EXAMPLES = """examples:
+  shardsearch serve                                  # http://127.0.0.1:9200, data kept
+  shardsearch serve --in-memory --port 9201          # a scratch service
+  shardsearch load books.ndjson.gz --index books --shards 3 --id-field isbn
+  zcat dump.ndjson.gz | shardsearch load - --url http://127.0.0.1:9201
+  shardsearch bench --quick                          # about a minute
+  shardsearch hash-password                          # for the --auth-file
+"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="shardsearch",
                                 description="A sharded, Elasticsearch-compatible search service "
-                                            "whose shards are Ray actors.")
+                                            "whose shards are Ray actors.",
+                                epilog=EXAMPLES,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     s = sub.add_parser("serve", help="run the HTTP service (Elasticsearch REST API)",
                        description="Run the HTTP service. With no Ray address a private local "
@@ -137,6 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "'password_hash' / 'key_hash' in the --auth-file.")
     h.add_argument("--stdin", action="store_true", help="read the secret from standard input")
     h.set_defaults(func=_hash_password)
+    ld = sub.add_parser("load", help="bulk-load an NDJSON file (or stdin) into a service",
+                        description="Bulk-load NDJSON — one document per line, or _bulk "
+                                    "action/source pairs; gzipped or not — into a running "
+                                    "service over HTTP, with a progress bar and a summary. "
+                                    "Exits non-zero if any line or document failed.",
+                        epilog="example: shardsearch load gcide.ndjson.gz --index gcide "
+                               "--shards 2")
+    from shardsearch.load import add_arguments as load_arguments
+    load_arguments(ld)
+    ld.set_defaults(func=_load)
     b = sub.add_parser("bench", help="benchmark against Tantivy and SQLite over loopback HTTP",
                        description="Start the service (and its peers) on 127.0.0.1, bulk-load a "
                                    "corpus and measure latency, throughput, indexing rate and "

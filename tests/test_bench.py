@@ -156,10 +156,12 @@ def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) 
     from shardsearch.cli import build_parser
     args = build_parser().parse_args(
         ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers", "sqlite",
-         "--requests", "2", "--aggs", "off", "--out", str(tmp_path)])
+         "--requests", "2", "--warmup", "0.5", "--aggs", "off", "--out", str(tmp_path)])
     assert bench.main(args) == 0
     report = orjson.loads((tmp_path / "results.json").read_bytes())
     runs = report["shardsearch"]["2"]["runs"]
+    for engine in (report["shardsearch"]["2"], report["sqlite"]):   # the same for every engine
+        assert engine["warmup"]["seconds"] == 0.5 and engine["warmup"]["requests"] > 0
     assert {r["query"] for r in runs} == {"match_all", "sort", "match"}
     assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
     assert {r["method"] for r in runs} == {"from", "search_after"}
@@ -216,7 +218,7 @@ def test_quick_aggregations_scenario_agrees_with_duckdb(tmp_path: Path) -> None:
     from shardsearch.cli import build_parser
     args = build_parser().parse_args(
         ["bench", "--quick", "--aggs", "only", "--aggs-limit", "800", "--requests", "2",
-         "--no-plots", "--out", str(tmp_path)])
+         "--warmup", "0.5", "--no-plots", "--out", str(tmp_path)])
     assert bench.main(args) == 0
     report = orjson.loads((tmp_path / "results.json").read_bytes())
     aggs = report["aggs"]
@@ -227,4 +229,5 @@ def test_quick_aggregations_scenario_agrees_with_duckdb(tmp_path: Path) -> None:
     assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["shardsearch"]["runs"])
     assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["duckdb"]["runs"])
     assert report["targets"]["aggs_page1_p50_over_duckdb"]["value"] is not None
+    assert aggs["shardsearch"]["warmup"]["requests"] > 0 and aggs["duckdb"]["warmup"]["requests"]
     assert "| date_histogram |" in (tmp_path / "table.md").read_text()

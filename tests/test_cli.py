@@ -24,6 +24,24 @@ def test_help_explains_every_option() -> None:
     assert "serve" in top
 
 
+def test_serve_on_a_busy_port_says_so_without_starting_ray() -> None:
+    import socket
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        run = subprocess.run([EXE, "serve", "--port", str(port), "--in-memory"],
+                             capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert f"port {port} on 127.0.0.1 is in use" in run.stderr
+    assert "Traceback" not in run.stderr and "ray" not in run.stderr.lower()
+
+
+def test_help_shows_examples() -> None:
+    top = subprocess.run([EXE, "--help"], capture_output=True, text=True, check=True).stdout
+    assert "examples:" in top and "shardsearch load" in top
+
+
 def test_serve_starts_a_private_ray_answers_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     port = free_port()
     env = {**os.environ, "RAY_ADDRESS": ""}

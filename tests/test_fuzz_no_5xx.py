@@ -131,7 +131,7 @@ def _assert_es_answer(client: httpx.Client, method: str, path: str, r: httpx.Res
             return   # Elasticsearch's answer for a missing document is not an error envelope
         assert body["status"] == r.status_code, r.text
         if r.status_code == 406:   # Elasticsearch's Content-Type refusal: the error is a string
-            assert body["error"].startswith("Content-Type header ["), r.text
+            assert body["error"].startswith("Content-Type header "), r.text
             return
         assert body["error"]["type"] and body["error"]["reason"] is not None, r.text
     assert client.get("/").status_code == 200     # the same keep-alive connection still works

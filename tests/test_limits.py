@@ -68,6 +68,13 @@ def test_http_limits_answer_400_before_work(es):
     assert r.status_code == 406
     assert r.json() == {"error": "Content-Type header [text/plain] is not supported",
                         "status": 406}
+    r = es.post("/lim/_search", content="{}", headers={"content-type": ""})
+    assert r.status_code == 406
+    bare = es.build_request("POST", "/lim/_search", content=b"{}")
+    bare.headers.pop("content-type", None)
+    r = es.send(bare)
+    assert r.status_code == 406
+    assert r.json() == {"error": "Content-Type header is missing", "status": 406}
 
 
 def test_allow_expensive_queries_false_refuses_them_as_es_does(es):

@@ -316,3 +316,28 @@ def test_soak_concurrent_writes_and_paged_searches_with_random_kills(es: httpx.C
     for sid in ("0", "1"):
         assert len({r["docs"] for r in rows if r["shard"] == sid}) == 1, rows
     es.delete("/soak")
+
+
+def test_a_service_joined_to_a_cluster_stops_when_the_cluster_is_stopped(tmp_path) -> None:
+    """``local_cluster.sh stop`` leaves no ``serve`` behind answering errors: the service sees
+    its coordinator gone and exits, saying why."""
+    base = Path(tempfile.mkdtemp(prefix="ssw-", dir="/tmp"))
+    lone = LocalCluster(base)
+    lone.env["WORKERS"] = "0"
+    try:
+        lone.run("start")
+        svc = ServeProcess(free_port(), ["--ray-address", "auto", "--in-memory"],
+                           env={"RAY_ADDRESS": f"127.0.0.1:{lone.port}",
+                                "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": lone.token},
+                           log=tmp_path / "serve.log")
+        try:
+            svc.wait_up()
+            lone.run("stop")
+            wait_for("the service to exit", lambda: svc.proc.poll() is not None, timeout=120)
+            assert "lost the Ray cluster" in (tmp_path / "serve.log").read_text()
+        finally:
+            svc.stop()
+    finally:
+        subprocess.run(["bash", str(SCRIPT), "stop"], env=lone.env, capture_output=True,
+                       timeout=120)
+        shutil.rmtree(base, ignore_errors=True)

@@ -31,6 +31,17 @@ def _decoded(resp: dict[str, Any]) -> dict[str, Any]:
     return resp
 
 
+def _progress_bar(total: int | None) -> Any:
+    from tqdm.auto import tqdm          # a widget in Jupyter, text in a terminal
+    return tqdm(total=total, unit="B", unit_scale=True, desc="loading")
+
+
+def _failed(out: dict[str, Any], what: str) -> None:
+    out["errors"] += 1
+    if len(out["failures"]) < 10:
+        out["failures"].append(what)
+
+
 class Cluster:
     """A handle on a running shardsearch coordinator (embedded Ray or a Ray cluster)."""
 
@@ -126,6 +137,53 @@ class Cluster:
             doc_id = ids[i] if ids is not None else (str(d[id_field]) if id_field else None)
             items.append({"action": "index", "index": index, "id": doc_id, "source": d})
         return self._call("bulk", items, refresh)
+
+    def load(self, path: str, index: str, *, id_field: str | None = None,
+             batch_size: int = 1000, shards: int | None = None, progress: bool = True
+             ) -> dict[str, Any]:
+        """Bulk-load an NDJSON file (gzipped or not; documents or ``_bulk`` pairs), as
+        ``shardsearch load`` does, with a progress bar (a widget in Jupyter). Returns
+        ``{"docs", "errors", "seconds", "failures"}``; unreadable lines count as errors."""
+        import time
+
+        from ..documents.ndjson_file import BadLine, Source, items
+        if shards is not None and index not in self.indices():
+            self.create_index(index, shards=shards)
+        source, t0 = Source(path), time.perf_counter()
+        out: dict[str, Any] = {"docs": 0, "errors": 0, "failures": []}
+        bar = _progress_bar(source.size) if progress else None
+        batch: list[dict[str, Any]] = []
+        for it in items(source.lines(), index, id_field):
+            if isinstance(it, BadLine):
+                _failed(out, f"line {it.line}: {it.reason}")
+                continue
+            kind, meta = next(iter(it.action.items()))
+            batch.append({"action": kind, "index": meta.get("_index", index),
+                          "id": meta.get("_id"), "routing": meta.get("routing"),
+                          "source": None if it.source is None else orjson.loads(it.source)})
+            if len(batch) >= batch_size:
+                self._load_batch(batch, out)
+                batch = []
+                if bar is not None:
+                    bar.update(source.consumed - bar.n)
+        if batch:
+            self._load_batch(batch, out)
+        if bar is not None:
+            bar.update(max(0, (source.size or source.consumed) - bar.n))
+            bar.close()
+        source.close()
+        self.refresh(index)
+        out["seconds"] = round(time.perf_counter() - t0, 3)
+        return out
+
+    def _load_batch(self, batch: list[dict[str, Any]], out: dict[str, Any]) -> None:
+        resp = self._call("bulk", batch, False)
+        for entry in resp["items"]:
+            result = next(iter(entry.values()))
+            if "error" in result:
+                _failed(out, f"[{result.get('_id')}]: {result['error'].get('reason')}")
+            else:
+                out["docs"] += 1
 
     def get(self, index: str, id: str) -> dict[str, Any]:
         out = self._call("get_doc", index, id)

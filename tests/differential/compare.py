@@ -62,9 +62,23 @@ def compare_hits(ours: dict[str, Any], theirs: dict[str, Any]) -> list[Differenc
     return out
 
 
+def compare_aggs(ours: Any, theirs: Any, path: str = "aggregations") -> list[Difference]:
+    """Aggregation results, recursively: keys, bucket order, counts; numbers within tolerance."""
+    if isinstance(ours, dict) and isinstance(theirs, dict):
+        if set(ours) != set(theirs):
+            return [Difference(path + "{}", sorted(ours), sorted(theirs))]
+        return [d for k in ours for d in compare_aggs(ours[k], theirs[k], f"{path}.{k}")]
+    if isinstance(ours, list) and isinstance(theirs, list):
+        if len(ours) != len(theirs):
+            return [Difference(path + "[]", ours, theirs)]
+        return [d for i, (o, t) in enumerate(zip(ours, theirs))
+                for d in compare_aggs(o, t, f"{path}[{i}]")]
+    return [] if close(ours, theirs) else [Difference(path, ours, theirs)]
+
+
 def compare(ours: tuple[int, dict[str, Any]], theirs: tuple[int, dict[str, Any]]
             ) -> list[Difference]:
-    """Status first; then the error type, or ``count``, or the hits."""
+    """Status first; then the error type, or ``count``, or the hits and aggregations."""
     (os_, ob), (ts, tb) = ours, theirs
     if os_ != ts:
         return [Difference("status", (os_, _summary(ob)), (ts, _summary(tb)))]
@@ -73,7 +87,10 @@ def compare(ours: tuple[int, dict[str, Any]], theirs: tuple[int, dict[str, Any]]
     if "count" in tb or "count" in ob:
         return [] if ob.get("count") == tb.get("count") else [
             Difference("count", ob.get("count"), tb.get("count"))]
-    return compare_hits(ob, tb)
+    out = compare_hits(ob, tb)
+    if "aggregations" in ob or "aggregations" in tb:
+        out += compare_aggs(ob.get("aggregations"), tb.get("aggregations"))
+    return out
 
 
 def _summary(body: dict[str, Any]) -> Any:

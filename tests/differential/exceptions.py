@@ -33,6 +33,28 @@ def _search_after_with_from(diff: Difference, request: dict[str, Any]) -> bool:
             and body.get("from", 0) != 0 and diff.ours[0] == 400 and diff.theirs[0] == 500)
 
 
+def _key_ordered_terms_with_min_doc_count(tree: Any) -> bool:
+    """Whether an aggregation tree holds a ``terms`` ordered by ``_key`` with min_doc_count > 1."""
+    for agg in (tree or {}).values():
+        terms = agg.get("terms") or {}
+        order = terms.get("order") or []
+        order = [order] if isinstance(order, dict) else order
+        if any("_key" in o for o in order) and terms.get("min_doc_count", 1) > 1:
+            return True
+        if _key_ordered_terms_with_min_doc_count(agg.get("aggs")):
+            return True
+    return False
+
+
+def _cut_by_key_before_min_doc_count(diff: Difference, request: dict[str, Any]) -> bool:
+    if not (diff.path.endswith(".sum_other_doc_count") or diff.path.endswith(".buckets[]")):
+        return False
+    ours, theirs = diff.ours, diff.theirs
+    fewer = (ours < theirs) if diff.path.endswith("count") else len(ours) > len(theirs)
+    return fewer and _key_ordered_terms_with_min_doc_count(
+        (request.get("body") or {}).get("aggs"))
+
+
 DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
         name="search_after_with_from",
@@ -43,6 +65,19 @@ DELIBERATE: tuple[Deliberate, ...] = (
         covers=_search_after_with_from,
         probe=("POST", "/diff/_search",
                {"sort": [{"uid": "asc"}], "search_after": [3], "from": 2}, None)),
+    Deliberate(
+        name="terms_by_key_with_min_doc_count",
+        why="terms ordered by _key with min_doc_count > 1: OpenSearch's shard cuts its list to "
+            "`size` by key before the reduce applies min_doc_count, so it can return fewer "
+            "buckets than exist (a term below min_doc_count took a place) and its "
+            "sum_other_doc_count counts terms below min_doc_count. Ours applies min_doc_count "
+            "before the cut, for every order and any number of shards: the exact answer, and "
+            "what OpenSearch answers for the default order by count.",
+        covers=_cut_by_key_before_min_doc_count,
+        probe=("POST", "/diff/_search",
+               {"size": 0, "query": {"match_phrase": {"body": "apple fox"}},
+                "aggs": {"a0": {"terms": {"field": "tag", "size": 2, "min_doc_count": 3,
+                                          "order": {"_key": "asc"}}}}}, None)),
 )
 
 

@@ -123,3 +123,88 @@ BAD_BODIES: list[tuple[str, dict[str, Any]]] = [
     ("query_string syntax error", {"query": {"query_string": {"query": "apple AND (", "default_field": "title"}}}),
     ("size not an integer", {"size": "ten"}),
 ]
+
+
+# --- aggregations -------------------------------------------------------------------------
+# Trees of the bucket and metric aggregations both systems compute exactly on this corpus (one
+# OpenSearch shard: its terms counts are exact too). Percentiles are left out: t-digest's error
+# is documented and ours are exact; cardinality stays in, as HyperLogLog++ counts exactly this
+# far below its precision threshold.
+_NUMERIC = st.sampled_from(["n", "price", "uid"])
+
+
+def _metric() -> st.SearchStrategy[dict[str, Any]]:
+    kind = st.sampled_from(["avg", "sum", "min", "max", "stats", "value_count",
+                            "extended_stats"])
+    plain = st.builds(lambda k, f: {k: {"field": f}}, kind, _NUMERIC)
+    missing = st.builds(lambda k, m: {k: {"field": "price", "missing": m}},
+                        st.sampled_from(["avg", "sum", "max", "value_count"]),
+                        st.sampled_from([0, 50, -1]))
+    keyword_count = st.just({"value_count": {"field": "tag"}})
+    cardinality = st.builds(lambda f: {"cardinality": {"field": f}},
+                            st.sampled_from(["tag", "n", "price", "date"]))
+    return plain | missing | keyword_count | cardinality
+
+
+def _bucket(top: bool = True) -> st.SearchStrategy[dict[str, Any]]:
+    """Bucket aggregations; ``composite`` only at the top (both refuse it under a parent)."""
+    order = st.sampled_from([None, {"_count": "desc"}, {"_key": "asc"}, {"_key": "desc"},
+                             {"_count": "asc"}])
+    terms = st.builds(
+        lambda f, size, o, mdc: {"terms": {"field": f, "size": size, "min_doc_count": mdc,
+                                           **({"order": [o, {"_key": "asc"}]} if o else {})}},
+        st.sampled_from(["tag", "n"]), st.integers(1, 12), order, st.sampled_from([1, 1, 3]))
+    histogram = st.builds(
+        lambda f, i, mdc: {"histogram": {"field": f, "interval": i, "min_doc_count": mdc}},
+        st.sampled_from(["n", "price"]), st.sampled_from([1, 3, 10, 25]),
+        st.sampled_from([0, 1]))
+    date_histogram = st.builds(
+        lambda iv, mdc: {"date_histogram": {"field": "date", **iv, "min_doc_count": mdc}},
+        st.sampled_from([{"calendar_interval": "month"}, {"calendar_interval": "week"},
+                         {"fixed_interval": "10d"}, {"calendar_interval": "1M",
+                                                     "format": "yyyy-MM"}]),
+        st.sampled_from([0, 1]))
+    ranges = st.builds(
+        lambda f, cuts, keyed: {"range": {"field": f, "keyed": keyed, "ranges": [
+            {"to": cuts[0]}, {"from": cuts[0], "to": cuts[1]}, {"from": cuts[1]}]}},
+        _NUMERIC, st.tuples(st.integers(0, 40), st.integers(41, 90)), st.booleans())
+    filt = st.builds(lambda v: {"filter": {"term": {"tag": v}}}, tag_values)
+    missing = st.builds(lambda f: {"missing": {"field": f}},
+                        st.sampled_from(["price", "tag", "date"]))
+    composite = st.builds(
+        lambda srcs, size: {"composite": {"size": size, "sources": srcs}},
+        st.lists(st.sampled_from([{"t": {"terms": {"field": "tag"}}},
+                                  {"h": {"histogram": {"field": "n", "interval": 4}}},
+                                  {"d": {"date_histogram": {"field": "date",
+                                                            "calendar_interval": "month"}}},
+                                  {"tm": {"terms": {"field": "tag", "missing_bucket": True,
+                                                    "order": "desc"}}}]),
+                 min_size=1, max_size=2, unique_by=lambda x: next(iter(x))),
+        st.integers(1, 20))
+    plain = terms | histogram | date_histogram | ranges | filt | missing
+    return plain | composite if top else plain
+
+
+@st.composite
+def aggregation_trees(draw: st.DrawFn) -> dict[str, Any]:
+    """One or two top-level aggregations; a bucket aggregation may carry one sub-aggregation."""
+    tree: dict[str, Any] = {}
+    for i in range(draw(st.integers(1, 2))):
+        if draw(st.booleans()):
+            agg = dict(draw(_bucket()))
+            if draw(st.booleans()):
+                agg["aggs"] = {"inner": draw(_metric() | _bucket(top=False))}
+        else:
+            agg = draw(_metric())
+        tree[f"a{i}"] = agg
+    return tree
+
+
+@st.composite
+def aggregation_bodies(draw: st.DrawFn) -> dict[str, Any]:
+    """A ``size: 0`` search whose answer is its aggregations, maybe under a query."""
+    body: dict[str, Any] = {"size": 0, "aggs": draw(aggregation_trees())}
+    query = draw(st.none() | leaf_queries())
+    if query is not None:
+        body["query"] = query
+    return body

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from . import exceptions
 from .compare import compare
 from .corpus import INDEX
-from .strategies import BAD_BODIES, queries, search_bodies
+from .strategies import BAD_BODIES, aggregation_bodies, queries, search_bodies
 
 pytestmark = pytest.mark.slow
 
@@ -41,6 +41,13 @@ def check(pair: Any, method: str, path: str, body: Any = None,
 @cases(110)
 @given(body=search_bodies())
 def test_search_pages_agree_with_opensearch(pair, body):
+    check(pair, "POST", f"/{INDEX}/_search", body)
+
+
+@cases(200)
+@given(body=aggregation_bodies())
+def test_aggregations_agree_with_opensearch(pair, body):
+    """Buckets (keys, order, counts) and metric values, ours over 3 shards, OpenSearch over 1."""
     check(pair, "POST", f"/{INDEX}/_search", body)
 
 

@@ -247,16 +247,20 @@ def _extended(v: dict[str, Any], sigma: float = 2.0) -> dict[str, Any]:
                               "upper_sampling", "lower_sampling")}}
     avg = v["sum"] / n
     var = max(0.0, (v["sumsq"] - v["sum"] * v["sum"] / n) / n)
-    var_s = max(0.0, (v["sumsq"] - v["sum"] * v["sum"] / n) / (n - 1)) if n > 1 else math.inf
-    sd, sd_s = math.sqrt(var), math.sqrt(var_s)
+    sd = math.sqrt(var)
+    if n > 1:
+        var_s = max(0.0, (v["sumsq"] - v["sum"] * v["sum"] / n) / (n - 1))
+        sd_s: Any = math.sqrt(var_s)
+        upper_s, lower_s = avg + sigma * sd_s, avg - sigma * sd_s
+    else:   # 0 / 0: Elasticsearch's double NaN, which its JSON writes as the string "NaN"
+        var_s = sd_s = upper_s = lower_s = "NaN"
     return {"sum_of_squares": v["sumsq"], "variance": var, "variance_population": var,
-            "variance_sampling": var_s if n > 1 else None, "std_deviation": sd,
-            "std_deviation_population": sd, "std_deviation_sampling": sd_s if n > 1 else None,
+            "variance_sampling": var_s, "std_deviation": sd,
+            "std_deviation_population": sd, "std_deviation_sampling": sd_s,
             "std_deviation_bounds": {
                 "upper": avg + sigma * sd, "lower": avg - sigma * sd,
                 "upper_population": avg + sigma * sd, "lower_population": avg - sigma * sd,
-                "upper_sampling": avg + sigma * sd_s if n > 1 else None,
-                "lower_sampling": avg - sigma * sd_s if n > 1 else None}}
+                "upper_sampling": upper_s, "lower_sampling": lower_s}}
 
 
 class _Formatter:
