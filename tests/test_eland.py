@@ -99,6 +99,17 @@ def test_to_pandas_reads_every_document(edf, pdf):
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
 
 
+def test_to_pandas_pages_with_point_in_time_and_search_after(edf, pdf, monkeypatch):
+    """Pages of 37: eland opens a point in time and pages with ``search_after`` on ``_doc``
+    across both shards; every document once, none lost between pages."""
+    import eland.operations
+    monkeypatch.setattr(eland.operations, "DEFAULT_SEARCH_SIZE", 37)
+    got = edf[edf.delay >= 10].to_pandas()
+    want = pdf[pdf.delay >= 10]
+    assert len(got) == len(want) > 37 * 3
+    assert sorted(got.index, key=int) == sorted(want.index, key=int)
+
+
 def test_date_filter_nunique_and_quantile(edf, pdf):
     cut = pd.Timestamp("2024-06-15", tz="UTC")
     assert edf[edf.day > cut].shape[0] == int((pdf.day > cut).sum())
