@@ -172,8 +172,16 @@ async def run_aggs(plan: Plan, out: Path, path: Path | None, limit: int | None
          f"{PEER}")
     ours = await bench_aggs_engine("shardsearch", shards, corpus, plan, out)
     peer = await bench_aggs_engine(PEER, 1, corpus, plan, out)
-    return {"corpus": {"name": corpus.name, "docs": len(corpus)}, "queries": QUERIES,
-            "shardsearch": ours, PEER: peer, **compare(ours, peer)}
+    report = {"corpus": {"name": corpus.name, "docs": len(corpus)}, "queries": QUERIES,
+              "shardsearch": ours, PEER: peer, **compare(ours, peer)}
+    if "opensearch" in plan.engines:   # the same Elasticsearch request, unchanged, 1 shard
+        try:
+            theirs = await bench_aggs_engine("opensearch", 1, corpus, plan, out)
+            report["opensearch"] = theirs
+            report["vs_opensearch"] = compare(ours, theirs)
+        except Exception as e:  # noqa: BLE001 - a peer that cannot start is skipped, said so
+            _log(f"aggs opensearch: skipped ({type(e).__name__}: {e})")
+    return report
 
 
 def markdown(aggs: dict[str, Any]) -> str:
@@ -191,6 +199,18 @@ def markdown(aggs: dict[str, Any]) -> str:
         lines.append(f"| {q} | {cell(aggs['shardsearch'], q, 1, 'p50_ms')} | "
                      f"{cell(aggs[PEER], q, 1, 'p50_ms')} | {aggs['p50_over_peer'][q]} | "
                      f"{cell(aggs['shardsearch'], q, 8, 'rps')} | {cell(aggs[PEER], q, 8, 'rps')} |")
+    if "opensearch" in aggs:
+        vs = aggs["vs_opensearch"]
+        lines += ["", f"Against OpenSearch (1 shard, the same request); answers agree: "
+                      f"{vs['agree']}" + (f" (differ: {', '.join(vs['mismatches'])})"
+                                          if vs["mismatches"] else "") + ".", "",
+                  "| query | shardsearch p50 ms | OpenSearch p50 ms | ratio | "
+                  "shardsearch req/s (8 c) | OpenSearch req/s (8 c) |", "|---|---|---|---|---|---|"]
+        for q in QUERIES:
+            lines.append(f"| {q} | {cell(aggs['shardsearch'], q, 1, 'p50_ms')} | "
+                         f"{cell(aggs['opensearch'], q, 1, 'p50_ms')} | "
+                         f"{vs['p50_over_peer'][q]} | {cell(aggs['shardsearch'], q, 8, 'rps')} | "
+                         f"{cell(aggs['opensearch'], q, 8, 'rps')} |")
     return "\n".join(lines) + "\n"
 
 
