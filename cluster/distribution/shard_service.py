@@ -12,7 +12,8 @@ import orjson
 
 from ..engine.mapping import Mapping
 from ..engine.scoring import Stats
-from ..engine.shard import ShardCore, WriteBatch, WriteOp
+from ..engine.shard import ShardCore
+from ..engine.writes import WriteBatch, WriteOp
 from ..engine.shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .simulation import ShardSimulator
 
