@@ -828,6 +828,7 @@ def _answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, A
             failures.append(_failure(m.name, sid, o.error))
         else:
             answered.append((i, entry, o.value))
+            timed_out = timed_out or bool(getattr(o.value, "timed_out", False))  # a partial
     return answered, timed_out
 
 

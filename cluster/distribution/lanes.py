@@ -9,6 +9,11 @@ each way, many calls in flight on one connection. The actor is still found, crea
 restarted and placed by Ray; a caller on another node, or one whose lane broke, uses Ray's
 actor calls.
 
+A caller that gives up on a call (its task was cancelled) sends a cancel frame — the call's
+id with no method — and the server cancels that call's task; a synchronous actor's lane runs
+each call on a worker thread with a :class:`threading.Event` the cancel sets, which the
+engine reads as "cancelled" (``cancel_calls.py``), so the actor stops the work too.
+
 The socket lives in a directory only its owner can enter (``0700``, see :func:`lane_dir`):
 frames are pickles, so only processes of the same user may connect.
 """
@@ -28,7 +33,10 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
+
+from .cancel_calls import lane_call
 
 _HEADER = struct.Struct("!I")
 Handler = Callable[..., Awaitable[Any]]
@@ -55,7 +63,8 @@ def _frame(obj: Any) -> bytes:
 
 class LaneServer:
     """Answers ``(id, method, args, kwargs)`` frames with ``(id, ok, value)`` frames, each call
-    running as its own task (as concurrent actor calls would)."""
+    running as its own task (as concurrent actor calls would); ``(id, None, (), {})`` cancels
+    call ``id``'s task (its answer is then never sent)."""
 
     def __init__(self, handler: Handler) -> None:
         self.handler = handler
@@ -74,8 +83,12 @@ class LaneServer:
         async def one(call_id: int, method: str, args: tuple, kwargs: dict) -> None:
             try:
                 out = (call_id, True, await self.handler(method, *args, **kwargs))
+            except asyncio.CancelledError:
+                return                    # the caller gave up: nobody reads an answer
             except Exception as e:  # noqa: BLE001 - travels back to its caller
                 out = (call_id, False, e)
+            finally:
+                running.pop(call_id, None)
             try:
                 data = _frame(out)
             except Exception as e:  # noqa: BLE001 - an answer that does not pickle
@@ -85,15 +98,20 @@ class LaneServer:
                 await writer.drain()
             except ConnectionError:
                 pass
-        tasks: set[asyncio.Task] = set()
+        running: dict[int, asyncio.Task] = {}
         try:
             while True:
                 call_id, method, args, kwargs = await _read_frame(reader)
-                t = asyncio.get_running_loop().create_task(one(call_id, method, args, kwargs))
-                tasks.add(t)
-                t.add_done_callback(tasks.discard)
+                if method is None:
+                    task = running.pop(call_id, None)
+                    if task is not None:
+                        task.cancel()
+                    continue
+                running[call_id] = asyncio.get_running_loop().create_task(
+                    one(call_id, method, args, kwargs))
         except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+            for task in list(running.values()):   # the caller's process is gone
+                task.cancel()
         finally:
             writer.close()
 
@@ -205,8 +223,18 @@ class LaneClient:
             raise LaneClosed(f"the lane to the coordinator broke: {e}") from None
         try:
             return await fut
+        except asyncio.CancelledError:
+            self._cancel(call_id)
+            raise
         finally:
             self._pending.pop(call_id, None)
+
+    def _cancel(self, call_id: int) -> None:
+        """Tell the server that nobody waits for call ``call_id`` any more."""
+        if self.closed or self._writer is None:
+            return
+        with contextlib.suppress(ConnectionError, RuntimeError):
+            self._writer.write(_frame((call_id, None, (), {})))
 
     def close(self) -> None:
         if self._reader_task is not None:
@@ -245,16 +273,26 @@ class LaneFinder:
 
 class ThreadLane:
     """The lane of a synchronous actor: a thread with its own event loop serves the socket and
-    runs the allowed methods of ``target`` there. The target must hold one lock per call on
-    both paths (see :func:`serialized`), since Ray runs its calls on another thread."""
+    runs the allowed methods of ``target`` on worker threads, so that the loop stays free to
+    read a cancel frame while a call computes. The target must hold one lock per call on
+    every path (see :func:`serialized`), since Ray and these workers run calls concurrently."""
+
+    WORKERS = 4     # calls wait on the target's lock: more threads would only wait longer
 
     def __init__(self, target: Any, allowed: frozenset[str]) -> None:
         from ..errors import IllegalArgument
+        self.pool = ThreadPoolExecutor(self.WORKERS, thread_name_prefix="lane-call")
 
         async def handler(method: str, *args: Any, **kwargs: Any) -> Any:
             if method not in allowed:
                 raise IllegalArgument(f"[{method}] is not served by the lane")
-            return getattr(target, method)(*args, **kwargs)
+            flag = threading.Event()
+            call = functools.partial(_flagged, flag, getattr(target, method), args, kwargs)
+            try:
+                return await self.loop.run_in_executor(self.pool, call)
+            except asyncio.CancelledError:
+                flag.set()      # the worker's checks see it (``cancel_calls.cancelled_predicate``)
+                raise
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="lane", daemon=True)
         self.thread.start()
@@ -265,6 +303,13 @@ class ThreadLane:
     def close(self) -> None:
         self.loop.call_soon_threadsafe(self.server.close)
         self.loop.call_soon_threadsafe(self.loop.stop)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _flagged(flag: threading.Event, fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` on this worker thread as a lane call that ``flag`` cancels."""
+    with lane_call(flag):
+        return fn(*args, **kwargs)
 
 
 def serialized(cls: type) -> type:

@@ -35,7 +35,11 @@ _SCORE = np.float32
 # --- evaluation -------------------------------------------------------------------------------
 
 def evaluate(q: Q.Query, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    """``(mask, scores)`` of an *expanded* query over all documents of ``seg``."""
+    """``(mask, scores)`` of an *expanded* query over all documents of ``seg``.
+
+    Every node checks the context's cancellation first: each clause of a compound query is a
+    point where a search past its deadline (or cancelled) stops."""
+    ctx.cancel.check()
     fn = _EVAL.get(type(q))
     if fn is None:
         raise ParsingError(f"unsupported query [{type(q).__name__}]")
@@ -128,7 +132,7 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
             if not isinstance(fd, (TextField, KeywordField)):
                 return no_match(seg)
             want = query_text(q.value).lower()
-            ids = fd.postings.ids_where(lambda t: t.lower() == want)
+            ids = fd.postings.ids_where(_ticking(lambda t: t.lower() == want, ctx))
             return constant(fd.postings.union(ids, seg.n), q.boost)
         return term_scores(q.field, query_text(q.value), seg, ctx, q.boost)
     if ft.kind == "date":
@@ -423,21 +427,50 @@ def _e_ids(q: Q.Ids, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray
 
 def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     if q.field == "_id":
-        return constant(np.array([i.startswith(q.value) for i in seg.ids], dtype=bool), q.boost)
+        return constant(np.array([_tick(ctx) or i.startswith(q.value) for i in seg.ids],
+                                 dtype=bool), q.boost)
     fd = seg.fields.get(q.field)
     if not isinstance(fd, (TextField, KeywordField)):
         return no_match(seg)
     if q.case_insensitive:
         low = q.value.lower()
-        ids = fd.postings.ids_where(lambda t: t.lower().startswith(low))
+        ids = fd.postings.ids_where(_ticking(lambda t: t.lower().startswith(low), ctx))
     else:
         ids = fd.postings.ids_with_prefix(q.value)
     return constant(fd.postings.union(ids, seg.n), q.boost)
 
 
-def _terms_matching(field: str, rx: LinearPattern, boost: float,
-                    seg: Segment) -> tuple[np.ndarray, np.ndarray]:
-    """Constant-score match of every term (or ``_id``) the pattern matches in full."""
+def _tick(ctx: Context) -> bool:
+    """One step of a term (or id) expansion: the cancellation is checked every thousand.
+    Always False, so it can lead an ``or``."""
+    ctx.cancel.tick()
+    return False
+
+
+def _ticking(keep: Any, ctx: Context) -> Any:
+    """``keep`` (a predicate on terms) that ticks the cancellation at each term it tries."""
+    return lambda t: _tick(ctx) or keep(t)
+
+
+class _TickingPattern:
+    """A pattern whose every match attempt ticks the cancellation (the surface of
+    ``re.Pattern`` that the term dictionary's expansion reads)."""
+
+    __slots__ = ("pattern", "flags", "_rx", "_ctx")
+
+    def __init__(self, rx: LinearPattern, ctx: Context) -> None:
+        self.pattern, self.flags, self._rx, self._ctx = rx.pattern, rx.flags, rx, ctx
+
+    def fullmatch(self, text: str) -> Any:
+        self._ctx.cancel.tick()
+        return self._rx.fullmatch(text)
+
+
+def _terms_matching(field: str, pattern: LinearPattern, boost: float, seg: Segment,
+                    ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """Constant-score match of every term (or ``_id``) the pattern matches in full. O(terms
+    tried); the dictionary is walked with the cancellation ticking."""
+    rx = _TickingPattern(pattern, ctx)
     if field == "_id":
         return constant(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), boost)
     fd = seg.fields.get(field)
@@ -448,12 +481,12 @@ def _terms_matching(field: str, rx: LinearPattern, boost: float,
 
 def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     return _terms_matching(q.field, lucene_regex(q.value, q.flags, q.case_insensitive),
-                           q.boost, seg)
+                           q.boost, seg, ctx)
 
 
 def _e_wildcard(q: Q.Wildcard, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     return _terms_matching(q.field, wildcard_regex(q.pattern, q.case_insensitive), q.boost,
-                           seg)
+                           seg, ctx)
 
 
 # --- compound queries -------------------------------------------------------------------------
