@@ -217,6 +217,10 @@ class LaneClient:
         try:
             self._writer.write(_frame((call_id, method, args, kwargs)))
             await self._writer.drain()
+        except asyncio.CancelledError:     # the frame is buffered: it will run, so cancel it
+            self._pending.pop(call_id, None)
+            self._cancel(call_id)
+            raise
         except ConnectionError as e:
             self._pending.pop(call_id, None)
             self._fail_all()
