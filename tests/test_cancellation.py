@@ -9,7 +9,9 @@ time the shard serves the next call at once.
 """
 from __future__ import annotations
 
+import asyncio
 import socket
+import threading
 import time
 from typing import Any
 
@@ -133,6 +135,86 @@ def test_term_statistics_stop_too() -> None:
     core = _core(segments=2, docs=100)
     with pytest.raises(TaskCancelled):
         core.term_stats(["k"], [("k", _key(1))], None, Stepper(at=1).cancel)
+
+
+# --- the distribution layer's carriers, without Ray -----------------------------------------
+
+class Spinner:
+    """A target that works until its call is cancelled (as the engine's checks would)."""
+
+    def __init__(self) -> None:
+        self.stopped = threading.Event()
+
+    def spin(self) -> str:
+        from shardsearch.cluster.distribution.cancel_calls import cancelled_predicate
+        cancelled = cancelled_predicate()
+        assert cancelled is not None
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            if cancelled():
+                self.stopped.set()
+                return "stopped"
+            time.sleep(0.005)
+        return "finished"
+
+
+def test_a_cancelled_lane_call_sets_its_flag_where_it_runs() -> None:
+    from shardsearch.cluster.distribution.lanes import LaneClient, ThreadLane
+    target = Spinner()
+    lane = ThreadLane(target, frozenset({"spin"}))
+
+    async def run() -> None:
+        client = LaneClient(lane.path)
+        call = asyncio.ensure_future(client.call("spin"))
+        await asyncio.sleep(0.2)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        client.close()
+    try:
+        asyncio.run(run())
+        assert target.stopped.wait(2.0)
+    finally:
+        lane.close()
+
+
+def test_a_batched_call_is_cancelled_only_when_all_its_callers_gave_up() -> None:
+    from shardsearch.cluster.distribution.coalescing import Coalescer
+    cancelled: list[str] = []
+
+    async def one(method: str, args: tuple, kwargs: dict) -> Any:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append(method)
+            raise
+
+    async def many(calls: list) -> list:
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.append("many")
+            raise
+        return []
+
+    async def run() -> None:
+        c = Coalescer(one, many, limit=1)
+        first = asyncio.ensure_future(c.call("a"))
+        await asyncio.sleep(0.01)
+        second = asyncio.ensure_future(c.call("b"))
+        third = asyncio.ensure_future(c.call("c"))
+        await asyncio.sleep(0.01)
+        first.cancel()                      # alone in its actor call: cancelled
+        await asyncio.sleep(0.01)
+        assert cancelled == ["a"]
+        await asyncio.sleep(0.01)           # b and c went out together
+        second.cancel()
+        await asyncio.sleep(0.01)
+        assert cancelled == ["a"]           # c still waits for the batch
+        third.cancel()
+        await asyncio.sleep(0.01)
+        assert cancelled == ["a", "many"]
+    asyncio.run(run())
 
 
 # --- real shard actors behind the real server ----------------------------------------------
