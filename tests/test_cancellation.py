@@ -302,3 +302,28 @@ def test_ray_cancel_of_a_shard_call_stops_the_shard_work(es) -> None:
     after = _stopped(handle)
     assert time.monotonic() - t0 < 1.0
     assert after["cancelled"] == before["cancelled"] + 1
+
+
+def test_cancelling_a_coordinator_call_over_ray_cancels_the_shard_work(es, coordinator) -> None:
+    """The front end's Ray path to the coordinator (no lane): ``ray.cancel`` of the async
+    actor's task cancels the search, and the search its shard calls."""
+    from shardsearch.api.deps import RayCoordinator
+    from shardsearch.cluster.search.request import parse_search
+    _slow_index(es)
+    handle = _shard_actor("slow")
+    before = _stopped(handle)
+    coord = RayCoordinator(coordinator, lane=False)
+
+    async def run() -> None:
+        req = parse_search(("slow",), {}, {"query": _slow_query()})
+        call = asyncio.ensure_future(coord.call("search", req))
+        await asyncio.sleep(0.7)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+    asyncio.run(run())
+    _next_search_is_quick(es)
+    deadline = time.monotonic() + 5
+    while _stopped(handle)["cancelled"] == before["cancelled"]:
+        assert time.monotonic() < deadline, "the shard's work was not cancelled"
+        time.sleep(0.05)
