@@ -26,6 +26,7 @@ import inspect
 import itertools
 import os
 import pickle
+import queue
 import stat
 import struct
 import tempfile
@@ -33,7 +34,6 @@ import threading
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-import queue
 from typing import Any
 
 from .cancel_calls import lane_call

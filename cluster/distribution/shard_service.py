@@ -13,14 +13,13 @@ from typing import Any
 import orjson
 
 from ..engine.cancellation import Cancellation
-from ..errors import ShardTimeout, TaskCancelled
-from .cancel_calls import cancelled_predicate
-
 from ..engine.mapping import Mapping
 from ..engine.scoring import Stats
 from ..engine.shard import ShardCore
-from ..engine.writes import WriteBatch, WriteOp
 from ..engine.shard_messages import FetchedDoc, ShardHits, ShardQuery
+from ..engine.writes import WriteBatch, WriteOp
+from ..errors import ShardTimeout, TaskCancelled
+from .cancel_calls import cancelled_predicate
 from .simulation import ShardSimulator
 
 
