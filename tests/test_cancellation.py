@@ -99,6 +99,16 @@ def test_a_query_past_its_deadline_answers_the_segments_done_before_it() -> None
     assert hits.timed_out and hits.total == 200 and len(hits) == 200
 
 
+def test_a_partial_answer_aggregates_the_matches_found_in_time() -> None:
+    from shardsearch.cluster.engine.aggs import parse_aggs
+    core = _core(segments=4, docs=400)
+    q = ShardQuery(query=parse_query({"match_all": {}}), sort=SCORE_SORT, k=0, index_rank=0,
+                   aggs=parse_aggs({"n": {"value_count": {"field": "k"}}}))
+    hits = core.query(q, Stepper(at=5, expire=True).cancel)
+    assert hits.timed_out and hits.total == 200
+    assert hits.aggs is not None and hits.aggs["n"].count.tolist() == [200]
+
+
 def test_deep_paging_rounds_past_the_deadline_refuse_rather_than_answer_part() -> None:
     core = _core(segments=4, docs=400)
     q = ShardQuery(query=parse_query({"match_all": {}}), sort=(SortField("_doc"),), k=10,

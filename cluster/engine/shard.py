@@ -315,6 +315,10 @@ class ShardCore:
             hits.profile = {"match_ns": t1 - t0, "collect_ns": hits.took_ns - (t1 - t0)}
         if q.aggs is not None:   # partials from the same matches and snapshot as the hits
             from .aggs.leaf import leaf_aggregate
+            if c.timed_out and q.agg_query is None:
+                # over the matches found in time (bounded), as Elasticsearch's partial
+                # aggregations are; only a cancel stops them
+                cancel = Cancellation(None, cancel.cancelled)
             hits.aggs = leaf_aggregate(self, q, c.parts, cancel)
         return hits
 
