@@ -64,10 +64,13 @@ def _frame(obj: Any) -> bytes:
 class LaneServer:
     """Answers ``(id, method, args, kwargs)`` frames with ``(id, ok, value)`` frames, each call
     running as its own task (as concurrent actor calls would); ``(id, None, (), {})`` cancels
-    call ``id``'s task (its answer is then never sent)."""
+    call ``id``'s task (its answer is then never sent) if ``cancellable(method)`` — so does a
+    closed connection. Other calls (writes) always run to their end."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler,
+                 cancellable: Callable[[str], bool] = lambda method: True) -> None:
         self.handler = handler
+        self.cancellable = cancellable
         self.path: str | None = None
         self._server: asyncio.base_events.Server | None = None
 
@@ -107,8 +110,10 @@ class LaneServer:
                     if task is not None:
                         task.cancel()
                     continue
-                running[call_id] = asyncio.get_running_loop().create_task(
+                task = asyncio.get_running_loop().create_task(
                     one(call_id, method, args, kwargs))
+                if self.cancellable(method):
+                    running[call_id] = task
         except (asyncio.IncompleteReadError, ConnectionError):
             for task in list(running.values()):   # the caller's process is gone
                 task.cancel()
