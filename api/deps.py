@@ -9,7 +9,8 @@ from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Request
 
-from ..cluster.distribution.coordinator_actor import call_verb
+from ..cluster.distribution.cancel_calls import awaited
+from ..cluster.distribution.coordinator_actor import CANCELLABLE_VERBS, call_verb
 from ..cluster.errors import SearchError, domain_error
 from ..cluster.distribution.lanes import LaneClosed, LaneFinder
 
@@ -23,7 +24,9 @@ class RayCoordinator:
 
     On the coordinator's node the calls go over its fast lane (``cluster/lane.py``: a Unix
     socket, ~2 ms of CPU less per call than a Ray actor call); elsewhere, or while the lane
-    cannot be reached, through Ray. ``lane=False`` always uses Ray.
+    cannot be reached, through Ray. ``lane=False`` always uses Ray. Either way a cancelled
+    read (``CANCELLABLE_VERBS``) is cancelled in the coordinator too (a cancel frame, or
+    ``ray.cancel``); writes run to their end.
     """
 
     def __init__(self, handle: Any, lane: bool = True) -> None:
@@ -40,7 +43,8 @@ class RayCoordinator:
                 if e.sent:   # it may have run: report what a dead actor call reports
                     raise _unavailable("LaneClosed") from None
         try:
-            return await self.handle.call.remote(method, *args, **kwargs)
+            ref = self.handle.call.remote(method, *args, **kwargs)
+            return await (awaited(ref) if method in CANCELLABLE_VERBS else ref)
         except ray.exceptions.RayTaskError as e:
             cause = domain_error(e)
             if cause is not e:

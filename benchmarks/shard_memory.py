@@ -38,11 +38,12 @@ from typing import Any
 import numpy as np
 import orjson
 from shardsearch.cluster.engine.mapping import Mapping, parse_document
-from shardsearch.cluster.engine.query.matching import scoring_terms
+from shardsearch.cluster.engine.query.rewrite import scoring_terms
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.indices.routing import shard_for
-from shardsearch.cluster.engine.shard import ShardCore, WriteOp
+from shardsearch.cluster.engine.shard import ShardCore
+from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.distribution.shard_copy import ShardCopy
 from shardsearch.cluster.engine.sorting import SCORE_SORT, parse_sort
 

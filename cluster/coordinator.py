@@ -40,7 +40,8 @@ from .indices.admin import IndexAdmin
 from .indices.health import cluster_health, status_of
 from .indices.routing import selected_shards
 from .engine.limits import check_expensive_queries, expensive_allowed
-from .engine.query.matching import check_clause_limits, expand, scoring_terms
+from .engine.query.rewrite import expand, scoring_terms
+from .engine.query.validation import check_clause_limits
 from .search.reduce import merge, total_hits
 from .engine.shard_messages import ShardHits, ShardQuery
 from .engine.numformat import decimal_format
@@ -830,6 +831,7 @@ def _answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, A
             failures.append(_failure(m.name, sid, o.error))
         else:
             answered.append((i, entry, o.value))
+            timed_out = timed_out or bool(getattr(o.value, "timed_out", False))  # a partial
     return answered, timed_out
 
 

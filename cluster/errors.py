@@ -16,7 +16,8 @@ The engine raises these; only ``api/errors.py`` turns them into Elasticsearch's 
     ├── SearchPhaseExecution         search_phase_execution_exception, 503
     ├── ContentTooLong               content_too_long_exception, 413
     ├── SimulatedFailure             simulated_failure_exception, 503 (simulated trouble)
-    └── ShardTimeout                 search_timeout_exception, 504 (internal: a shard gave up)
+    ├── ShardTimeout                 search_timeout_exception, 504 (internal: a shard gave up)
+    └── TaskCancelled                task_cancelled_exception, 400 (its caller went away)
 
 They pickle with their extra fields so they survive a trip through Ray. Errors that come back
 from another process arrive wrapped (a Ray task error whose ``cause`` is ours):
@@ -152,6 +153,14 @@ class ShardTimeout(SearchError):
 
     es_type = "search_timeout_exception"
     status = 504
+
+
+class TaskCancelled(SearchError):
+    """Work stopped because whoever asked for it went away (a client that disconnected, a
+    coordinator that gave up on the shard): nobody is left to read this error."""
+
+    es_type = "task_cancelled_exception"
+    status = 400
 
 
 # --- errors that crossed a process boundary ----------------------------------------------------

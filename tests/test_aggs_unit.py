@@ -15,7 +15,8 @@ from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import MatchAll
 from shardsearch.cluster.search.aggs import aggregations_response
-from shardsearch.cluster.engine.shard import ShardCore, WriteOp
+from shardsearch.cluster.engine.shard import ShardCore
+from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.engine.sorting import SCORE_SORT
 
 MAPPING = {"properties": {"tag": {"type": "keyword"}, "n": {"type": "long"},

@@ -24,7 +24,7 @@ from shardsearch.cluster.engine.analysis import general_tokens, standard_tokens
 from shardsearch.cluster.errors import MapperParsing
 from shardsearch.cluster.engine.mapping import Mapping, doc_shape, parse_document
 from shardsearch.cluster.indices.routing import routing_hash, routing_hashes, shard_for, shards_for
-from shardsearch.cluster.engine.shard import BatchBuilder, WriteBatch, WriteOp
+from shardsearch.cluster.engine.writes import BatchBuilder, WriteBatch, WriteOp
 from shardsearch.cluster.engine.storage import decode_batch, encode_batch
 
 FIELD_TYPES = ["text", "keyword", "long", "integer", "short", "double", "float", "boolean",

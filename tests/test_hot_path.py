@@ -10,7 +10,7 @@ import asyncio
 import random
 from typing import Any
 
-import shardsearch.cluster.engine.shard as shard_mod
+import shardsearch.cluster.engine.candidates as candidates_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.distribution.local_backend import LocalBackend
@@ -63,12 +63,12 @@ def test_keyword_sort_by_ordinals_equals_sorting_the_strings(tags, shards, order
         if deep:
             c.deep_page_threshold, c.deep_page_samples = 0, 3
         fast = await c.search(parse_search(("d",), {}, dict(body)))
-        orig = shard_mod.ShardCore._keyword_ranks
-        shard_mod.ShardCore._keyword_ranks = lambda *a, **k: None  # type: ignore[assignment]
+        orig = candidates_mod.keyword_ranks
+        candidates_mod.keyword_ranks = lambda *a, **k: None  # type: ignore[assignment]
         try:
             plain = await c.search(parse_search(("d",), {}, dict(body)))
         finally:
-            shard_mod.ShardCore._keyword_ranks = orig  # type: ignore[method-assign]
+            candidates_mod.keyword_ranks = orig  # type: ignore[assignment]
         return fast, plain
 
     fast, plain = asyncio.run(run())
@@ -155,13 +155,13 @@ def test_top_k_preselection_keeps_exactly_the_rows_up_to_the_kth_value(m, k, dis
        seed=st.integers(0, 2**32 - 1))
 def test_shard_top_k_equals_a_full_sort(m, k, distinct, seed) -> None:
     import numpy as np
-    from shardsearch.cluster.engine.shard import ShardCore
+    from shardsearch.cluster.engine.candidates import top_k
     from shardsearch.cluster.engine.sorting import SortField, ascending_keys, order
     rng = np.random.default_rng(seed)
     scores = rng.integers(0, distinct, m).astype(np.float32)
     ties = rng.permutation(m).astype(np.int64)
     sort = (SortField("_score", "desc"),)
-    got = ShardCore._top_k(sort, ["score"], [scores], [None], ties, k)
+    got = top_k(sort, ["score"], [scores], [None], ties, k)
     want = order(ascending_keys(sort, ["score"], [scores], [None], ties))[:k]
     assert got.tolist() == want.tolist()
 
@@ -178,7 +178,7 @@ words = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=0, max_size=6)
 def test_one_term_match_from_the_postings_equals_the_dense_evaluation(texts, shards, term,
                                                                        min_score, deletes,
                                                                        frm, tag_query) -> None:
-    import shardsearch.cluster.engine.shard as shard_module
+    import shardsearch.cluster.engine.candidates as shard_module
     docs = [{"text": " ".join(w), "tag": w[0] if w else "none", "n": i}
             for i, w in enumerate(texts)]
     query = {"match": {"tag": term}} if tag_query else {"match": {"text": term}}

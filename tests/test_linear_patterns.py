@@ -10,7 +10,7 @@ import time
 import pytest
 
 from shardsearch.cluster.errors import IllegalArgument
-from shardsearch.cluster.engine.query.matching import lucene_regex, wildcard_regex
+from shardsearch.cluster.engine.query.pattern_syntax import lucene_regex, wildcard_regex
 
 LONG = "a" * 30_000
 EVIL_REGEXPS = ["(a+)+b", "(a|aa)+b", "(a*)*b", "(.*a){12}b"]

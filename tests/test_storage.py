@@ -13,7 +13,7 @@ import pytest
 from shardsearch.cluster.engine.mapping import Mapping, parse_document
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
-from shardsearch.cluster.engine.shard import WriteOp
+from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.distribution.shard_copy import CopyBehind, CopyDiverged, GenerationGone, ShardCopy
 from shardsearch.cluster.engine.sorting import SCORE_SORT
 from shardsearch.cluster.engine.storage import (MetaStore, StorageCorrupt, WriteAheadLog, decode_op,

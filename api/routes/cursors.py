@@ -14,6 +14,7 @@ from ...cluster.errors import ActionRequestValidation, IllegalArgument
 from ...cluster.search.request import check_params
 from ..body import json_body
 from ..deps import Coord
+from ..disconnect import unless_disconnected
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
 from .search import search_response
@@ -146,8 +147,8 @@ async def _scroll(request: Request, coord: Coord, path_id: str | None) -> JSONRe
                                                        else "VALUE_NUMBER") + "] ")
     scroll_id = body.get("scroll_id", params.get("scroll_id", path_id))
     keep_alive = body.get("scroll", params.get("scroll"))
-    resp = await coord.call("scroll", scroll_id or "", keep_alive,
-                            bool_param(params, "rest_total_hits_as_int"))
+    resp = await unless_disconnected(request, coord.call(
+        "scroll", scroll_id or "", keep_alive, bool_param(params, "rest_total_hits_as_int")))
     return search_response(resp, params)
 
 

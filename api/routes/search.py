@@ -11,6 +11,7 @@ from ...cluster.search.request import check_params, parse_search
 from ...cluster.indices.routing import parse_shards_preference
 from ..body import json_body
 from ..deps import Coord
+from ..disconnect import unless_disconnected
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
 
@@ -43,7 +44,7 @@ async def _search(request: Request, coord: Coord, index: str | None) -> JSONResp
     params = query_params(request)
     body = await json_body(request)
     req = parse_search(_indices(index), params, body, path=request.url.path)
-    resp = await coord.call("search", req)
+    resp = await unless_disconnected(request, coord.call("search", req))
     return search_response(resp, params)
 
 
@@ -98,8 +99,9 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
         if terminate_after < 0:
             raise IllegalArgument("terminateAfter must be > 0")
         terminate_after = terminate_after or None
-    resp = await coord.call("count", _indices(index), query, terminate_after, min_score,
-                            params.get("routing"), params.get("preference"))
+    resp = await unless_disconnected(request, coord.call(
+        "count", _indices(index), query, terminate_after, min_score, params.get("routing"),
+        params.get("preference")))
     return JSONResponse(resp)
 
 

@@ -10,6 +10,10 @@ changes; under load the per-call cost is shared by the batch.
 Calls keep their order (one FIFO queue per actor), and each call gets its own answer: a
 failing call fails alone, a lost actor fails every call of the batch with Ray's error (which is
 what each would have raised on its own).
+
+A caller that gives up (its task is cancelled) leaves the queue; when every caller of an actor
+call in flight gave up, that call is cancelled too (``send_one``/``send_many`` then see a
+``CancelledError`` and can cancel the actor's task, see ``cancel_calls.awaited``).
 """
 from __future__ import annotations
 
@@ -34,13 +38,24 @@ class Coalescer:
         self.max_batch = max_batch
         self._queue: list[tuple[Call, asyncio.Future]] = []
         self._inflight = 0
+        self._sending: dict[asyncio.Future, tuple[asyncio.Task, list[asyncio.Future]]] = {}
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         fut = asyncio.get_running_loop().create_future()
         self._queue.append(((method, args, kwargs), fut))
         if self._inflight < self.limit:
             self._start()
-        return await fut
+        try:
+            return await fut
+        except asyncio.CancelledError:
+            self._abandon(fut)
+            raise
+
+    def _abandon(self, fut: asyncio.Future) -> None:
+        """``fut``'s caller gave up: cancel its actor call if nobody else waits for it."""
+        got = self._sending.get(fut)
+        if got is not None and all(f.done() for f in got[1]):
+            got[0].cancel()
 
     def _start(self) -> None:
         batch, self._queue = self._queue[:self.max_batch], self._queue[self.max_batch:]
@@ -48,7 +63,10 @@ class Coalescer:
         if not batch:
             return
         self._inflight += 1
-        asyncio.get_running_loop().create_task(self._send(batch))
+        task = asyncio.get_running_loop().create_task(self._send(batch))
+        futs = [f for _, f in batch]
+        for f in futs:
+            self._sending[f] = (task, futs)
 
     async def _send(self, batch: list[tuple[Call, asyncio.Future]]) -> None:
         try:
@@ -70,6 +88,8 @@ class Coalescer:
             for (ok, value), (_, fut) in zip(outs, batch):
                 _settle(fut, ok, value)
         finally:
+            for _, fut in batch:
+                self._sending.pop(fut, None)
             self._inflight -= 1
             if self._queue and self._inflight < self.limit:
                 self._start()

@@ -16,6 +16,9 @@ from ..errors import IllegalArgument
 
 COORDINATOR_NAME = "coordinator"
 NAMESPACE = "shardsearch"
+# verbs that only read: a caller that leaves may stop them (``cancel_calls.py``); every other
+# verb (writes, index admin) runs to its end once sent, as Elasticsearch's bulk does
+CANCELLABLE_VERBS = frozenset({"search", "count", "scroll"})
 
 
 class CoordinatorService:
@@ -37,7 +40,7 @@ class CoordinatorService:
 
         from .lanes import LaneServer
         if self._lane is None:
-            self._lane = LaneServer(self.call)
+            self._lane = LaneServer(self.call, CANCELLABLE_VERBS.__contains__)
         return ray.get_runtime_context().get_node_id(), await self._lane.start()
 
     async def ping(self) -> str:

@@ -60,6 +60,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .cancel_calls import awaited
 from .coalescing import Coalescer
 from ..errors import SearchError, actor_died, remote_cause
 from .lanes import LaneClosed, LaneFinder
@@ -193,10 +194,10 @@ class RayTransport:
         c = self._queues.get(key)
         if c is None:
             async def one(method: str, args: tuple, kwargs: dict) -> Any:
-                return await getattr(handle, method).remote(*args, **kwargs)
+                return await awaited(getattr(handle, method).remote(*args, **kwargs))
 
             async def many(calls: list) -> list:
-                return await handle.many.remote(calls)
+                return await awaited(handle.many.remote(calls))
             c = self._queues[key] = Coalescer(one, many, limit=1)
         return c
 

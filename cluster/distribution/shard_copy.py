@@ -51,7 +51,8 @@ from .lanes import ThreadLane, serialized
 from ..engine.mapping import Mapping, parse_document
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
-from ..engine.shard import ShardCore, WriteBatch, WriteOp
+from ..engine.shard import ShardCore
+from ..engine.writes import WriteBatch, WriteOp
 from .shard_service import ShardService, node_id
 from ..engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,

@@ -1,19 +1,25 @@
 """The shard's remote interface: a thin shell over the engine's :class:`ShardCore`.
 
 It adds what only a hosted shard needs — simulated trouble and the deadline of each search call
-(``simulation.py``), the node it runs on, writes' results as one JSON text — and nothing of a
-shard's data or logic, which stays in ``engine/shard.py``.
+(``simulation.py``), whether the caller of the running call went away (``cancel_calls.py``),
+the node it runs on, writes' results as one JSON text — and nothing of a shard's data or
+logic, which stays in ``engine/shard.py``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
 
+from ..engine.cancellation import Cancellation
 from ..engine.mapping import Mapping
 from ..engine.scoring import Stats
-from ..engine.shard import ShardCore, WriteBatch, WriteOp
+from ..engine.shard import ShardCore
 from ..engine.shard_messages import FetchedDoc, ShardHits, ShardQuery
+from ..engine.writes import WriteBatch, WriteOp
+from ..errors import ShardTimeout, TaskCancelled
+from .cancel_calls import cancelled_predicate
 from .simulation import ShardSimulator
 
 
@@ -27,6 +33,7 @@ class ShardService:
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
         self.core = ShardCore(index, shard, mapping)
         self.sim = ShardSimulator()   # simulated trouble, off by default (simulation.py)
+        self.stopped = {"timed_out": 0, "cancelled": 0}   # search calls cut short, by why
 
     def apply(self, ops: list[WriteOp] | WriteBatch, mapping: Mapping | None = None,
               refresh: bool = False) -> tuple[list[dict[str, Any]], int]:
@@ -44,34 +51,49 @@ class ShardService:
     def set_mapping(self, mapping: Mapping) -> None:
         self.core.set_mapping(mapping)
 
-    # search calls run through ``self.sim``: a deadline, and simulated trouble when set
+    # search calls run through ``self.sim``: a deadline, cancellation, simulated trouble
+
+    def _run(self, fn: Callable[..., Any], *args: Any, deadline: float | None) -> Any:
+        """``fn(*args, cancel)`` through the simulator; a call cut short is counted."""
+        cancel = Cancellation(deadline, cancelled_predicate())
+        try:
+            out = self.sim.run(fn, *args, cancel, cancel=cancel)
+        except ShardTimeout:
+            self.stopped["timed_out"] += 1
+            raise
+        except TaskCancelled:
+            self.stopped["cancelled"] += 1
+            raise
+        if getattr(out, "timed_out", False):
+            self.stopped["timed_out"] += 1
+        return out
 
     def query(self, q: ShardQuery) -> ShardHits:
-        return self.sim.annotate(self.sim.run(self.core.query, q, deadline=q.deadline),
-                                 q.profile)
+        return self.sim.annotate(self._run(self.core.query, q, deadline=q.deadline), q.profile)
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
                    generation: int | None, deadline: float | None = None
                    ) -> tuple[Stats, int]:
-        return self.sim.run(self.core.term_stats, fields, terms, generation, deadline=deadline)
+        return self._run(self.core.term_stats, fields, terms, generation, deadline=deadline)
 
     def sample(self, q: ShardQuery, samples: int
                ) -> tuple[int, list[Any], list[int], list[str]]:
-        return self.sim.run(self.core.sample, q, samples, deadline=q.deadline)
+        return self._run(self.core.sample, q, samples, deadline=q.deadline)
 
     def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
               limit: int) -> tuple[int, ShardHits]:
-        below, hits = self.sim.run(self.core.range, q, lo, hi, limit, deadline=q.deadline)
+        below, hits = self._run(self.core.range, q, lo, hi, limit, deadline=q.deadline)
         return below, self.sim.annotate(hits, q.profile)
 
     def window(self, q: ShardQuery, start: int, limit: int) -> tuple[int, ShardHits]:
-        below, hits = self.sim.run(self.core.window, q, start, limit, deadline=q.deadline)
+        below, hits = self._run(self.core.window, q, start, limit, deadline=q.deadline)
         return below, self.sim.annotate(hits, q.profile)
 
     def fetch(self, addrs: list[int], deadline: float | None = None, profile: bool = False
               ) -> Any:
         """The page's documents; with ``profile``, ``(docs, timings)``."""
-        docs = self.sim.run(self.core.fetch, addrs, deadline=deadline)
+        docs = self.sim.run(self.core.fetch, addrs,
+                            cancel=Cancellation(deadline, cancelled_predicate()))
         if not profile:
             return docs
         return docs, {"took_ns": self.sim.last_work_ns, "node": self.sim.node,
@@ -111,7 +133,7 @@ class ShardService:
         return {"index": self.core.index, "shard": self.core.shard,
                 "generation": self.core.generation, "docs": self.core.doc_count(),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
-                "pins": len(self.core.pins), "node_id": node}
+                "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped)}
 
 
 def node_id() -> str:

@@ -19,7 +19,9 @@ What one simulated call does on the shard (:meth:`ShardSimulator.run`):
    time (``took_ns`` in the profile) is ``slowdown`` times the real one.
 
 The shard actor is a plain (one call at a time) Ray actor, so the wait occupies it as a slow
-machine would; the deadline cap keeps a timed-out search from leaving work behind. A restarted
+machine would; the deadline cap keeps a timed-out search from leaving work behind, and a call
+whose caller went away (``cancel_calls.py``) stops waiting within one slice of
+:data:`SLEEP_SLICE_S`. A restarted
 actor comes back without trouble (its state is in memory only).
 """
 from __future__ import annotations
@@ -31,12 +33,14 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
-from ..errors import IllegalArgument, ShardTimeout, SimulatedFailure
+from ..engine.cancellation import Cancellation
+from ..errors import IllegalArgument, ShardTimeout, SimulatedFailure, TaskCancelled
 
 __all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "SimulationRule",
            "Trouble", "simulation_status"]
 
 KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed")
+SLEEP_SLICE_S = 0.02        # a simulated wait looks at its call's cancellation this often
 
 
 @dataclass(frozen=True)
@@ -126,8 +130,12 @@ class ShardSimulator:
                 pass
         return self._node
 
-    def run(self, fn: Callable[..., Any], *args: Any, deadline: float | None = None) -> Any:
-        """``fn(*args)`` with the configured trouble, within ``deadline`` (wall clock)."""
+    def run(self, fn: Callable[..., Any], *args: Any, deadline: float | None = None,
+            cancel: Cancellation | None = None) -> Any:
+        """``fn(*args)`` with the configured trouble, within ``deadline`` (wall clock; or
+        ``cancel``'s, which also stops the simulated waits when the caller went away)."""
+        cancel = cancel or Cancellation(deadline)
+        deadline = cancel.deadline
         if deadline is not None and time.time() >= deadline:
             raise ShardTimeout("the search's deadline passed before this shard started")
         t = self.trouble
@@ -136,7 +144,7 @@ class ShardSimulator:
             delay = t.latency_ms / 1000.0
             if t.jitter_ms:
                 delay += self.rng.expovariate(1000.0 / t.jitter_ms)
-            self._sleep(delay, deadline)
+            self._sleep(delay, cancel)
             self.last_delay_ns = int(delay * 1e9)
             if t.fail_rate and self.rng.random() < t.fail_rate:
                 raise SimulatedFailure(f"simulated failure (fail_rate={t.fail_rate:g})")
@@ -144,7 +152,7 @@ class ShardSimulator:
         out = fn(*args)
         work = time.perf_counter_ns() - t0
         if t is not None and t.slowdown > 1:
-            self._sleep(work * (t.slowdown - 1) / 1e9, deadline)
+            self._sleep(work * (t.slowdown - 1) / 1e9, cancel)
             work = int(work * t.slowdown)
         self.last_work_ns = work
         return out
@@ -160,15 +168,20 @@ class ShardSimulator:
         return hits
 
     @staticmethod
-    def _sleep(seconds: float, deadline: float | None) -> None:
+    def _sleep(seconds: float, cancel: Cancellation) -> None:
+        """Wait ``seconds``, but never past the deadline, and stop when the call is cancelled."""
         if seconds <= 0:
             return
-        if deadline is not None:
-            left = deadline - time.time()
-            if seconds >= left:
-                time.sleep(max(0.0, left))
-                raise ShardTimeout("the search's deadline passed while this shard was held up")
-        time.sleep(seconds)
+        end = time.time() + seconds
+        timed_out = cancel.deadline is not None and end >= cancel.deadline
+        if timed_out:
+            end = cancel.deadline   # type: ignore[assignment]
+        while (left := end - time.time()) > 0:
+            if cancel.cancelled is not None and cancel.cancelled():
+                raise TaskCancelled("the shard's simulated wait was cancelled: its caller left")
+            time.sleep(min(left, SLEEP_SLICE_S))
+        if timed_out:
+            raise ShardTimeout("the search's deadline passed while this shard was held up")
 
 
 @dataclass

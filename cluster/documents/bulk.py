@@ -30,7 +30,7 @@ import orjson
 
 from ..engine.gcpause import gc_paused
 from ..engine.mapping import doc_shape, parse_document
-from ..engine.shard import BatchBuilder
+from ..engine.writes import BatchBuilder
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
 from ..indices.catalog import IndexMeta, validate_index_name
 from ..indices.routing import shards_for

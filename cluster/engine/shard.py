@@ -1,6 +1,7 @@
-"""A shard: a write buffer plus immutable columnar segments, and the thin Ray actor around it.
+"""A shard: a write buffer plus immutable columnar segments (hosted by ``distribution/``).
 
-``ShardCore`` is plain Python (tested without Ray). It answers the two phases of a search:
+``ShardCore`` is plain Python (tested without Ray). It answers the two phases of a search
+(the scoring loop and the top ``k`` are in ``candidates.py``):
 
 * ``query`` — the top ``k`` matching documents in the global order, as arrays (sort values,
   tie-break keys, addresses) plus the exact count of matches. It never returns documents.
@@ -9,176 +10,32 @@
 Writes arrive with a sequence number assigned by the coordinator; the latest sequence number
 wins per ``_id`` whatever order the calls arrive in. A refresh turns the buffer into a segment
 and advances the shard's generation; a search reads one generation (a snapshot).
+
+Every search call takes an optional :class:`~.cancellation.Cancellation` (default: the
+query's own deadline only) that the host fills with "was the caller cancelled?"; the query
+phase answers what it collected before a deadline (``timed_out``), the other calls raise.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import orjson
 
 from ..errors import MapperParsing, StaleGeneration
+from .cancellation import Cancellation
+from .candidates import Candidates, collect, sorted_candidates, top_k
 from .gcpause import gc_paused, release_kept
 from .mapping import Mapping, parse_document
-from .query.matching import Context, evaluate, evaluate_sparse, expand, explain, validate
+from .query.context import Context
+from .query.explain import explain
+from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
-from .segment import (BufferedDoc, KeywordField, NumericField, Segment, TextField,
-                      release_free_memory)
-from .sorting import scale_date
-from .sorting import (SortField, ascending_keys, check_sortable, coerce_after,
-                      column_kind, compare_rows, field_type_for_sort, missing_substitute, order,
-                      rank_key, smallest_rows, tiebreak)
-
-
-@dataclass
-class WriteOp:
-    """One write as the coordinator sends it to the shard that owns the ``_id``."""
-
-    op: str                      # index | create | delete | update
-    id: str
-    seq: int
-    source: bytes | None = None  # JSON bytes (index/create), partial doc (update)
-    fields: dict[str, list[Any]] | None = None   # parsed values; None: the shard parses source
-    routing: str | None = None
-    doc_as_upsert: bool = False
-    upsert: bytes | None = None
-    if_seq_no: int | None = None
-    if_primary_term: int | None = None
-
-
-_OP_CODES = {"index": "i", "create": "c", "delete": "d", "update": "u"}
-_OP_NAMES = {v: k for k, v in _OP_CODES.items()}
-_EXTRA = ("doc_as_upsert", "upsert", "if_seq_no", "if_primary_term")
-
-
-class WriteBatch:
-    """The writes of one bulk request for one shard, column by column.
-
-    A bulk load sends thousands of writes per call: as columns (one string of op codes, the
-    ids, the sequence numbers, every ``_source`` in one bytes object cut by ``offsets``) they
-    cross to the shard, and into its log, for a fraction of the cost of one object per write.
-    The rare per-write options (``if_seq_no``, upserts...) travel in ``extra``, by position.
-    """
-
-    __slots__ = ("ops", "ids", "seqs", "sources", "offsets", "routing", "extra")
-
-    def __init__(self, ops: str, ids: list[str], seqs: np.ndarray, sources: bytes,
-                 offsets: np.ndarray, routing: list[str | None] | None = None,
-                 extra: dict[int, dict[str, Any]] | None = None) -> None:
-        self.ops = ops
-        self.ids = ids
-        self.seqs = seqs
-        self.sources = sources
-        self.offsets = offsets      # int64[n + 1]; a write without source has an empty slice
-        self.routing = routing      # None when no write has one
-        self.extra = extra or {}
-
-    @classmethod
-    def of(cls, ops: list[WriteOp]) -> WriteBatch:
-        """The columns of ``ops`` (``WriteBatch.of(ops).writes() == ops``)."""
-        srcs = [op.source or b"" for op in ops]
-        offsets = np.zeros(len(ops) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in srcs], out=offsets[1:])
-        routing = [op.routing for op in ops]
-        extra: dict[int, dict[str, Any]] = {}
-        for i, op in enumerate(ops):
-            e = {k: v for k in _EXTRA if (v := getattr(op, k)) is not None and v is not False}
-            if op.source is None and op.op != "delete":
-                e["no_source"] = True
-            if op.fields is not None:
-                e["fields"] = op.fields
-            if e:
-                extra[i] = e
-        return cls("".join(_OP_CODES[op.op] for op in ops), [op.id for op in ops],
-                   np.fromiter((op.seq for op in ops), dtype=np.int64, count=len(ops)),
-                   b"".join(srcs), offsets,
-                   routing if any(r is not None for r in routing) else None, extra)
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def writes(self) -> list[WriteOp]:
-        """One :class:`WriteOp` per write, in order."""
-        out = []
-        offs = self.offsets.tolist()
-        seqs = self.seqs.tolist()
-        src = self.sources
-        routing = self.routing
-        extra = self.extra
-        for i, (code, doc_id) in enumerate(zip(self.ops, self.ids)):
-            op = _OP_NAMES[code]
-            a, b = offs[i], offs[i + 1]
-            w = WriteOp(op, doc_id, seqs[i], src[a:b] if b > a or op != "delete" else None,
-                        None, None if routing is None else routing[i])
-            e = extra.get(i)
-            if e is not None:
-                for k, v in e.items():
-                    if k == "no_source":
-                        w.source = None
-                    else:
-                        setattr(w, k, v)
-            out.append(w)
-        return out
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (WriteBatch, (self.ops, self.ids, self.seqs, self.sources, self.offsets,
-                             self.routing, self.extra))
-
-
-class BatchBuilder:
-    """Collects one shard's writes of a bulk request, column by column (``build``)."""
-
-    __slots__ = ("positions", "ops", "ids", "seqs", "sources", "lengths", "routing", "extra")
-
-    def __init__(self) -> None:
-        self.positions: list[int] = []     # the writes' places in the request
-        self.ops: list[str] = []
-        self.ids: list[str] = []
-        self.seqs: list[int] = []
-        self.sources: list[bytes] = []
-        self.lengths: list[int] = []
-        self.routing: list[str | None] | None = None
-        self.extra: dict[int, dict[str, Any]] = {}
-
-    def add(self, pos: int, op: str, doc_id: str, seq: int, source: bytes | None,
-            routing: str | None = None, extra: dict[str, Any] | None = None) -> None:
-        i = len(self.ids)
-        self.positions.append(pos)
-        self.ops.append(_OP_CODES[op])
-        self.ids.append(doc_id)
-        self.seqs.append(seq)
-        if source is not None:
-            self.sources.append(source)
-            self.lengths.append(len(source))
-        else:
-            self.lengths.append(0)
-            if op != "delete":
-                extra = dict(extra or {}, no_source=True)
-        if routing is not None and self.routing is None:
-            self.routing = [None] * i
-        if self.routing is not None:
-            self.routing.append(routing)
-        if extra:
-            self.extra[i] = extra
-
-    def build(self) -> WriteBatch:
-        offsets = np.zeros(len(self.ids) + 1, dtype=np.int64)
-        np.cumsum(self.lengths, out=offsets[1:])
-        return WriteBatch("".join(self.ops), self.ids, np.asarray(self.seqs, dtype=np.int64),
-                          b"".join(self.sources), offsets, self.routing, self.extra)
-
-
-def _deep_merge(base: dict[str, Any], patch: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for k, v in patch.items():
-        if isinstance(v, dict) and isinstance(out.get(k), dict):
-            out[k] = _deep_merge(out[k], v)
-        else:
-            out[k] = v
-    return out
+from .segment import BufferedDoc, KeywordField, Segment, TextField, release_free_memory
+from .sorting import compare_rows
+from .writes import WriteBatch, WriteOp, deep_merge
 
 
 class ShardCore:
@@ -197,7 +54,7 @@ class ShardCore:
         self.max_seq = -1
         self._stats_cache: dict[tuple[int, int, str], tuple[int, int]] = {}
         self.pins: dict[str, int] = {}   # cursor key -> generation it keeps readable
-        self._sorted_cache: dict[Any, _Candidates] = {}
+        self._sorted_cache: dict[Any, Candidates] = {}
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -278,7 +135,7 @@ class ShardCore:
                         "reason": f"[{op.id}]: document missing", "index": self.index,
                         "shard": str(self.shard), "index_uuid": "_na_"}}
             else:
-                merged = _deep_merge(orjson.loads(cur[2]), orjson.loads(op.source or b"{}"))
+                merged = deep_merge(orjson.loads(cur[2]), orjson.loads(op.source or b"{}"))
                 new_source = orjson.dumps(merged)
                 if new_source == cur[2]:
                     return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": cur[0],
@@ -394,14 +251,17 @@ class ShardCore:
         return int(sum(int(seg.visible(gen).sum()) for seg in self.segments))
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
-                   generation: int | None = None) -> tuple[Stats, int]:
+                   generation: int | None = None, cancel: Cancellation | None = None
+                   ) -> tuple[Stats, int]:
         """Local statistics over the snapshot's visible documents (summed by the coordinator).
 
         Per-segment figures are cached forever: what a generation sees never changes.
         """
         gen = self.generation if generation is None else generation
         st = Stats()
+        cancel = cancel or Cancellation()
         for seg in self.segments:
+            cancel.check()
             vis = seg.visible(gen)
             for f in fields:
                 fd = seg.fields.get(f)
@@ -435,16 +295,19 @@ class ShardCore:
                 st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
         return st, gen
 
-    def query(self, q: ShardQuery) -> ShardHits:
+    def query(self, q: ShardQuery, cancel: Cancellation | None = None) -> ShardHits:
         """The query phase: top ``q.k`` in the global order as columns, plus the match count.
 
         Cost: O(n) vectorised work per segment to match and score, then O(m) to build the key
         columns of the m matches and O(c log c) to order the c that can reach the top ``k``.
+        Past the deadline it answers the segments done so far, flagged ``timed_out``.
         """
         t0 = time.perf_counter_ns()
-        c = self._candidates(q)
+        cancel = cancel or Cancellation(q.deadline)
+        self._check_latest(q)
+        c = collect(self, q, cancel, partial=True)
         t1 = time.perf_counter_ns()
-        top = self._top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
+        top = top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
         hits = c.hits(top, q.track_scores, time.perf_counter_ns() - t0)
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
@@ -452,10 +315,14 @@ class ShardCore:
             hits.profile = {"match_ns": t1 - t0, "collect_ns": hits.took_ns - (t1 - t0)}
         if q.aggs is not None:   # partials from the same matches and snapshot as the hits
             from .aggs.leaf import leaf_aggregate
-            hits.aggs = leaf_aggregate(self, q, c.parts)
+            if c.timed_out and q.agg_query is None:
+                # over the matches found in time (bounded), as Elasticsearch's partial
+                # aggregations are; only a cancel stops them
+                cancel = Cancellation(None, cancel.cancelled)
+            hits.aggs = leaf_aggregate(self, q, c.parts, cancel)
         return hits
 
-    def sample(self, q: ShardQuery, samples: int
+    def sample(self, q: ShardQuery, samples: int, cancel: Cancellation | None = None
                ) -> tuple[int, list[Any], list[int], list[str]]:
         """Deep paging, round 1: ``(m, keys, ranks, kinds)`` — the number of matches and the
         full sort keys (values + tie-break) of every ``ceil(m / samples)``-th match in the
@@ -463,7 +330,7 @@ class ShardCore:
 
         O(m log m) on the shard; the transfer is O(samples) whatever the page's depth.
         """
-        c = self._sorted_candidates(q)
+        c = self._sorted(q, cancel)
         m = len(c.ties)
         if m == 0:
             return 0, [], [], c.kinds
@@ -474,12 +341,12 @@ class ShardCore:
         return m, keys, ranks, c.kinds
 
     def range(self, q: ShardQuery, lo: list[Any] | None, hi: list[Any] | None,
-              limit: int) -> tuple[int, ShardHits]:
+              limit: int, cancel: Cancellation | None = None) -> tuple[int, ShardHits]:
         """Deep paging, round 2: how many matches sort before ``lo``, and the matches in
         ``[lo, hi)`` in order (at most ``limit``). Keys are full keys as :meth:`sample` gives.
         """
         t0 = time.perf_counter_ns()
-        c = self._sorted_candidates(q)
+        c = self._sorted(q, cancel)
         sort_ext, kinds_ext, cols_ext, miss_ext = c.extended()
         rk_ext = c.rank_space()
         if lo is not None:
@@ -501,7 +368,8 @@ class ShardCore:
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         return below, hits
 
-    def window(self, q: ShardQuery, start: int, limit: int) -> tuple[int, ShardHits]:
+    def window(self, q: ShardQuery, start: int, limit: int, cancel: Cancellation | None = None
+               ) -> tuple[int, ShardHits]:
         """Deep paging when the search has one shard: its rows ``[start, start + limit)`` in
         order, in one round (with several shards no shard knows where the page starts; see
         :meth:`sample` and :meth:`range`). Answers ``(rows before the window, hits)``.
@@ -510,7 +378,7 @@ class ShardCore:
         after; the transfer is O(limit) whatever ``start``.
         """
         t0 = time.perf_counter_ns()
-        c = self._sorted_candidates(q)
+        c = self._sorted(q, cancel)
         assert c.order is not None
         rows = c.order[start:start + limit]
         hits = c.hits(rows, q.track_scores, time.perf_counter_ns() - t0)
@@ -518,370 +386,17 @@ class ShardCore:
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         return min(start, len(c.order)), hits
 
+    def _sorted(self, q: ShardQuery, cancel: Cancellation | None) -> Candidates:
+        """Every match in order, for the deep page's rounds (never partial)."""
+        self._check_latest(q)
+        return sorted_candidates(self, q, cancel or Cancellation(q.deadline))
+
     def _check_latest(self, q: ShardQuery) -> None:
         """A search at "now" that guessed this shard's generation: refuse a stale guess
         (before any cache is consulted, or a cached older snapshot would answer)."""
         if q.latest and q.generation is not None and q.generation != self.generation:
             raise StaleGeneration(f"shard [{self.index}][{self.shard}] is at generation "
                                   f"[{self.generation}], not [{q.generation}]")
-
-    def _sorted_candidates(self, q: ShardQuery) -> _Candidates:
-        """All matches with their full order, cached briefly for the rounds of one deep page."""
-        import pickle
-        self._check_latest(q)
-        key = (pickle.dumps((q.query, q.sort, q.stats, q.min_score, q.after, q.index_rank)),
-               self.generation if q.generation is None else q.generation)
-        hit = self._sorted_cache.get(key)
-        if hit is not None:
-            return hit
-        c = self._candidates(q)
-        keys = ascending_keys(q.sort, c.kinds, c.columns, c.missing, c.ties, c.ranks)
-        c.order = order(keys)
-        if len(self._sorted_cache) >= 4:
-            self._sorted_cache.pop(next(iter(self._sorted_cache)))
-        self._sorted_cache[key] = c
-        return c
-
-    def _candidates(self, q: ShardQuery) -> _Candidates:
-        """Every match of ``q`` in the snapshot (after ``search_after``), as columns."""
-        self._check_latest(q)
-        gen = self.generation if q.generation is None else q.generation
-        mapping = self.mapping
-        sort = q.sort
-        fts = [field_type_for_sort(sf, mapping) for sf in sort]
-        for sf, ft in zip(sort, fts):
-            check_sortable(sf, ft, self.index)
-        kinds = [column_kind(sf, ft) for sf, ft in zip(sort, fts)]
-        # checked before matching, so an empty shard refuses a bad search_after too
-        after = coerce_after(sort, kinds, fts, q.after) if q.after is not None else None
-        expanded = expand(q.query, mapping)
-        validate(expanded, mapping)
-        ctx = Context(mapping=mapping, stats=q.stats, index_name=self.index)
-        seg_parts: list[tuple[Segment, np.ndarray, np.ndarray]] = []
-        total = 0
-        remaining = q.terminate_after
-        terminated = False
-        for seg in self.segments:
-            vis = seg.visible(gen)
-            if not vis.any():
-                continue
-            sparse = evaluate_sparse(expanded, seg, ctx)
-            if sparse is not None:
-                docs, hit_scores = sparse
-                keep = None if vis.all() else vis[docs]
-                if q.min_score is not None:
-                    above = hit_scores >= np.float32(q.min_score)
-                    keep = above if keep is None else keep & above
-                if keep is not None:
-                    docs, hit_scores = docs[keep], hit_scores[keep]
-            else:
-                mask, scores = evaluate(expanded, seg, ctx)
-                mask = mask & vis
-                if q.min_score is not None:
-                    mask &= scores >= np.float32(q.min_score)
-                docs = np.flatnonzero(mask)
-                hit_scores = scores[docs]
-            if remaining is not None:
-                if len(docs) >= remaining:
-                    terminated = True
-                    docs = docs[:remaining]
-                remaining -= len(docs)
-            if len(docs):
-                seg_parts.append((seg, docs, hit_scores[:len(docs)]))
-            total += len(docs)
-            if remaining is not None and remaining <= 0:
-                terminated = True
-                break
-        if seg_parts:
-            scores_c = np.concatenate([s for _, _, s in seg_parts])
-            ties_c = np.concatenate([tiebreak(q.index_rank, seg.seq[docs])
-                                     for seg, docs, _ in seg_parts])
-            addr_c = np.concatenate([(np.int64(seg.uid) << np.int64(32)) | docs.astype(np.int64)
-                                     for seg, docs, _ in seg_parts])
-        else:
-            scores_c = np.zeros(0, dtype=np.float32)
-            ties_c = np.zeros(0, dtype=np.int64)
-            addr_c = np.zeros(0, dtype=np.int64)
-        max_score = float(scores_c.max()) if len(scores_c) else None
-        kw = [self._keyword_ranks(sf, ft, kind, seg_parts)
-              for sf, ft, kind in zip(sort, fts, kinds)]
-        columns: list[Any] = []
-        missing: list[np.ndarray | None] = []
-        for sf, ft, kind, r in zip(sort, fts, kinds, kw):
-            if r is not None:   # strings only for the rows that leave the shard
-                col, miss = RankedStrings(r[0], r[1]), r[0] < 0
-            else:
-                col, miss = self._sort_column(sf, ft, kind, seg_parts, scores_c, ties_c)
-            columns.append(col)
-            missing.append(miss)
-        ranks = [r[0] if r is not None else None for r in kw]
-        rank_values = [r[1] if r is not None else None for r in kw]
-        if after is not None and len(ties_c):
-            probe = _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing,
-                                scores_c, ties_c, addr_c, total, max_score, terminated,
-                                ranks=ranks, rank_values=rank_values)
-            keep = np.flatnonzero(compare_rows(sort, kinds, columns, missing,
-                                               probe.in_rank_space(after),
-                                               probe.rank_space())[0])
-            columns = [col[keep] for col in columns]
-            ranks = [r[keep] if r is not None else None for r in ranks]
-            missing = [m[keep] if m is not None else None for m in missing]
-            scores_c, ties_c, addr_c = scores_c[keep], ties_c[keep], addr_c[keep]
-        return _Candidates(self.index, self.shard, gen, sort, kinds, columns, missing, scores_c,
-                           ties_c, addr_c, total, max_score, terminated, ranks=ranks,
-                           rank_values=rank_values, parts=seg_parts)
-
-    @staticmethod
-    def _top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
-               missing: list[np.ndarray | None], ties: np.ndarray, k: int,
-               ranks: list[np.ndarray | None] | None = None) -> np.ndarray:
-        """Rows of the top ``k`` in order. O(m) partition on the primary key, then
-        O(c log c) for the c rows tied with or before the k-th."""
-        m = len(ties)
-        if k <= 0 or m == 0:
-            return np.zeros(0, dtype=np.int64)
-        cand = np.arange(m)
-        prim = None
-        if m > 4 * k and kinds and kinds[0] in ("score", "int", "float"):
-            prim = ascending_keys(sort[:1], kinds[:1], columns[:1], missing[:1], ties)[0]
-        elif m > 4 * k and kinds and kinds[0] == "keyword" and ranks and ranks[0] is not None:
-            flag, rank = ascending_keys(sort[:1], kinds[:1], columns[:1], missing[:1], ties,
-                                        ranks[:1])[:2]
-            prim = (flag.astype(np.int64) << np.int64(40)) + rank
-        if prim is not None:
-            # pre-select on the primary key (keeping every tie at the cut)
-            if len(sort) == 1 and prim.min() == prim.max():
-                cand = smallest_rows(ties, k)   # all tied (match_all, filters): tie-break only
-            else:
-                cand = smallest_rows(prim, k)
-            if len(sort) == 1 and len(cand) > k:
-                # only the (unique) tie-break follows: of the rows tied at the cut, keep as
-                # many of the smallest tie-breaks as the page still needs
-                p = prim[cand]
-                kth = p.max()
-                below, at = cand[p < kth], cand[p == kth]
-                need = k - len(below)
-                t = ties[at]
-                cand = np.concatenate([below, at[t <= np.partition(t, need - 1)[need - 1]]])
-        keys = ascending_keys(sort, kinds, [c[cand] for c in columns],
-                              [mm[cand] if mm is not None else None for mm in missing],
-                              ties[cand],
-                              [r[cand] if r is not None else None for r in ranks]
-                              if ranks else None)
-        return cand[order(keys)[:k]]
-
-    def _keyword_ranks(self, sf: SortField, ft: Any, kind: str,
-                       parts: list[tuple[Segment, np.ndarray, np.ndarray]]
-                       ) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(ranks, values)``: shard-wide ordinals of a keyword sort column (same order as its
-        strings) and the shard's distinct values they index, so that ordering never sorts
-        strings per query: O(m) lookups. None when the column is not a keyword or a
-        ``missing`` substitute string takes part in the order."""
-        if kind != "keyword" or missing_substitute(sf, kind, ft) is not None:
-            return None
-        use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
-        glob, distinct = self._global_ords(sf.field)
-        out = []
-        for seg, docs, _ in parts:
-            fd = seg.fields.get(sf.field)
-            if not isinstance(fd, KeywordField) or seg.uid not in glob:
-                out.append(np.full(len(docs), -1, dtype=np.int64))
-                continue
-            ords = (fd.max_ord if use_max else fd.min_ord)[docs]
-            out.append(np.where(ords < 0, -1, glob[seg.uid][np.maximum(ords, 0)]))
-        return (np.concatenate(out) if out else np.zeros(0, dtype=np.int64)), distinct
-
-    def _global_ords(self, field: str) -> tuple[dict[int, np.ndarray], np.ndarray]:
-        """``(segment uid -> shard-wide rank of each of its ordinals, distinct values)`` for
-        ``field``; rebuilt (one O(U log U) sort of the distinct values) only when the segment
-        list changed."""
-        segs = [s for s in self.segments if isinstance(s.fields.get(field), KeywordField)
-                and len(s.fields[field].postings.terms)]  # type: ignore[union-attr]
-        key = tuple(s.uid for s in segs)
-        cache = self.__dict__.setdefault("_ords_cache", {})
-        got = cache.get(field)
-        if got is not None and got[0] == key:
-            return got[1], got[2]
-        values = [s.fields[field].sorted_values for s in segs]  # type: ignore[union-attr]
-        out: dict[int, np.ndarray] = {}
-        distinct = np.zeros(0, dtype=object)
-        if len(segs) == 1:
-            out[segs[0].uid] = np.arange(len(values[0]), dtype=np.int64)
-            distinct = values[0]
-        elif segs:
-            distinct, inv = np.unique(np.concatenate(values), return_inverse=True)
-            inv = inv.astype(np.int64).reshape(-1)
-            start = 0
-            for seg, v in zip(segs, values):
-                out[seg.uid] = inv[start:start + len(v)]
-                start += len(v)
-        cache[field] = (key, out, distinct)
-        return out, distinct
-
-    def _sort_column(self, sf, ft, kind: str, parts, scores: np.ndarray,
-                     ties: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        if kind == "score":
-            return scores.astype(np.float32), None
-        if kind == "tiebreak":
-            return ties, None
-        subst = missing_substitute(sf, kind, ft)
-        if kind == "keyword":
-            vals_l, miss_l = [], []
-            for seg, docs, _ in parts:
-                fd = seg.fields.get(sf.field)
-                if not isinstance(fd, KeywordField):
-                    vals_l.append(np.full(len(docs), "", dtype=object))
-                    miss_l.append(np.ones(len(docs), dtype=bool))
-                    continue
-                use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
-                ords = (fd.max_ord if use_max else fd.min_ord)[docs]
-                miss = ords < 0
-                vals = fd.sorted_values[np.where(miss, 0, ords)] if len(fd.postings.terms) \
-                    else np.full(len(docs), "", dtype=object)
-                vals_l.append(vals)
-                miss_l.append(miss)
-            vals = np.concatenate(vals_l) if vals_l else np.zeros(0, dtype=object)
-            miss = np.concatenate(miss_l) if miss_l else np.zeros(0, dtype=bool)
-            if subst is not None:
-                vals = np.where(miss, subst, vals).astype(object)
-                miss = np.zeros(len(vals), dtype=bool)
-            return vals.astype(object), miss
-        dtype = np.int64 if kind == "int" else np.float64
-        out_l = []
-        for seg, docs, _ in parts:
-            fd = seg.fields.get(sf.field)
-            if not isinstance(fd, NumericField):
-                out_l.append(np.full(len(docs), subst, dtype=dtype))
-                continue
-            mode = sf.mode or ("max" if sf.desc else "min")
-            if mode == "max":
-                vals = fd.max[docs]
-            elif mode in ("avg", "sum", "median"):
-                vals = _reduce_values(fd, docs, mode)
-            else:
-                vals = fd.min[docs]
-            vals = np.where(fd.present[docs], scale_date(vals, sf, ft), subst).astype(dtype)
-            out_l.append(vals)
-        col = np.concatenate(out_l) if out_l else np.zeros(0, dtype=dtype)
-        return col, None
-
-
-class RankedStrings:
-    """A keyword sort column held as shard-wide ranks into the shard's distinct values.
-
-    Ordering only needs the ranks; strings are gathered for the rows asked for (the page, the
-    samples), not for all m matches (an object gather of 56k strings cost ~0.5 ms a query).
-    Indexing gives what the eager column gave: an object array (or one string); a missing
-    value reads as "" (its ``missing`` flag is what counts).
-    """
-
-    __slots__ = ("ranks", "values")
-
-    def __init__(self, ranks: np.ndarray, values: np.ndarray) -> None:
-        self.ranks = ranks
-        self.values = values
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-    def __getitem__(self, rows: Any) -> Any:
-        r = self.ranks[rows]
-        if np.ndim(r) == 0:
-            return self.values[r] if r >= 0 else ""
-        out = np.full(len(r), "", dtype=object)
-        present = r >= 0
-        out[present] = self.values[r[present]]
-        return out
-
-
-@dataclass
-class _Candidates:
-    """Every match of one query on this shard, as columns (rows in segment order)."""
-
-    index: str
-    shard: int
-    generation: int
-    sort: tuple[SortField, ...]
-    kinds: list[str]
-    columns: list[np.ndarray]
-    missing: list[np.ndarray | None]
-    scores: np.ndarray
-    ties: np.ndarray
-    addr: np.ndarray
-    total: int
-    max_score: float | None
-    terminated: bool
-    order: np.ndarray | None = None
-    ranks: list[np.ndarray | None] | None = None   # shard-wide keyword ordinals per key
-    rank_values: list[np.ndarray | None] | None = None  # the distinct values ranks index
-    parts: list[Any] | None = None   # (segment, docs, scores) of every match, for aggregations
-
-    def rank_space(self) -> list[np.ndarray | None] | None:
-        """Keyword keys as ``2·rank`` integers (see ``sorting.rank_key``), tie-break last."""
-        if not self.ranks or all(r is None for r in self.ranks):
-            return None
-        return [2 * r if r is not None else None for r in self.ranks] + [None]
-
-    def in_rank_space(self, key: list[Any]) -> list[Any]:
-        """A full key with its keyword values mapped like :meth:`rank_space`."""
-        if not self.ranks or not self.rank_values:
-            return key
-        out = list(key)
-        for j, vals in enumerate(self.rank_values):
-            if vals is not None and j < len(out) and out[j] is not None:
-                out[j] = rank_key(vals, out[j])
-        return out
-
-    def hits(self, rows: np.ndarray, track_scores: bool, took_ns: int) -> ShardHits:
-        return ShardHits(
-            index=self.index, shard=self.shard, total=self.total,
-            columns=[c[rows] for c in self.columns],
-            missing=[m[rows] if m is not None else None for m in self.missing],
-            kinds=self.kinds, scores=self.scores[rows], ties=self.ties[rows],
-            addr=self.addr[rows], max_score=self.max_score if track_scores else None,
-            generation=self.generation, terminated_early=self.terminated, took_ns=took_ns)
-
-    def extended(self) -> tuple[tuple[SortField, ...], list[str], list[np.ndarray],
-                                list[np.ndarray | None]]:
-        """The sort with the tie-break appended as a last key (a strict total order)."""
-        return (self.sort + (SortField("_shard_doc"),), self.kinds + ["tiebreak"],
-                self.columns + [self.ties], self.missing + [None])
-
-    def keys_at(self, rows: np.ndarray) -> list[list[Any]]:
-        """:meth:`key_at` of many rows, vectorised (``tolist`` gives Python scalars)."""
-        cols = []
-        for col, miss in zip(self.columns, self.missing):
-            vals = col[rows].tolist()
-            if miss is not None:
-                vals = [None if mm else v for v, mm in zip(vals, miss[rows].tolist())]
-            cols.append(vals)
-        cols.append(self.ties[rows].tolist())
-        return [list(k) for k in zip(*cols)]
-
-    def key_at(self, row: int) -> list[Any]:
-        """The full key of one row: its value per sort key (None when missing) + tie-break."""
-        out: list[Any] = []
-        for col, miss in zip(self.columns, self.missing):
-            out.append(None if miss is not None and miss[row] else col[row].item()
-                       if hasattr(col[row], "item") else col[row])
-        out.append(int(self.ties[row]))
-        return out
-
-
-def _reduce_values(fd: NumericField, docs: np.ndarray, mode: str) -> np.ndarray:
-    n = len(fd.present)
-    sums = np.zeros(n, dtype=np.float64)
-    counts = np.zeros(n, dtype=np.int64)
-    np.add.at(sums, fd.value_docs, fd.values.astype(np.float64))
-    np.add.at(counts, fd.value_docs, 1)
-    if mode == "sum":
-        out = sums
-    else:
-        out = np.divide(sums, np.maximum(counts, 1))
-    vals = out[docs]
-    if fd.values.dtype == np.int64:
-        return np.round(vals).astype(np.int64)
-    return vals
 
 
 def _conflict(doc_id: str, reason: str, index: str, shard: int) -> dict[str, Any]:

@@ -64,6 +64,7 @@ class ShardHits:
     max_score: float | None
     generation: int
     terminated_early: bool = False
+    timed_out: bool = False              # the deadline stopped it: the matches found before
     took_ns: int = 0
     profile: dict[str, Any] | None = None   # shard-side timings when the query asked for them
     docs: list[FetchedDoc] | None = None    # query-and-fetch: documents of the first rows

@@ -9,6 +9,12 @@ Retry policy: a call that fails for a reason that may pass — a simulated failu
 that is dead or restarting — is sent once more to the same shard actor, if the deadline allows
 (replicas, once they exist, are the better second choice). Errors of the request itself (a bad
 query, an unknown field) are never retried: they would fail again.
+
+Deadline and cancellation: the shards check the deadline themselves (``engine/cancellation.py``)
+and answer what they collected before it, flagged ``timed_out`` (Elasticsearch's partial
+results). So the fan-out waits :data:`PARTIAL_GRACE_S` past the deadline for those answers;
+a call still running then is cancelled — as is every call when the fan-out itself is
+cancelled (its client went away) — and the distribution layer cancels the shard's task too.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from typing import Any, Awaitable, Callable
 from ..errors import SearchError, ShardTimeout, SimulatedFailure, actor_died, remote_cause
 
 MAX_RETRIES = 1
+PARTIAL_GRACE_S = 0.1   # after the deadline: time for the shards' partial answers to arrive
 
 
 @dataclass
@@ -65,8 +72,9 @@ def share(deadline: float | None, fraction: float) -> float | None:
 
 async def fan_out(calls: list[Callable[[], Awaitable[Any]]], deadline: float | None
                   ) -> list[Outcome]:
-    """Run every call concurrently; wait until all ended or ``deadline`` (``time.time()``)
-    passed, whichever comes first. Calls still running then are cancelled and time out."""
+    """Run every call concurrently; wait until all ended or ``deadline`` (``time.time()``,
+    plus :data:`PARTIAL_GRACE_S`) passed, whichever comes first. Calls still running then are
+    cancelled and time out; cancelling the fan-out cancels every call."""
     outcomes = [Outcome() for _ in calls]
 
     async def one(call: Callable[[], Awaitable[Any]], out: Outcome) -> None:
@@ -98,7 +106,13 @@ async def fan_out(calls: list[Callable[[], Awaitable[Any]]], deadline: float | N
     if deadline is None:
         await asyncio.gather(*tasks)
         return outcomes
-    _, pending = await asyncio.wait(tasks, timeout=max(0.0, deadline - time.time()))
+    try:
+        _, pending = await asyncio.wait(
+            tasks, timeout=max(0.0, deadline - time.time()) + PARTIAL_GRACE_S)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        raise
     for task in pending:
         task.cancel()
     for task, out in zip(tasks, outcomes):

@@ -11,18 +11,23 @@ from typing import Any
 
 import numpy as np
 
-from ..query.matching import Context, evaluate, expand, validate
+from ..cancellation import NO_LIMIT, Cancellation
+from ..query.context import Context
+from ..query.matching import evaluate
+from ..query.rewrite import expand
+from ..query.validation import validate
 from ..query.dsl import Query
 from ..segment import Segment
 from .collect import ShardView, collect
 
 
-def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any]]
-                   ) -> dict[str, Any]:
+def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any]],
+                   cancel: Cancellation = NO_LIMIT) -> dict[str, Any]:
     """Partials of ``q.aggs`` on ``core`` (a ``ShardCore``) over the matched ``parts``
-    (``(segment, docs, scores)`` as the query phase builds them)."""
+    (``(segment, docs, scores)`` as the query phase builds them). ``cancel`` is checked
+    before collecting and per segment of every query it matches (filters, post_filter)."""
     gen = core.generation if q.generation is None else q.generation
-    ctx = Context(mapping=core.mapping, stats=q.stats, index_name=core.index)
+    ctx = Context(mapping=core.mapping, stats=q.stats, index_name=core.index, cancel=cancel)
     segments, visible = [], []
     for seg in core.segments:
         vis = seg.visible(gen)
@@ -31,6 +36,7 @@ def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any
             visible.append(vis)
 
     def match(query: Query, seg: Segment) -> np.ndarray:
+        cancel.check()
         expanded = expand(query, core.mapping)
         validate(expanded, core.mapping)
         return evaluate(expanded, seg, ctx)[0]
@@ -39,6 +45,7 @@ def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any
         expanded = expand(q.agg_query, core.mapping)
         matched, scores = [], []
         for s, v in zip(segments, visible):
+            cancel.check()
             mask, sc = evaluate(expanded, s, ctx)
             matched.append(np.flatnonzero(mask & v))
             scores.append(np.asarray(sc, dtype=np.float32)[matched[-1]])
@@ -47,4 +54,5 @@ def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any
         empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         matched = [np.asarray(by_seg.get(id(s), empty)[0], dtype=np.int64) for s in segments]
         scores = [np.asarray(by_seg.get(id(s), empty)[1], dtype=np.float32) for s in segments]
+    cancel.check()
     return collect(q.aggs, view, matched, scores)

@@ -1,0 +1,77 @@
+"""Query values in a field's value space: numbers, booleans and dates (date math, rounding)
+as the evaluators compare them, and the client error a value that does not fit gets."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import dsl as Q
+from ...errors import IllegalArgument
+from ..mapping import FieldType, parse_date_math
+from .context import Context
+
+
+def bad_value(value: Any, detail: str | None = None) -> IllegalArgument:
+    if detail is None:
+        detail = 'For input string: "' + str(value) + '"'
+    return IllegalArgument(f"failed to create query: {detail}", es_type="query_shard_exception")
+
+
+def numeric_value(ft: FieldType, value: Any) -> Any:
+    """A term's value in the field's stored type; None when it cannot equal any value."""
+    try:
+        if ft.kind == "boolean":
+            if isinstance(value, bool):
+                return int(value)
+            if str(value) in ("true", "false"):
+                return int(str(value) == "true")
+            raise bad_value(value, f"Can't parse boolean value [{value}], expected [true] or "
+                                    "[false]")
+        if isinstance(value, bool):
+            raise ValueError(value)
+        num = float(value)
+        if ft.is_integer:
+            if not num.is_integer():
+                return None
+            return int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
+        if ft.type in ("float", "half_float"):
+            return float(np.float32(num))
+        return num
+    except (TypeError, ValueError, OverflowError):
+        raise bad_value(value) from None
+
+
+def date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
+                time_zone: str | None, ctx: Context) -> int:
+    try:
+        return parse_date_math(value, ft, round_up=round_up, fmt=fmt, time_zone=time_zone,
+                               now_ms=ctx.now_ms)
+    except (ValueError, OverflowError, TypeError):
+        shown = fmt or ft.format or "strict_date_optional_time||epoch_millis"
+        raise bad_value(value, f"failed to parse date field [{value}] with format [{shown}]"
+                         ) from None
+
+
+def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, Any]]:
+    """The range's bounds in the field's value space. Dates: date math, and rounding up for
+    ``gt``/``lte`` (a bound covers all the instants its text names); floats: as float32."""
+    out = []
+    for op, bound in (("gt", q.gt), ("gte", q.gte), ("lt", q.lt), ("lte", q.lte)):
+        if bound is None:
+            continue
+        if ft.kind == "date":
+            b: Any = date_bound(ft, bound, op in ("gt", "lte"), q.format, q.time_zone, ctx)
+        elif ft.kind == "boolean":
+            b = numeric_value(ft, bound)
+        else:
+            if isinstance(bound, bool):
+                raise bad_value(bound)
+            try:
+                b = float(bound)
+            except (TypeError, ValueError):
+                raise bad_value(bound) from None
+            if ft.type in ("float", "half_float"):
+                b = float(np.float32(b))
+        out.append((op, b))
+    return out

@@ -1,0 +1,128 @@
+"""Refusals before any data is touched: Lucene's clause limits, the regex length limit, and
+values a numeric, date or boolean field cannot hold (Elasticsearch fails to create such a
+query on every shard, empty or not)."""
+from __future__ import annotations
+
+from typing import Any
+
+from . import dsl as Q
+from ...errors import IllegalArgument, TooManyClauses
+from ..mapping import Mapping
+from .context import Context
+from .field_values import date_bound, numeric_bounds, numeric_value
+from .pattern_syntax import lucene_regex
+from .rewrite import analyze_for, expand
+
+MAX_REGEX_LENGTH = 1000   # index.max_regex_length
+
+
+def check_clause_limits(q: Q.Query, mapping: Mapping,
+                        max_clauses: int = Q.MAX_CLAUSE_COUNT,
+                        max_regex_length: int = MAX_REGEX_LENGTH) -> int:
+    """Lucene's limits on the query as it runs against ``mapping`` (after expansion and
+    analysis): a boolean query with more than ``max_clauses`` clauses is ``too_many_clauses``;
+    more than ``max_clauses`` leaf clauses in the whole tree is ``too_many_nested_clauses``;
+    a regular expression longer than ``max_regex_length`` is refused as Elasticsearch words
+    it. Returns the number of leaf clauses. O(size of the query)."""
+    expanded = expand(q, mapping)
+    _check_regex_length(expanded, max_regex_length)
+    leaves = _count_leaves(expanded, mapping, max_clauses)
+    if leaves > max_clauses:
+        raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
+                             f"{max_clauses}", es_type="too_many_nested_clauses")
+    return leaves
+
+
+def _check_regex_length(q: Q.Query, limit: int) -> None:
+    if isinstance(q, Q.Regexp) and len(q.value) > limit:
+        raise IllegalArgument(f"The length of regex [{len(q.value)}] used in the Regexp Query "
+                              f"request has exceeded the allowed maximum of [{limit}]. This "
+                              "maximum can be set by changing the [index.max_regex_length] "
+                              "index level setting.")
+    for sub in _children(q):
+        _check_regex_length(sub, limit)
+
+
+def _children(q: Q.Query) -> tuple[Q.Query, ...]:
+    if isinstance(q, Q.Bool):
+        return q.must + q.should + q.filter + q.must_not
+    if isinstance(q, Q.DisMax):
+        return q.queries
+    if isinstance(q, Q.ConstantScore):
+        return (q.filter,)
+    return ()
+
+
+def _flat_limit(n: int, max_clauses: int) -> None:
+    if n > max_clauses:
+        raise TooManyClauses(f"maxClauseCount is set to {max_clauses}")
+
+
+def _count_leaves(q: Q.Query, mapping: Mapping, max_clauses: int) -> int:
+    if isinstance(q, Q.Bool):
+        subs = q.must + q.should + q.filter + q.must_not
+        _flat_limit(len(subs), max_clauses)
+        return sum(_count_leaves(s, mapping, max_clauses) for s in subs)
+    if isinstance(q, Q.DisMax):
+        return sum(_count_leaves(s, mapping, max_clauses) for s in q.queries)
+    if isinstance(q, Q.ConstantScore):
+        return _count_leaves(q.filter, mapping, max_clauses)
+    if isinstance(q, Q.Match):
+        ft = mapping.get(q.field)
+        if ft is None or ft.kind not in ("text", "keyword"):
+            return 1
+        n = len(analyze_for(ft, q.text, q.analyzer))
+        _flat_limit(n, max_clauses)
+        return max(n, 1)
+    if isinstance(q, Q.MatchPhrase):
+        ft = mapping.get(q.field)
+        return max(1, len(analyze_for(ft, q.text, q.analyzer))) if ft is not None else 1
+    return 1
+
+
+def validate(q: Q.Query, mapping: Mapping) -> None:
+    """Refuse, before touching any data, what evaluating the *expanded* query ``q`` would
+    refuse: values a numeric, date or boolean field cannot hold (``query_shard_exception``,
+    as Elasticsearch fails to create the query on every shard, empty or not) and Lucene's
+    clause limits. O(size of the query)."""
+    leaves = _count_leaves(q, mapping, Q.MAX_CLAUSE_COUNT)
+    if leaves > Q.MAX_CLAUSE_COUNT:
+        raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
+                             f"{Q.MAX_CLAUSE_COUNT}", es_type="too_many_nested_clauses")
+    _validate_values(q, Context(mapping=mapping, stats=None))
+
+
+def _validate_values(q: Q.Query, ctx: Context) -> None:
+    if isinstance(q, Q.Bool):
+        for s in q.must + q.should + q.filter + q.must_not:
+            _validate_values(s, ctx)
+        return
+    if isinstance(q, Q.DisMax):
+        for s in q.queries:
+            _validate_values(s, ctx)
+        return
+    if isinstance(q, Q.ConstantScore):
+        _validate_values(q.filter, ctx)
+        return
+    if isinstance(q, Q.Regexp):
+        lucene_regex(q.value, q.flags, q.case_insensitive)
+        return
+    field = getattr(q, "field", None)
+    ft = ctx.mapping.get(field) if isinstance(field, str) else None
+    if ft is None or ft.kind not in ("numeric", "date", "boolean"):
+        return
+    if isinstance(q, Q.Range):
+        numeric_bounds(q, ft, ctx)
+        return
+    values: tuple[Any, ...] = ()
+    if isinstance(q, Q.Term):
+        values = (q.value,)
+    elif isinstance(q, Q.Terms):
+        values = q.values
+    elif isinstance(q, (Q.Match, Q.MatchPhrase)) and not getattr(q, "lenient", False):
+        values = (q.text,)
+    for v in values:
+        if ft.kind == "date":
+            date_bound(ft, v, False, None, None, ctx)
+        else:
+            numeric_value(ft, v)
