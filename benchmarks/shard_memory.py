@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 import orjson
-from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.doc_parsing import parse_document
+from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query.matching import scoring_terms
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
-from ...cluster.engine.mapping import doc_shape
+from ...cluster.engine.doc_shape import doc_shape
 from ...cluster.search.request import check_params
 from ...cluster.engine.source_filter import filter_source
 from ..body import parse_json, read_body

@@ -29,7 +29,8 @@ from typing import Any, Protocol
 import orjson
 
 from ..engine.gcpause import gc_paused
-from ..engine.mapping import doc_shape, parse_document
+from ..engine.doc_parsing import parse_document
+from ..engine.doc_shape import doc_shape
 from ..engine.shard import BatchBuilder
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
 from ..indices.catalog import IndexMeta, validate_index_name

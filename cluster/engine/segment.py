@@ -34,7 +34,7 @@ import numpy as np
 
 from .analysis import get_analyzer
 from .gcpause import gc_paused
-from .mapping import FieldType
+from .field_types import FieldType
 from .scoring import encode_norms
 
 NEVER = np.iinfo(np.int32).max

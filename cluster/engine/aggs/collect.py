@@ -13,7 +13,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ..mapping import Mapping, parse_date
+from ..dates import parse_date
+from ..mapping import Mapping
 from ..query.dsl import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest

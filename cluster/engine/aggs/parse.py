@@ -355,7 +355,7 @@ def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
 
 def _after_value(src: AggNode, value: Any) -> Any:
     if src.type == "date_histogram" and isinstance(value, str):
-        from ..mapping import parse_date_nanos
+        from ..dates import parse_date_nanos
         fmt = src.params.get("format")
         return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
                                 time_zone=src.params.get("time_zone")) // 1_000_000
