@@ -13,8 +13,9 @@ import pytest
 
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.distribution.durability import Durability
-from shardsearch.cluster.distribution.replication import (STARTED, GroupSession, LocalTransport,
-                                             ReplicatedBackend)
+from shardsearch.cluster.distribution.replication import GroupSession, ReplicatedBackend
+from shardsearch.cluster.distribution.shard_group import STARTED
+from shardsearch.cluster.distribution.transport import LocalTransport
 from shardsearch.cluster.search.request import parse_search
 
 
