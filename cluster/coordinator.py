@@ -22,7 +22,7 @@ from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
 from .documents import bulk
 from .documents.get import get_doc
-from .engine.query.dsl import Query
+from .engine.query.nodes import Query
 from .indices.admin import IndexAdmin
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps

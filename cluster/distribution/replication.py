@@ -70,6 +70,7 @@ ADDRESSED = ("fetch", "explain")          # calls that use addresses of a query 
 
 # --- one search's view of a group -----------------------------------------------------------------
 
+
 class GroupSession:
     """One search's reads of one shard: every call reaches the same copy while it lives.
 

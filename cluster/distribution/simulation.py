@@ -211,7 +211,7 @@ class SimulationControl:
         """
         trouble = Trouble.from_dict(knobs)
         names = self.catalog.resolve(index if index is not None else "_all",
-                             allow_no_indices=index is None)
+                                     allow_no_indices=index is None)
         targets: list[tuple[IndexMeta, int]] = []
         for n in names:
             meta = self.catalog.indices[n]

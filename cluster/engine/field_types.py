@@ -13,8 +13,8 @@ NUMERIC_TYPES = {"long", "integer", "short", "byte", "double", "float", "half_fl
                  "scaled_float", "unsigned_long"}
 INTEGER_TYPES = {"long", "integer", "short", "byte", "unsigned_long"}
 INT_RANGES = {"long": (-(2**63), 2**63 - 1), "integer": (-(2**31), 2**31 - 1),
-               "short": (-(2**15), 2**15 - 1), "byte": (-128, 127),
-               "unsigned_long": (0, 2**64 - 1)}
+              "short": (-(2**15), 2**15 - 1), "byte": (-128, 127),
+              "unsigned_long": (0, 2**64 - 1)}
 LONG_MIN, LONG_MAX = INT_RANGES["long"]
 DATE_TYPES = {"date", "date_nanos"}
 KEYWORD_TYPES = {"keyword", "constant_keyword", "wildcard", "ip", "version"}
@@ -60,8 +60,6 @@ class FieldType:
         return self.type in INTEGER_TYPES or self.type in DATE_TYPES
 
 
-
-
 def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
     """The field type a mapping's ``spec`` of ``path`` declares."""
     return FieldType(path=path, type=ftype, analyzer=spec.get("analyzer", "standard"),
@@ -71,8 +69,6 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      null_value=spec.get("null_value"))
 
 
-
-
 # fields Elasticsearch reserves at the root of a document
 METADATA_FIELDS = {"_id", "_index", "_source", "_routing", "_version", "_seq_no",
-                    "_primary_term", "_field_names", "_ignored", "_tier", "_doc_count"}
+                   "_primary_term", "_field_names", "_ignored", "_tier", "_doc_count"}

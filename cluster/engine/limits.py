@@ -108,7 +108,7 @@ def check_expensive_queries(q: Any, mapping: Any) -> None:
     """With ``search.allow_expensive_queries`` false, refuse the queries Elasticsearch refuses
     (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields), in its words.
     ``q`` is the query after field expansion (so ``query_string`` wildcards are seen too)."""
-    from .query import dsl as Q
+    from .query import nodes as Q
     stack = [q]
     while stack:
         node = stack.pop()

@@ -60,7 +60,7 @@ def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> 
 
 
 def flatten_properties(props: dict[str, Any], prefix: str, flat: dict[str, FieldType],
-             objects: set[str], multi: dict[str, list[str]]) -> None:
+                       objects: set[str], multi: dict[str, list[str]]) -> None:
     for name, spec in props.items():
         path = prefix + name
         ftype = spec.get("type", "object" if "properties" in spec or "type" not in spec else None)
@@ -84,7 +84,7 @@ def count_objects(props: dict[str, Any]) -> int:
 
 
 def set_path(props: dict[str, Any], path: str, spec: dict[str, Any],
-              obj_only: bool = False) -> None:
+             obj_only: bool = False) -> None:
     parts = path.split(".")
     cur = props
     for part in parts[:-1]:

@@ -27,7 +27,8 @@ class ClusterStatus:
 
     async def shard_infos(self) -> list[dict[str, Any]]:
         """One row per shard copy (primary ``p`` / replica ``r``): state, node, documents."""
-        refs = [(m, sid, ref) for m in self.catalog.indices.values() for sid, ref in enumerate(m.shards)]
+        refs = [(m, sid, ref) for m in self.catalog.indices.values()
+                for sid, ref in enumerate(m.shards)]
         outcomes = await asyncio.gather(*(self.backend.describe(ref) for _, _, ref in refs),
                                         return_exceptions=True)
         out = []

@@ -179,7 +179,7 @@ class CursorOps:
         ms = parse_keep_alive(keep_alive, "keep_alive")
         check_keep_alive(ms, self.settings.max_keep_alive())
         names = self.catalog.resolve(expr, ignore_unavailable=ignore_unavailable,
-                             allow_no_indices=allow_no_indices)
+                                     allow_no_indices=allow_no_indices)
         cursor, failed = await self._open_cursor("pit", names, ms)
         total = sum(self.catalog.indices[n].number_of_shards for n in names)
         if failed and failed == total:
@@ -337,7 +337,8 @@ class CursorOps:
             resp = await self.path.run(replace(req, consistent_page=None), snapshot={})
             snapshot = snapshot_in(resp.get("_snapshot", {}))
         resp.pop("_after", None)
-        uuids = tuple(self.catalog.indices[n].uuid if n in self.catalog.indices else "" for n in names)
+        indices = self.catalog.indices
+        uuids = tuple(indices[n].uuid if n in indices else "" for n in names)
         token = encode_page_token(self.cursors.session,
                                   PageToken(tuple(names), uuids, snapshot, now_ms))
         resp["_page_token"] = token

@@ -12,7 +12,7 @@ from ..errors import SearchError, SearchPhaseExecution, actor_died, domain_error
 
 
 def answers(entries: list[Any], outcomes: list[Any], failures: list[dict[str, Any]],
-             record: Any = None) -> tuple[list[tuple[int, Any, Any]], bool]:
+            record: Any = None) -> tuple[list[tuple[int, Any, Any]], bool]:
     """One round's outcomes sorted out: ``(position, entry, value)`` of the shards that
     answered; the failures, in Elasticsearch's shape, appended to ``failures``; and whether a
     shard timed out. ``record(position, entry, outcome)`` sees every outcome (profiles)."""

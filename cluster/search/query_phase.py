@@ -53,7 +53,7 @@ class QueryRound:
         """
         if len(shard_list) == 1:   # one shard knows where the page starts: one round
             return await self._window(shard_list[0], queries[0], from_, size, deadline,
-                                            prof)
+                                      prof)
         failures: list[dict[str, Any]] = []
         timed_out = False
         key = self._samples_key(shard_list, queries) if prof is None else None

@@ -10,9 +10,10 @@ from typing import Any
 
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from ..values import parse_bool, parse_time_ms
-from ..engine.limits import check_source_patterns
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
-from ..engine.query.dsl import MatchAll, Query, parse_query, _token
+from ..engine.query.dsl import parse_query
+from ..engine.query.nodes import MatchAll, Query
+from ..engine.query.parse_helpers import token_name
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
 from ..indices.routing import parse_shards_preference
 
@@ -204,7 +205,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                            ("START_ARRAY" if isinstance(body, list) else "VALUE_STRING") + "]")
     for key in body:
         if key not in BODY_KEYS:
-            raise ParsingError(f"Unknown key for a {_token(body[key])} in [{key}].")
+            raise ParsingError(f"Unknown key for a {token_name(body[key])} in [{key}].")
     req = SearchRequest(indices=indices)
     if "query" in body:
         if body["query"] is None or body["query"] == {}:
@@ -212,7 +213,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         else:
             req.query = parse_query(body["query"])
     if "q" in params:
-        from ..engine.query.dsl import QueryString
+        from ..engine.query.nodes import QueryString
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                                 default_operator=str(params.get("default_operator", "or")).lower(),
@@ -363,11 +364,11 @@ def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[s
 def parse_search_after(value: Any) -> list[Any]:
     """The body's ``search_after``: an array of scalars (``SearchAfterBuilder.fromXContent``)."""
     if not isinstance(value, list):
-        raise ParsingError(f"Unknown key for a {_token(value)} in [search_after].")
+        raise ParsingError(f"Unknown key for a {token_name(value)} in [search_after].")
     for v in value:
         if isinstance(v, (dict, list)):
             raise ParsingError("Expected [VALUE_STRING] or [VALUE_NUMBER] or [VALUE_BOOLEAN] or "
-                               f"[VALUE_NULL] but found [{_token(v)}] inside search_after.")
+                               f"[VALUE_NULL] but found [{token_name(v)}] inside search_after.")
     if not value:
         raise IllegalArgument("Values must contains at least one value.")
     return value

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..engine.query.dsl import MatchAll, Query
+from ..engine.query.nodes import MatchAll, Query
 from ..engine.query.matching import scoring_terms
 from ..engine.scoring import Stats
 from ..engine.shard_messages import ShardQuery

@@ -15,7 +15,7 @@ import numpy as np
 from ...errors import IllegalArgument
 from ..dates import parse_date
 from ..mapping import Mapping
-from ..query.dsl import Query
+from ..query.nodes import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
 from .values import stored_kind

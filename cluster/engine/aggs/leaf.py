@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..query.matching import Context, evaluate, expand, validate
-from ..query.dsl import Query
+from ..query.nodes import Query
 from ..segment import Segment
 from .collect import ShardView, collect
 

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from ..query.dsl import Query, _token, parse_query
+from ..query.dsl import parse_query
+from ..query.nodes import Query
+from ..query.parse_helpers import token_name
 
 VALUE_SOURCE = {"field", "missing", "format", "value_type"}
 PARAMS: dict[str, set[str]] = {
@@ -109,7 +111,7 @@ def parse_aggs(body: Any) -> AggRequest:
 
 def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
     if not isinstance(body, dict):
-        raise ParsingError("Unexpected token " + _token(body) + " in [aggs].")
+        raise ParsingError("Unexpected token " + token_name(body) + " in [aggs].")
     nodes = []
     for name, spec in body.items():
         if NAME_RE.search(name):
@@ -117,7 +119,7 @@ def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
                                "contain any character except '[', ']', and '>'")
         if not isinstance(spec, dict):
             raise ParsingError(f"Aggregation definition for [{name} starts with a "
-                               f"[{_token(spec)}], expected a [START_OBJECT].")
+                               f"[{token_name(spec)}], expected a [START_OBJECT].")
         nodes.append(_parse_node(name, spec, depth))
     return tuple(nodes)
 
@@ -134,7 +136,7 @@ def _parse_node(name: str, spec: dict[str, Any], depth: int) -> AggNode:
             subs = _parse_level(value, depth + 1)
         elif key == "meta":
             if not isinstance(value, dict):
-                raise ParsingError(f"Unexpected token {_token(value)} [meta] in [{name}].")
+                raise ParsingError(f"Unexpected token {token_name(value)} [meta] in [{name}].")
             meta = value
         else:
             if kind is not None:
@@ -195,7 +197,7 @@ def _check_parents(node: AggNode) -> None:
 
 def _params(kind: str, name: str, body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
-        raise ParsingError(f"Unexpected token {_token(body)} in [{name}].")
+        raise ParsingError(f"Unexpected token {token_name(body)} in [{name}].")
     allowed = PARAMS[kind]
     for key in body:
         if key == "script":
@@ -208,7 +210,7 @@ def _params(kind: str, name: str, body: Any) -> dict[str, Any]:
 
 def _parse_filters(node: AggNode, body: Any) -> None:
     if not isinstance(body, dict):
-        raise ParsingError(f"Unexpected token {_token(body)} in [{node.name}].")
+        raise ParsingError(f"Unexpected token {token_name(body)} in [{node.name}].")
     for key in body:
         if key not in PARAMS["filters"]:
             raise XContentParseError(f"[1:1] [filters] unknown field [{key}]")
