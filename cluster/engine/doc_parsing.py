@@ -123,17 +123,110 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
         if flat is not None:
             check_immense_terms(flat, lambda p: mapping.fields[p].kind)
             return flat, False
-    new_props: dict[str, Any] = {}
-    parsed: ParsedDoc = {}
-    allow_dynamic = dynamic and mapping.dynamic not in (False, "false", "strict")
-    strict = mapping.dynamic in ("strict",)
-    fields = mapping.fields
-    objects = mapping.objects
-    multi = mapping.multi
-    pending: dict[str, FieldType] = {}
-    pending_multi: dict[str, list[str]] = {}
+    doc = _DocumentParser(mapping, doc_id, dynamic)
+    doc.walk(source, "")
+    fields, pending = doc.fields, doc.pending
+    check_immense_terms(doc.parsed, lambda p: (fields.get(p) or pending[p]).kind)
+    return doc.parsed, _grow_mapping(mapping, doc)
 
-    def leaf(path: str, value: Any) -> None:
+
+def _grow_mapping(mapping: Mapping, doc: _DocumentParser) -> bool:
+    """Add the fields the document introduced (within ``MAX_TOTAL_FIELDS``); whether any."""
+    if not doc.new_props:
+        return False
+    added = len(doc.pending) + count_objects(doc.new_props)
+    total = len(doc.fields) + len(doc.objects) + added
+    if total > MAX_TOTAL_FIELDS:
+        raise MapperParsing(f"Limit of total fields [{MAX_TOTAL_FIELDS}] has been exceeded "
+                            f"while adding new fields [{added}]",
+                            es_type="illegal_argument_exception")
+    merge_properties(mapping.properties, strip_object_markers(doc.new_props), "")
+    mapping._invalidate()
+    return True
+
+
+class _DocumentParser:
+    """One document's walk: typed values per path, and the fields dynamic mapping would add
+    (``pending``, ``new_props``), applied only once the whole document has parsed."""
+
+    __slots__ = ("doc_id", "fields", "objects", "multi", "allow_dynamic", "strict", "parsed",
+                 "new_props", "pending", "pending_multi")
+
+    def __init__(self, mapping: Mapping, doc_id: str | None, dynamic: bool) -> None:
+        self.doc_id = doc_id
+        self.fields = mapping.fields
+        self.objects = mapping.objects
+        self.multi = mapping.multi
+        self.allow_dynamic = dynamic and mapping.dynamic not in (False, "false", "strict")
+        self.strict = mapping.dynamic in ("strict",)
+        self.parsed: ParsedDoc = {}
+        self.new_props: dict[str, Any] = {}
+        self.pending: dict[str, FieldType] = {}
+        self.pending_multi: dict[str, list[str]] = {}
+
+    def walk(self, obj: Any, prefix: str, level: int = 1) -> None:
+        """The values of object ``obj`` found at ``prefix`` (``""``: the document)."""
+        if level > MAX_DEPTH:
+            raise MapperParsing(f"failed to parse: Limit of mapping depth [{MAX_DEPTH}] has been "
+                                f"exceeded due to object field [{prefix[:-1]}]")
+        fields, multi, parsed, doc_id = self.fields, self.multi, self.parsed, self.doc_id
+        ft = fields.get(prefix[:-1]) if prefix else None
+        if ft is not None and ft.kind != "other":
+            raise _coerce_error_object(ft, obj, doc_id)
+        for key, val in obj.items():
+            if not isinstance(key, str) or key == "" or key.isspace():
+                raise MapperParsing("field name cannot be an empty string")
+            if prefix == "" and key.startswith("_") and key in METADATA_FIELDS:
+                raise MapperParsing(f"Field [{key}] is a metadata field and cannot be added "
+                                    "inside a document. Use the index API request "
+                                    "parameters.", es_type="document_parsing_exception")
+            path = prefix + key
+            # the common cases first, with the result ``leaf`` would give: strings into a
+            # text or keyword field, integers into a long (no multi-fields)
+            ft = fields.get(path) if _FAST_PATHS else None
+            if ft is not None and path not in multi:
+                t = type(val)
+                if t is str or t is list and all(type(x) is str for x in val):
+                    if ft.kind == "text" or ft.kind == "keyword":
+                        if val:
+                            got = parsed.get(path)
+                            if got is None:
+                                parsed[path] = [val] if t is str else list(val)
+                            elif t is str:
+                                got.append(val)
+                            else:
+                                got.extend(val)
+                        elif t is str:
+                            parsed.setdefault(path, []).append(val)
+                        continue
+                elif t is int and ft.type == "long" and LONG_MIN <= val <= LONG_MAX:
+                    parsed.setdefault(path, []).append(val)
+                    continue
+            self._value(path, val, level)
+
+    def _value(self, path: str, val: Any, level: int) -> None:
+        """One value that took no shortcut: an object, an array, or a leaf."""
+        fields = self.fields
+        if isinstance(val, dict):
+            if path in fields and fields[path].kind != "other":
+                raise _coerce_error_object(fields[path], val, self.doc_id)
+            if fields.get(path) is not None:
+                return
+            if path not in self.objects and self.allow_dynamic and path not in self.pending:
+                set_path(self.new_props, path, {"type": "object"}, obj_only=True)
+            self.walk(val, path + ".", level + 1)
+        elif isinstance(val, list):
+            for item in _flatten_list(val, path):
+                if isinstance(item, dict):
+                    self.walk(item, path + ".", level + 1)
+                else:
+                    self.leaf(path, item)
+        else:
+            self.leaf(path, val)
+
+    def leaf(self, path: str, value: Any) -> None:
+        """A scalar at ``path``: coerced into its field (and multi-fields), or mapped anew."""
+        fields, pending = self.fields, self.pending
         if value is None:
             ft0 = fields.get(path) or pending.get(path)
             if ft0 is not None and ft0.null_value is not None:
@@ -142,29 +235,15 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                 return
         ft = fields.get(path) or pending.get(path)
         if ft is None:
-            if path in objects:
-                raise MapperParsing(f"object mapping for [{path}] tried to parse field [{path}] "
-                                    "as object, but found a concrete value")
-            if strict:
-                raise MapperParsing(f"[{path}] dynamic mapping is set to strict, but dynamic "
-                                    f"introduction of [{path}] within [_doc] is not allowed",
-                                    es_type="strict_dynamic_mapping_exception")
-            if not allow_dynamic:
+            ft = self._new_field(path, value)
+            if ft is None:
                 return
-            spec = _dynamic_spec(value)
-            if spec is None:
-                return
-            set_path(new_props, path, spec)
-            ft = field_type(path, spec["type"], spec)
-            pending[path] = ft
-            for sub, sub_spec in (spec.get("fields") or {}).items():
-                pending[f"{path}.{sub}"] = field_type(f"{path}.{sub}", sub_spec["type"], sub_spec)
-                pending_multi.setdefault(path, []).append(f"{path}.{sub}")
         if ft.kind == "other":
             return
+        doc_id, parsed = self.doc_id, self.parsed
         stored = _coerce(value, ft, doc_id)
         parsed.setdefault(path, []).append(stored)
-        for sub_path in multi.get(path) or pending_multi.get(path, ()):
+        for sub_path in self.multi.get(path) or self.pending_multi.get(path, ()):
             sub_ft = fields.get(sub_path) or pending[sub_path]
             if sub_ft.kind == "other":
                 continue
@@ -174,77 +253,27 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
                 continue
             parsed.setdefault(sub_path, []).append(sv)
 
-    def walk(obj: Any, prefix: str, level: int = 1) -> None:
-        if level > MAX_DEPTH:
-            raise MapperParsing(f"failed to parse: Limit of mapping depth [{MAX_DEPTH}] has been "
-                                f"exceeded due to object field [{prefix[:-1]}]")
-        if isinstance(obj, dict):
-            ft = fields.get(prefix[:-1]) if prefix else None
-            if ft is not None and ft.kind != "other":
-                raise _coerce_error_object(ft, obj, doc_id)
-            for key, val in obj.items():
-                if not isinstance(key, str) or key == "" or key.isspace():
-                    raise MapperParsing("field name cannot be an empty string")
-                if prefix == "" and key.startswith("_") and key in METADATA_FIELDS:
-                    raise MapperParsing(f"Field [{key}] is a metadata field and cannot be added "
-                                        "inside a document. Use the index API request "
-                                        "parameters.", es_type="document_parsing_exception")
-                path = prefix + key
-                # the common cases first, with the result ``leaf`` would give: strings into a
-                # text or keyword field, integers into a long (no multi-fields)
-                ft = fields.get(path) if _FAST_PATHS else None
-                if ft is not None and path not in multi:
-                    t = type(val)
-                    if t is str or t is list and all(type(x) is str for x in val):
-                        if ft.kind == "text" or ft.kind == "keyword":
-                            if val:
-                                got = parsed.get(path)
-                                if got is None:
-                                    parsed[path] = [val] if t is str else list(val)
-                                elif t is str:
-                                    got.append(val)
-                                else:
-                                    got.extend(val)
-                            elif t is str:
-                                parsed.setdefault(path, []).append(val)
-                            continue
-                    elif t is int and ft.type == "long" and LONG_MIN <= val <= LONG_MAX:
-                        parsed.setdefault(path, []).append(val)
-                        continue
-                if isinstance(val, dict):
-                    if path in fields and fields[path].kind != "other":
-                        raise _coerce_error_object(fields[path], val, doc_id)
-                    if fields.get(path) is not None:
-                        continue
-                    if path not in objects and allow_dynamic and path not in pending:
-                        set_path(new_props, path, {"type": "object"}, obj_only=True)
-                    walk(val, path + ".", level + 1)
-                elif isinstance(val, list):
-                    for item in _flatten_list(val, path):
-                        if isinstance(item, dict):
-                            walk(item, path + ".", level + 1)
-                        else:
-                            leaf(path, item)
-                else:
-                    leaf(path, val)
-
-    try:
-        walk(source, "")
-    finally:
-        del walk   # it refers to itself: without this every call leaves a cycle for the GC
-    check_immense_terms(parsed, lambda p: (fields.get(p) or pending[p]).kind)
-    changed = False
-    if new_props:
-        added = len(pending) + count_objects(new_props)
-        total = len(fields) + len(objects) + added
-        if total > MAX_TOTAL_FIELDS:
-            raise MapperParsing(f"Limit of total fields [{MAX_TOTAL_FIELDS}] has been exceeded "
-                                f"while adding new fields [{added}]",
-                                es_type="illegal_argument_exception")
-        merge_properties(mapping.properties, strip_object_markers(new_props), "")
-        mapping._invalidate()
-        changed = True
-    return parsed, changed
+    def _new_field(self, path: str, value: Any) -> FieldType | None:
+        """Dynamic mapping of an unmapped ``path`` (None: the value is dropped)."""
+        if path in self.objects:
+            raise MapperParsing(f"object mapping for [{path}] tried to parse field [{path}] "
+                                "as object, but found a concrete value")
+        if self.strict:
+            raise MapperParsing(f"[{path}] dynamic mapping is set to strict, but dynamic "
+                                f"introduction of [{path}] within [_doc] is not allowed",
+                                es_type="strict_dynamic_mapping_exception")
+        if not self.allow_dynamic:
+            return None
+        spec = _dynamic_spec(value)
+        if spec is None:
+            return None
+        set_path(self.new_props, path, spec)
+        ft = field_type(path, spec["type"], spec)
+        self.pending[path] = ft
+        for sub, sub_spec in (spec.get("fields") or {}).items():
+            self.pending[f"{path}.{sub}"] = field_type(f"{path}.{sub}", sub_spec["type"], sub_spec)
+            self.pending_multi.setdefault(path, []).append(f"{path}.{sub}")
+        return ft
 
 
 def _parse_flat(source: dict[str, Any], plan: dict[str, str]) -> ParsedDoc | None:
