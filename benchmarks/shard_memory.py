@@ -2,8 +2,8 @@
 
 One shard of ``--shards`` (documents routed to ``--shard`` by the service's own Murmur3 rule) is
 loaded in this process, without Ray, through the same path as the service: each document parsed
-with ``mapping.parse_document`` into a ``WriteOp`` (the raw NDJSON line is the ``_source``), sent
-in bulk-sized batches to a ``ShardCopy`` (write-ahead log and snapshots in a temporary directory,
+with ``doc_parsing.parse_document`` into a ``WriteOp`` (the raw NDJSON line is the ``_source``),
+sent in bulk-sized batches to a ``ShardCopy`` (write-ahead log and snapshots in a temporary directory,
 as ``shardsearch serve --data-dir``) or, with ``--core``, to a bare ``ShardCore``; then one refresh.
 
 Reported:

@@ -68,8 +68,8 @@ def generate_id() -> str:
 async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                as_json: bool = False) -> dict[str, Any]:
     """Apply a batch of writes. Each item: ``action`` (index/create/delete/update), ``index``,
-    ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``: ``mapping.doc_shape``),
-    ``routing``, optional ``if_seq_no``. The steps are the module docstring's."""
+    ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
+    ``engine/doc_shape.py``), ``routing``, optional ``if_seq_no``. The steps are the module docstring's."""
     t0 = time.perf_counter()
     if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
         with gc_paused():
