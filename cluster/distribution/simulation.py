@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Callable
 
 from ..errors import IllegalArgument, ShardTimeout, SimulatedFailure
+from ..engine.shard_calls import ShardCalls
 from ..indices.catalog import IndexMeta
 
 __all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "SimulationControl",
@@ -198,7 +199,7 @@ class SimulationControl:
 
     def __init__(self, catalog: Any, backend: Any) -> None:
         self.catalog = catalog      # indices/admin.py: the indices and their expressions
-        self.backend = backend
+        self.shards = ShardCalls(backend)
         self.rules: list[SimulationRule] = []
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
@@ -217,7 +218,7 @@ class SimulationControl:
             meta = self.catalog.indices[n]
             targets += [(meta, sid) for sid in _shard_ids(shard, meta)]
         spec = None if trouble.is_noop else trouble.to_dict()
-        await asyncio.gather(*(self.backend.call(meta.shards[sid], "simulate", spec)
+        await asyncio.gather(*(self.shards.simulate(meta.shards[sid], spec)
                                for meta, sid in targets))
         hit = {(meta.uuid, sid) for meta, sid in targets}
         rules = [r for r in self._live_rules() if (r.index_uuid, r.shard) not in hit]
@@ -229,7 +230,7 @@ class SimulationControl:
     async def clear(self) -> dict[str, Any]:
         """Turn all simulated trouble off (every shard actor is told, not only those listed)."""
         refs = [ref for m in self.catalog.indices.values() for ref in m.shards]
-        await asyncio.gather(*(self.backend.call(ref, "simulate", None) for ref in refs),
+        await asyncio.gather(*(self.shards.simulate(ref, None) for ref in refs),
                              return_exceptions=True)
         self.rules = []
         return {"acknowledged": True, "simulation": self.status()}

@@ -25,6 +25,7 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
+from ..engine.shard_calls import ShardCalls
 from ..engine.sorting import SCORE_SORT
 from ..errors import ActionRequestValidation, SearchPhaseExecution
 from .cursors import (PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry, check_keep_alive,
@@ -43,7 +44,7 @@ class CursorOps:
     def __init__(self, catalog: Any, backend: Any, settings: SearchSettings,
                  path: SearchPath) -> None:
         self.catalog = catalog      # indices/admin.py: the indices and their expressions
-        self.backend = backend
+        self.shards = ShardCalls(backend)
         self.settings = settings
         self.path = path
         self.cursors = Registry(session=uuid.uuid4().hex[:12])
@@ -73,8 +74,7 @@ class CursorOps:
                                    keep_alive_ms, key=key)
         refs = [((m.name, sid), ref) for m in metas for sid, ref in enumerate(m.shards)]
         outcomes = await asyncio.gather(
-            *(self.backend.call(ref, "pin", cursor.key,
-                                None if snapshot is None else snapshot.get(k))
+            *(self.shards.pin(ref, cursor.key, None if snapshot is None else snapshot.get(k))
               for k, ref in refs), return_exceptions=True)
         failed = 0
         for (k, _), o in zip(refs, outcomes):
@@ -95,7 +95,7 @@ class CursorOps:
             for _, ref in self._shard_refs(c.snapshot):
                 by_ref.setdefault(id(ref), (ref, []))[1].append(c.key)
         if by_ref:
-            await asyncio.gather(*(self.backend.call(ref, "unpin", keys)
+            await asyncio.gather(*(self.shards.unpin(ref, keys)
                                    for ref, keys in by_ref.values()), return_exceptions=True)
 
     async def sweep_cursors(self) -> int:

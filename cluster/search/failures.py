@@ -66,4 +66,3 @@ def shard_level(index: str, err: SearchError) -> SearchError:
     cannot be built for the mapping), found before the fan-out: reported as the shards would
     have, ``search_phase_execution_exception`` with the error as root cause (one grouped entry)."""
     return all_failed([failure(index, 0, err)])
-

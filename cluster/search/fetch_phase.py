@@ -10,13 +10,14 @@ import functools
 import time
 from typing import Any
 
+from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardQuery
 from .failures import answers
 from .profile import SearchProfile
 from .fanout import fan_out
 
 
-async def explain_page(backend: Any, hits_list: list[Any], page: list[Any],
+async def explain_page(shards: ShardCalls, hits_list: list[Any], page: list[Any],
                        shard_list: list[Any], queries: list[ShardQuery],
                        hits: list[dict[str, Any]]) -> None:
     """``explain: true``: the page's shards explain their hits' scores with the query and
@@ -28,8 +29,8 @@ async def explain_page(backend: Any, hits_list: list[Any], page: list[Any],
     calls = []
     for pos, rows in by_shard.items():
         (_, m, sid, ref), h = hits_list[pos]
-        calls.append(backend.call(ref, "explain", plan[(m.name, sid)],
-                                       [int(h.addr[page[i].row]) for i in rows]))
+        calls.append(shards.explain(ref, plan[(m.name, sid)],
+                                    [int(h.addr[page[i].row]) for i in rows]))
     for (pos, rows), (node, expls) in zip(by_shard.items(), await asyncio.gather(*calls)):
         (_, m, sid, _), _ = hits_list[pos]
         for i, x in zip(rows, expls):
@@ -37,7 +38,7 @@ async def explain_page(backend: Any, hits_list: list[Any], page: list[Any],
                        "_explanation": x}
 
 
-async def fetch_page(backend: Any, hits_list: list[Any], page: list[Any],
+async def fetch_page(shards: ShardCalls, hits_list: list[Any], page: list[Any],
                      timeout_ms: float | None = None, prof: SearchProfile | None = None
                      ) -> tuple[list[Any], list[dict[str, Any]], bool]:
     """``_source`` for the page, from the page's shards only.
@@ -62,8 +63,7 @@ async def fetch_page(backend: Any, hits_list: list[Any], page: list[Any],
             continue
         keys.append(pos)
         addrs = [int(h.addr[page[i].row]) for i in by_shard[pos]]
-        calls.append(functools.partial(backend.call, ref, "fetch", addrs, deadline,
-                                       prof is not None))
+        calls.append(functools.partial(shards.fetch, ref, addrs, deadline, prof is not None))
     failures: list[dict[str, Any]] = []
     answered, timed_out = answers(
         [hits_list[pos][0] for pos in keys], await fan_out(calls, deadline), failures,

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.scoring import Stats
+from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
 from ..engine.sorting import SCORE_SORT, SortField, score_only
 from ..errors import SearchPhaseExecution, StaleGeneration
@@ -73,6 +74,7 @@ class SearchPath:
         self.backend = backend
         self.settings = settings
         self.tuning = tuning or SearchTuning()
+        self.shards = ShardCalls(backend)
         self.statistics = Statistics(backend)
         self.query_round = QueryRound(backend, self.tuning)
 
@@ -194,7 +196,7 @@ class SearchPath:
         """The page (entries whose document came back) and its rendered hits."""
         req = s.req
         page_docs, s.fetch_failures, fetch_timed_out = await fetch_page(
-            self.backend, s.hits_list, reduced.page, req.timeout_ms, s.prof)
+            self.shards, s.hits_list, reduced.page, req.timeout_ms, s.prof)
         if s.prof is not None:
             s.prof.phase("fetch")
         if s.fetch_failures and not req.allow_partial_search_results:
@@ -209,7 +211,7 @@ class SearchPath:
             h = s.hits_list[entry.shard_pos][1]
             hits.append(render_hit(req, s.sort, h, entry.row, doc, metas_by_name[h.index]))
         if req.explain:
-            await explain_page(self.backend, s.hits_list, page, s.shard_list, s.queries, hits)
+            await explain_page(self.shards, s.hits_list, page, s.shard_list, s.queries, hits)
         return page, hits
 
     # --- 6. response --------------------------------------------------------------------------

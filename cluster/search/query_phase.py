@@ -12,6 +12,7 @@ import pickle
 from dataclasses import replace
 from typing import Any
 
+from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
 from .failures import answers
 from .fanout import fan_out, share
@@ -24,7 +25,7 @@ class QueryRound:
     """The query round over a backend; deep pages keep their samples (see ``_samples_key``)."""
 
     def __init__(self, backend: Any, tuning: SearchTuning) -> None:
-        self.backend = backend
+        self.shards = ShardCalls(backend)
         self.tuning = tuning
         self.samples_memo: dict[bytes, Any] = {}
 
@@ -33,7 +34,7 @@ class QueryRound:
                     ) -> tuple[list[tuple[Any, ShardHits]], list[dict[str, Any]], bool]:
         """Every shard's top ``k`` (one fan-out, within ``deadline``; see ``search/fanout.py`` for
         retries). Returns the answers, the failures and whether a shard timed out."""
-        outcomes = await fan_out([functools.partial(self.backend.call, ref, "query", q)
+        outcomes = await fan_out([functools.partial(self.shards.query, ref, q)
                                   for (_, _, _, ref), q in zip(shard_list, queries)], deadline)
         failures: list[dict[str, Any]] = []
         answered, timed_out = answers(
@@ -63,7 +64,7 @@ class QueryRound:
             live, samples, kinds = cached
         else:
             first = share(deadline, 0.5)
-            outcomes = await fan_out([functools.partial(self.backend.call, ref, "sample",
+            outcomes = await fan_out([functools.partial(self.shards.sample, ref,
                                                         replace(q, deadline=first),
                                                         self.tuning.deep_page_samples)
                                       for (_, _, _, ref), q in zip(shard_list, queries)], first)
@@ -85,7 +86,7 @@ class QueryRound:
         # the range round's rows (about size + 2 matches/samples per shard) bring their
         # documents only when they are few (``prefetch_deep_max``; not when profiling)
         prefetch = br.limit if prof is None and br.limit <= self.tuning.prefetch_deep_max else 0
-        outcomes2 = await fan_out([functools.partial(self.backend.call, shard_list[i][3], "range",
+        outcomes2 = await fan_out([functools.partial(self.shards.range, shard_list[i][3],
                                                      replace(queries[i], prefetch=prefetch),
                                                      br.lo, br.hi, br.limit)
                                    for i in live], deadline)
@@ -116,7 +117,7 @@ class QueryRound:
         """The deep page of a single-shard search: the shard's rows ``[from, from + size)``
         with their documents, whatever the depth."""
         prefetch = size if prof is None and size <= self.tuning.prefetch_deep_max else 0
-        outcomes = await fan_out([functools.partial(self.backend.call, entry[3], "window",
+        outcomes = await fan_out([functools.partial(self.shards.window, entry[3],
                                                     replace(q, prefetch=prefetch), from_,
                                                     size)], deadline)
         failures: list[dict[str, Any]] = []

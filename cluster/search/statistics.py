@@ -12,6 +12,7 @@ from typing import Any
 from ..engine.query.nodes import MatchAll, Query
 from ..engine.query.matching import scoring_terms
 from ..engine.scoring import Stats
+from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardQuery
 from ..indices.catalog import IndexMeta
 from .fanout import fan_out, share
@@ -23,7 +24,7 @@ class Statistics:
     """The statistics round over a backend, with its cache (see :meth:`gather`)."""
 
     def __init__(self, backend: Any) -> None:
-        self.backend = backend
+        self.shards = ShardCalls(backend)
         self.memo: dict[Any, Any] = {}
 
     def forget(self) -> None:
@@ -87,8 +88,8 @@ class Statistics:
         # at most half the time left: a shard too slow here is left out of the statistics
         # (scores then rest on the shards that answered) rather than sink the query round
         deadline = share(deadline, 0.5)
-        calls = [functools.partial(self.backend.call, ref, "term_stats",
-                                   *per_index_terms[m.name], gens.get((m.name, sid)), deadline)
+        calls = [functools.partial(self.shards.term_stats, ref, *per_index_terms[m.name],
+                                   gens.get((m.name, sid)), deadline)
                  for _, m, sid, ref in shard_list]
         outcomes = await fan_out(calls, deadline)
         total = Stats()
@@ -106,8 +107,8 @@ class Statistics:
     async def _local(self, ref: Any, query: Query, meta: IndexMeta, gen: int | None,
                      deadline: float | None = None) -> Stats:
         terms = scoring_terms(query, meta.mapping)
-        st, _ = await self.backend.call(ref, "term_stats", sorted({f for f, _ in terms}),
-                                        sorted(terms), gen, deadline)
+        st, _ = await self.shards.term_stats(ref, sorted({f for f, _ in terms}), sorted(terms),
+                                             gen, deadline)
         return st
 
     async def per_shard(self, shard_list: list[Any], queries: list[ShardQuery],
