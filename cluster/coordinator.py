@@ -69,7 +69,6 @@ class Coordinator:
     indices = _Delegated("admin")
     durable = _Delegated("admin")
     auto_refresh = _Delegated("admin")
-    cluster_name = _Delegated("status")
     cursors = _Delegated("cursor_ops")
     prefetch_max = _Delegated("tuning")
     prefetch_deep_max = _Delegated("tuning")

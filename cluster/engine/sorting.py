@@ -263,12 +263,6 @@ def order(keys: list[np.ndarray]) -> np.ndarray:
     return np.lexsort(keys[::-1])
 
 
-def after_mask(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.ndarray],
-               missing: list[np.ndarray | None], after: list[Any]) -> np.ndarray:
-    """bool per row: the row sorts strictly after the ``search_after`` values."""
-    return compare_rows(sort, kinds, columns, missing, after)[0]
-
-
 def rank_key(sorted_values: np.ndarray, value: str) -> int:
     """A keyword value in the doubled rank space of ``sorted_values`` (distinct, ascending):
     ``2·i`` when it is ``sorted_values[i]``, else ``2·i − 1`` where ``i`` is its insertion

@@ -52,8 +52,6 @@ SOURCE_PARAMS = {
     "date_histogram": {"field", "calendar_interval", "fixed_interval", "interval", "time_zone",
                        "offset", "missing_bucket", "missing_order", "order", "format"},
 }
-BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "missing",
-                "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
 METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
