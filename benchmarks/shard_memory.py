@@ -2,8 +2,8 @@
 
 One shard of ``--shards`` (documents routed to ``--shard`` by the service's own Murmur3 rule) is
 loaded in this process, without Ray, through the same path as the service: each document parsed
-with ``mapping.parse_document`` into a ``WriteOp`` (the raw NDJSON line is the ``_source``), sent
-in bulk-sized batches to a ``ShardCopy`` (write-ahead log and snapshots in a temporary directory,
+with ``doc_parsing.parse_document`` into a ``WriteOp`` (the raw NDJSON line is the ``_source``),
+sent in bulk-sized batches to a ``ShardCopy`` (write-ahead log and snapshots in a temporary directory,
 as ``shardsearch serve --data-dir``) or, with ``--core``, to a bare ``ShardCore``; then one refresh.
 
 Reported:
@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 import orjson
-from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.doc_parsing import parse_document
+from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query.rewrite import scoring_terms
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query

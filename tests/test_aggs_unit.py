@@ -13,7 +13,7 @@ from shardsearch.cluster.engine.aggs.partials import Keyed
 from shardsearch.cluster.errors import IllegalArgument, ParsingError, XContentParseError
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.shard_messages import ShardQuery
-from shardsearch.cluster.engine.query.dsl import MatchAll
+from shardsearch.cluster.engine.query.nodes import MatchAll
 from shardsearch.cluster.search.aggs import aggregations_response
 from shardsearch.cluster.engine.shard import ShardCore
 from shardsearch.cluster.engine.writes import WriteOp

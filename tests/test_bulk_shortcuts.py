@@ -19,10 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardsearch.cluster.engine import mapping as mapping_mod
+from shardsearch.cluster.engine import doc_parsing
 from shardsearch.cluster.engine.analysis import general_tokens, standard_tokens
 from shardsearch.cluster.errors import MapperParsing
-from shardsearch.cluster.engine.mapping import Mapping, doc_shape, parse_document
+from shardsearch.cluster.engine.doc_parsing import parse_document
+from shardsearch.cluster.engine.doc_shape import doc_shape
+from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.indices.routing import routing_hash, routing_hashes, shard_for, shards_for
 from shardsearch.cluster.engine.writes import BatchBuilder, WriteBatch, WriteOp
 from shardsearch.cluster.engine.storage import decode_batch, encode_batch
@@ -91,7 +93,7 @@ def test_parse_document_fast_cases_equal_the_general_walk(body: dict, doc: dict,
                                                           ) -> None:
     fast = _parse(doc, Mapping.from_body(body), dynamic=True)
     with monkeypatch.context() as mp:
-        mp.setattr(mapping_mod, "_FAST_PATHS", False)
+        mp.setattr(doc_parsing, "_FAST_PATHS", False)
         plain = _parse(doc, Mapping.from_body(body), dynamic=True)
     assert fast == plain
 

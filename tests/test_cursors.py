@@ -242,13 +242,13 @@ def test_search_after_on_the_default_score_sort_is_refused():
 
 
 def test_search_after_must_have_one_value_per_sort_key():
-    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.field_types import FieldType
     with pytest.raises(IllegalArgument, match=r"^search_after has 2 value\(s\) but sort has 1\.$"):
         _coerce((SortField("n"),), [1, 2], [FieldType("n", "long")])
 
 
 def test_search_after_values_convert_like_java():
-    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.field_types import FieldType
     sort = (SortField("n"), SortField("k"), SortField("b"), SortField("_shard_doc"))
     fts = [FieldType("n", "long"), FieldType("k", "keyword"), FieldType("b", "boolean"), None]
     assert _coerce(sort, [1.9, True, "true", "7"], fts) == [1, "true", 1, 7]
@@ -256,7 +256,7 @@ def test_search_after_values_convert_like_java():
 
 
 def test_a_non_number_for_a_numeric_key_names_the_field():
-    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.field_types import FieldType
     with pytest.raises(IllegalArgument) as e:
         _coerce((SortField("n"),), ["toto"], [FieldType("n", "long")])
     assert e.value.reason == "Failed to parse search_after value for field [n]."
@@ -266,7 +266,7 @@ def test_a_non_number_for_a_numeric_key_names_the_field():
 
 def test_a_date_search_after_is_parsed_with_the_sort_format_only():
     from shardsearch.cluster.errors import ParsingError
-    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.field_types import FieldType
     ft = FieldType("t", "date")
     iso = SortField("t", format="strict_date_optional_time_nanos")
     assert _coerce((iso,), ["2021-02-11T08:30:04.828Z"], [ft]) == [1613032204828]
@@ -278,7 +278,7 @@ def test_a_date_search_after_is_parsed_with_the_sort_format_only():
 
 
 def test_numeric_type_puts_millis_and_nanos_dates_on_one_scale():
-    from shardsearch.cluster.engine.mapping import FieldType
+    from shardsearch.cluster.engine.field_types import FieldType
     from shardsearch.cluster.engine.sorting import scale_date, sort_value_out
     millis, nanos = FieldType("t", "date"), FieldType("t", "date_nanos")
     as_nanos = SortField("t", numeric_type="date_nanos", format="strict_date_optional_time_nanos")

@@ -6,7 +6,8 @@ import orjson
 import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import MapperParsing, SearchError
-from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.doc_parsing import parse_document
+from shardsearch.cluster.engine.mapping import Mapping
 
 TEXT_WITH_KEYWORD = {"type": "text", "fields": {"keyword": {"type": "keyword",
                                                             "ignore_above": 256}}}

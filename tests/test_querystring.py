@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from shardsearch.cluster.errors import ParsingError, TooManyClauses
-from shardsearch.cluster.engine.query.dsl import (Bool, DisMax, Exists, Match, MatchAll, MatchNone,
-                                       MatchPhrase, Prefix, QueryString, Range, Wildcard)
+from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Match, MatchAll,
+                                                    MatchNone, MatchPhrase, Prefix, QueryString,
+                                                    Range, Wildcard)
 from shardsearch.cluster.engine.query.query_string import expand_query_string
 
 ALL = [("*", 1.0)]

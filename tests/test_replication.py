@@ -13,8 +13,9 @@ import pytest
 
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.distribution.durability import Durability
-from shardsearch.cluster.distribution.replication import (STARTED, GroupSession, LocalTransport,
-                                             ReplicatedBackend)
+from shardsearch.cluster.distribution.replication import GroupSession, ReplicatedBackend
+from shardsearch.cluster.distribution.shard_group import STARTED
+from shardsearch.cluster.distribution.transport import LocalTransport
 from shardsearch.cluster.search.request import parse_search
 
 
@@ -268,7 +269,7 @@ def test_a_copy_holding_an_unacknowledged_write_is_rebuilt(tmp_path: Path) -> No
         g = s.group("b")
         a = g.copies[1]
         # copy 1 ran a command that never reached copy 0 and was never acknowledged
-        from shardsearch.cluster.engine.mapping import parse_document
+        from shardsearch.cluster.engine.doc_parsing import parse_document
         from shardsearch.cluster.engine.writes import WriteOp
         fields, _ = parse_document({"title": "ghost"}, g.mapping, "ghost")
         a.handle.obj.command(g.next_op, "apply", ([WriteOp("index", "ghost", 999,

@@ -10,7 +10,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from shardsearch.cluster.engine.mapping import Mapping, parse_document
+from shardsearch.cluster.engine.doc_parsing import parse_document
+from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.engine.writes import WriteOp

@@ -2,7 +2,8 @@
 
 Registered before the ``/{index}`` routes so that ``/_pit`` and ``/_search/...`` are never taken
 for index names. Searching *with* a PIT or opening a scroll goes through ``_search`` as usual
-(``search.py``); these routes open, continue and close cursors (``cluster/cursor_ops.py``).
+(``search.py``); these routes open, continue and close cursors
+(``cluster/search/cursor_phase.py``).
 """
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
-from ...cluster.engine.mapping import doc_shape
+from ...cluster.engine.doc_shape import doc_shape
 from ...cluster.search.request import check_params
 from ...cluster.engine.source_filter import filter_source
 from ..body import parse_json, read_body
@@ -174,36 +174,8 @@ def parse_bulk(raw: bytes, default_index: str | None,
         line_no += 1
         if not line:
             continue
-        try:
-            action_obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
-                                  "START_OBJECT or END_OBJECT but found [VALUE_STRING]") from None
-        if not isinstance(action_obj, dict) or len(action_obj) != 1:
-            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
-                                  "START_OBJECT but found [" +
-                                  ("START_ARRAY" if isinstance(action_obj, list) else "VALUE") + "]")
-        action, meta = next(iter(action_obj.items()))
-        if action not in _ACTIONS:
-            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected field "
-                                  f"[create], [delete], [index] or [update] but found [{action}]")
-        if not isinstance(meta, dict):
-            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
-                                  "START_OBJECT but found [VALUE]")
-        for key in meta:
-            if key not in _META_KEYS:
-                raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
-                                      f"parameter [{key}]")
-        index = meta.get("_index", default_index)
-        item: dict[str, Any] = {"action": action, "index": index,
-                                "id": None if meta.get("_id") is None else str(meta["_id"]),
-                                "routing": meta.get("routing", meta.get("_routing",
-                                                                        default_routing)),
-                                "if_seq_no": meta.get("if_seq_no"),
-                                "if_primary_term": meta.get("if_primary_term")}
-        if index is None:
-            item["error"] = {"type": "action_request_validation_exception",
-                             "reason": "Validation Failed: 1: index is missing;"}
+        item = _action_item(line, line_no, default_index, default_routing)
+        action = item["action"]
         if action != "delete":
             while i < n and not lines[i].strip():
                 i += 1
@@ -213,24 +185,65 @@ def parse_bulk(raw: bytes, default_index: str | None,
             doc_line = lines[i].strip()
             i += 1
             line_no += 1
-            try:
-                doc = orjson.loads(doc_line)
-            except orjson.JSONDecodeError as e:
-                item["error"] = {"type": "document_parsing_exception",
-                                 "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
-            else:
-                if not isinstance(doc, dict):
-                    item["error"] = {"type": "document_parsing_exception",
-                                     "reason": "[1:1] failed to parse: root of a document must "
-                                               "be an object"}
-                elif action == "update":
-                    item["source"] = doc
-                else:   # documents go on as their bytes, with their shape (mapping.doc_shape)
-                    item["raw"] = doc_line
-                    shape = doc_shape(doc)
-                    item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
+            _add_document(item, doc_line, shapes)
         items.append(item)
     return items
+
+
+def _action_item(line: bytes, line_no: int, default_index: str | None,
+                 default_routing: str | None) -> dict[str, Any]:
+    """The item of one action line (``{"index": {...}}``); a malformed one fails the request."""
+    try:
+        action_obj = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                              "START_OBJECT or END_OBJECT but found [VALUE_STRING]") from None
+    if not isinstance(action_obj, dict) or len(action_obj) != 1:
+        raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                              "START_OBJECT but found [" +
+                              ("START_ARRAY" if isinstance(action_obj, list) else "VALUE") + "]")
+    action, meta = next(iter(action_obj.items()))
+    if action not in _ACTIONS:
+        raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected field "
+                              f"[create], [delete], [index] or [update] but found [{action}]")
+    if not isinstance(meta, dict):
+        raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
+                              "START_OBJECT but found [VALUE]")
+    for key in meta:
+        if key not in _META_KEYS:
+            raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
+                                  f"parameter [{key}]")
+    index = meta.get("_index", default_index)
+    item: dict[str, Any] = {"action": action, "index": index,
+                            "id": None if meta.get("_id") is None else str(meta["_id"]),
+                            "routing": meta.get("routing", meta.get("_routing",
+                                                                    default_routing)),
+                            "if_seq_no": meta.get("if_seq_no"),
+                            "if_primary_term": meta.get("if_primary_term")}
+    if index is None:
+        item["error"] = {"type": "action_request_validation_exception",
+                         "reason": "Validation Failed: 1: index is missing;"}
+    return item
+
+
+def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any]) -> None:
+    """The document line of ``item``: a malformed one fails only this item."""
+    try:
+        doc = orjson.loads(doc_line)
+    except orjson.JSONDecodeError as e:
+        item["error"] = {"type": "document_parsing_exception",
+                         "reason": f"[1:{(e.pos or 0) + 1}] failed to parse: {e.msg}"}
+        return
+    if not isinstance(doc, dict):
+        item["error"] = {"type": "document_parsing_exception",
+                         "reason": "[1:1] failed to parse: root of a document must "
+                                   "be an object"}
+    elif item["action"] == "update":
+        item["source"] = doc
+    else:   # documents go on as their bytes, with their shape (engine/doc_shape.py)
+        item["raw"] = doc_line
+        shape = doc_shape(doc)
+        item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
 
 
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:

@@ -6,7 +6,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import IllegalArgument, ParsingError
-from ...cluster.engine.query.dsl import MatchAll, QueryString, parse_query
+from ...cluster.engine.query.dsl import parse_query
+from ...cluster.engine.query.nodes import MatchAll, QueryString
 from ...cluster.search.request import check_params, parse_search
 from ...cluster.indices.routing import parse_shards_preference
 from ..body import json_body

@@ -244,7 +244,8 @@ class Cluster:
             self.clear_scroll(scroll_id)
 
     def count(self, index: str | None = None, query: dict[str, Any] | None = None) -> int:
-        from ..engine.query.dsl import MatchAll, parse_query
+        from ..engine.query.dsl import parse_query
+        from ..engine.query.nodes import MatchAll
         q = parse_query(query) if query else MatchAll()
         return self._call("count", tuple((index or "_all").split(",")), q)["count"]
 

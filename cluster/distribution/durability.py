@@ -86,7 +86,7 @@ class Durability:
 
     async def recover(self) -> dict[str, Any]:
         from ..indices.catalog import IndexMeta
-        from .replication import recover_group
+        from .shard_group import recover_group
         t0 = time.monotonic()
         backend = self.coord.backend
         metas = []

@@ -26,6 +26,7 @@ actor comes back without trouble (its state is in memory only).
 """
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import sys
@@ -35,8 +36,11 @@ from typing import Any, Callable
 
 from ..engine.cancellation import Cancellation
 from ..errors import IllegalArgument, ShardTimeout, SimulatedFailure, TaskCancelled
+from ..engine.shard_calls import ShardCalls
+from ..indices.catalog import IndexMeta
 
-__all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "SimulationRule",
+__all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "SimulationControl",
+           "SimulationRule",
            "Trouble", "simulation_status"]
 
 KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed")
@@ -201,3 +205,71 @@ def simulation_status(rules: list[SimulationRule]) -> dict[str, Any]:
     """The ``simulation`` object of ``GET /_sim`` and ``GET /_cluster/health``."""
     return {"enabled": bool(rules),
             "shards": [r.to_dict() for r in sorted(rules, key=lambda r: (r.index, r.shard))]}
+
+
+class SimulationControl:
+    """The coordinator's side: which shards have simulated trouble (``POST /_sim``)."""
+
+    def __init__(self, catalog: Any, backend: Any) -> None:
+        self.catalog = catalog      # indices/admin.py: the indices and their expressions
+        self.shards = ShardCalls(backend)
+        self.rules: list[SimulationRule] = []
+
+    async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
+                       **knobs: Any) -> dict[str, Any]:
+        """Give shard actors simulated latency, jitter, slow-down and failures.
+
+        ``index`` None means every index, ``shard`` None every shard of it. Knobs all zero (or
+        none) turn the trouble off for those shards. Trouble is per actor: a shard created later
+        (a new index) starts without any.
+        """
+        trouble = Trouble.from_dict(knobs)
+        names = self.catalog.resolve(index if index is not None else "_all",
+                                     allow_no_indices=index is None)
+        targets: list[tuple[IndexMeta, int]] = []
+        for n in names:
+            meta = self.catalog.indices[n]
+            targets += [(meta, sid) for sid in _shard_ids(shard, meta)]
+        spec = None if trouble.is_noop else trouble.to_dict()
+        await asyncio.gather(*(self.shards.simulate(meta.shards[sid], spec)
+                               for meta, sid in targets))
+        hit = {(meta.uuid, sid) for meta, sid in targets}
+        rules = [r for r in self._live_rules() if (r.index_uuid, r.shard) not in hit]
+        if spec is not None:
+            rules += [SimulationRule(meta.name, meta.uuid, sid, trouble) for meta, sid in targets]
+        self.rules = rules
+        return {"acknowledged": True, "shards": len(targets), "simulation": self.status()}
+
+    async def clear(self) -> dict[str, Any]:
+        """Turn all simulated trouble off (every shard actor is told, not only those listed)."""
+        refs = [ref for m in self.catalog.indices.values() for ref in m.shards]
+        await asyncio.gather(*(self.shards.simulate(ref, None) for ref in refs),
+                             return_exceptions=True)
+        self.rules = []
+        return {"acknowledged": True, "simulation": self.status()}
+
+    def status(self) -> dict[str, Any]:
+        """What simulated trouble is on, per shard (``GET /_sim``)."""
+        return simulation_status(self._live_rules())
+
+    def _live_rules(self) -> list[SimulationRule]:
+        """Rules of indices that still exist (a deleted index took its actors with it)."""
+        uuids = {m.uuid for m in self.catalog.indices.values()}
+        self.rules = [r for r in self.rules if r.index_uuid in uuids]
+        return self.rules
+
+
+def _shard_ids(shard: Any, meta: IndexMeta) -> list[int]:
+    """``shard`` of a simulate call: None (all), a number or a list of numbers, each in range."""
+    if shard is None:
+        return list(range(meta.number_of_shards))
+    raw = shard if isinstance(shard, (list, tuple)) else [shard]
+    out = []
+    for s in raw:
+        if isinstance(s, bool) or not isinstance(s, (int, str)) or not str(s).isdigit():
+            raise IllegalArgument(f"[shard] must be a shard number or a list of them, got [{s}]")
+        if int(s) >= meta.number_of_shards:
+            raise IllegalArgument(f"shard [{s}] does not exist: index [{meta.name}] has "
+                                  f"[{meta.number_of_shards}] shards")
+        out.append(int(s))
+    return sorted(set(out))

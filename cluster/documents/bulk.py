@@ -29,8 +29,10 @@ from typing import Any, Protocol
 import orjson
 
 from ..engine.gcpause import gc_paused
-from ..engine.mapping import doc_shape, parse_document
+from ..engine.doc_parsing import parse_document
+from ..engine.doc_shape import doc_shape
 from ..engine.writes import BatchBuilder
+from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
 from ..indices.catalog import IndexMeta, validate_index_name
 from ..indices.routing import shards_for
@@ -67,8 +69,8 @@ def generate_id() -> str:
 async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                as_json: bool = False) -> dict[str, Any]:
     """Apply a batch of writes. Each item: ``action`` (index/create/delete/update), ``index``,
-    ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``: ``mapping.doc_shape``),
-    ``routing``, optional ``if_seq_no``. The steps are the module docstring's."""
+    ``id``, ``source`` (dict) or ``raw`` (its JSON bytes, with ``shape``:
+    ``engine/doc_shape.py``), ``routing``, optional ``if_seq_no``. The steps are the module docstring's."""
     t0 = time.perf_counter()
     if isinstance(items, bytes):   # the HTTP layer's items, pickled (see api/routes)
         with gc_paused():
@@ -201,11 +203,12 @@ def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchB
 async def send(c: WriteTarget, per_shard: dict[tuple[str, int], BatchBuilder],
                keys: list[tuple[str, int]], refresh: bool) -> list[Any]:
     """Every batch at once; each with the mapping (the shard parses the documents under it)."""
+    shards = ShardCalls(c.backend)
     calls = []
     for (name, sid) in keys:
         meta = c.indices[name]
-        calls.append(c.backend.call(meta.shards[sid], "apply", per_shard[(name, sid)].build(),
-                                    meta.mapping, refresh))
+        calls.append(shards.apply(meta.shards[sid], per_shard[(name, sid)].build(),
+                                  meta.mapping, refresh))
     return await asyncio.gather(*calls, return_exceptions=True)
 
 
@@ -245,7 +248,7 @@ async def spread_mappings(c: WriteTarget, changed: set[str], keys: list[tuple[st
         touched = {sid for (n, sid) in keys if n == name}
         rest = [s for i, s in enumerate(meta.shards) if i not in touched]
         if rest:
-            await asyncio.gather(*(c.backend.call(s, "set_mapping", meta.mapping)
+            await asyncio.gather(*(ShardCalls(c.backend).set_mapping(s, meta.mapping)
                                    for s in rest), return_exceptions=True)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..engine.shard_calls import ShardCalls
 from ..errors import IndexNotFound
 from ..indices.catalog import IndexMeta
 from ..indices.routing import shard_for
@@ -15,7 +16,7 @@ async def get_doc(indices: dict[str, IndexMeta], backend: Any, index: str, doc_i
     if meta is None:
         raise IndexNotFound(index)
     sid = shard_for(routing if routing is not None else doc_id, meta.number_of_shards)
-    doc = await backend.call(meta.shards[sid], "get", doc_id)
+    doc = await ShardCalls(backend).get(meta.shards[sid], doc_id)
     if doc is None:
         return {"_index": index, "_id": doc_id, "found": False}
     out: dict[str, Any] = {"_index": index, "_id": doc_id, "_version": doc.version,

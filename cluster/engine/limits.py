@@ -9,7 +9,7 @@ Each is checked before the work it bounds starts (and never with unbounded cost 
 * ``cluster.max_shards_per_node``: shard copies the node may hold, sized from its memory.
 
 ``index.mapping.depth.limit`` and ``index.mapping.total_fields.limit`` live with the mapping
-(``mapping.MAX_DEPTH``, ``mapping.MAX_TOTAL_FIELDS``); ``index.max_regex_length`` with the
+(``properties.MAX_DEPTH``, ``doc_parsing.MAX_TOTAL_FIELDS``); ``index.max_regex_length`` with the
 query checks (``matcher.MAX_REGEX_LENGTH``); ``indices.query.bool.max_clause_count`` with the query
 parser.
 """
@@ -108,7 +108,7 @@ def check_expensive_queries(q: Any, mapping: Any) -> None:
     """With ``search.allow_expensive_queries`` false, refuse the queries Elasticsearch refuses
     (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields), in its words.
     ``q`` is the query after field expansion (so ``query_string`` wildcards are seen too)."""
-    from .query import dsl as Q
+    from .query import nodes as Q
     stack = [q]
     while stack:
         node = stack.pop()

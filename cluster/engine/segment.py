@@ -7,10 +7,8 @@ and doc values for sorting and ranges. ``_source`` is kept as the original JSON 
 compressed in blocks, and only leaves the shard for the page being fetched.
 
 Memory decides the layout: a segment is a few large arrays and strings, not millions of Python
-objects. A field's terms are one sorted string (:class:`TermDict`) and a term's id is its rank,
-so a keyword's ordinals are its term ids. Integer columns take the narrowest dtype their values
-fit, chosen per segment; readers get ``int32`` (``Postings.get``, ``positions_of``), so matching
-and scoring arithmetic never depends on that choice.
+objects (the postings' layout is in ``postings.py``). Integer columns take the narrowest dtype
+their values fit, chosen per segment.
 
 Visibility is generational: a document version is visible at refresh generation ``g`` when
 ``created_gen <= g < deleted_gen``. ``deleted_gen`` is only ever set to a *future* generation, so
@@ -23,9 +21,8 @@ import copy
 import gc
 import itertools
 import pickle
-import re
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -33,8 +30,9 @@ from typing import Any
 import numpy as np
 
 from .analysis import get_analyzer
+from .field_types import FieldType
 from .gcpause import gc_paused
-from .mapping import FieldType
+from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
 
 NEVER = np.iinfo(np.int32).max
@@ -75,224 +73,6 @@ class BufferedDoc:
     @property
     def fields(self) -> dict[str, list[Any]]:
         return pickle.loads(memoryview(self._data)[self._cut:])  # type: ignore[no-any-return]
-
-
-def narrow(values: np.ndarray, high: int | None = None) -> np.ndarray:
-    """``values`` (non-negative integers below ``high``, default their maximum + 1) in the
-    smallest of uint8, uint16, int32, int64 that holds them."""
-    if high is None:
-        high = int(values.max()) + 1 if len(values) else 0
-    for dtype in (np.uint8, np.uint16, np.int32):
-        if high <= np.iinfo(dtype).max + 1:
-            return values.astype(dtype, copy=False)
-    return values.astype(np.int64, copy=False)
-
-
-def _i32(values: np.ndarray) -> np.ndarray:
-    """A narrowed column as int32, as readers expect it (a view when it already is)."""
-    return values.astype(np.int32, copy=False)
-
-
-class TermDict:
-    """A field's distinct terms, sorted, in one string; a term's id is its rank.
-
-    ``text`` is every term followed by ``"\\n"``, ``starts[i]`` where term ``i`` begins
-    (``starts[n]``: the end). About one byte per character and 4 per term, where a dict of
-    Python strings costs ~100 bytes per term. Lookups are binary searches: O(log n) string
-    comparisons (~4 µs for 150,000 terms); strings are made only for the terms asked for.
-    """
-
-    __slots__ = ("text", "starts", "_plain")
-
-    def __init__(self, terms: list[str]) -> None:
-        """``terms`` sorted and distinct."""
-        self.text = "\n".join(terms) + "\n" if terms else ""
-        starts = np.zeros(len(terms) + 1, dtype=np.int64)
-        if terms:
-            np.cumsum(np.fromiter(map(len, terms), dtype=np.int64, count=len(terms)) + 1,
-                      out=starts[1:])
-        self.starts = narrow(starts, len(self.text) + 1)
-        # no term holds a newline: a range of terms is one split of the text
-        self._plain = self.text.count("\n") == len(terms)
-
-    def __len__(self) -> int:
-        return len(self.starts) - 1
-
-    def __getitem__(self, i: int) -> str:
-        s = self.starts
-        return self.text[int(s[i]):int(s[i + 1]) - 1]
-
-    def bisect(self, term: str, right: bool = False) -> int:
-        """The first id whose term is ``>= term`` (``right``: ``> term``)."""
-        text, s = self.text, memoryview(self.starts)
-        lo, hi = 0, len(s) - 1
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            t = text[s[mid]:s[mid + 1] - 1]
-            if t < term or right and t == term:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
-
-    def find(self, term: str) -> int:
-        """The id of ``term``, or -1."""
-        i = self.bisect(term)
-        return i if i < len(self) and self[i] == term else -1
-
-    def prefix_range(self, prefix: str) -> tuple[int, int]:
-        """``(lo, hi)``: the ids of the terms starting with ``prefix`` (they are adjacent)."""
-        lo = self.bisect(prefix)
-        text, s = self.text, memoryview(self.starts)
-        hi = len(s) - 1
-        first = lo
-        while first < hi:    # the first term at or after ``lo`` without the prefix
-            mid = (first + hi) >> 1
-            if text.startswith(prefix, s[mid], s[mid + 1] - 1):
-                first = mid + 1
-            else:
-                hi = mid
-        return lo, first
-
-    def between(self, lo: int, hi: int) -> list[str]:
-        """Terms ``lo`` to ``hi - 1``, as new strings."""
-        if hi <= lo:
-            return []
-        if self._plain:
-            return self.text[int(self.starts[lo]):int(self.starts[hi]) - 1].split("\n")
-        return [self[i] for i in range(lo, hi)]
-
-
-def _pack_freqs(freqs: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
-    """Frequencies in one byte each; those of 255 and more (a word hundreds of times in one
-    document: a handful per segment) also as ``(posting index, value)``, sorted by index.
-    Falls back to :func:`narrow` when such frequencies are common."""
-    big = np.flatnonzero(freqs >= 255)
-    if len(big) == 0:
-        return freqs.astype(np.uint8), None
-    if 12 * len(big) > len(freqs):
-        return narrow(freqs), None
-    return np.minimum(freqs, 255).astype(np.uint8), (big, freqs[big].astype(np.int32))
-
-
-def _literal_prefix(regex: re.Pattern[str]) -> str:
-    """The literal text every full match of ``regex`` starts with ("" when unknown)."""
-    if regex.flags & re.IGNORECASE:
-        return ""
-    try:
-        from re import _constants, _parser  # type: ignore[attr-defined]
-        parsed = _parser.parse(regex.pattern, regex.flags)
-    except Exception:  # noqa: BLE001 - an optimisation only: scan every term instead
-        return ""
-    out = []
-    for op, arg in parsed:
-        if op is not _constants.LITERAL:
-            break
-        out.append(chr(arg))
-    return "".join(out)
-
-
-class Postings:
-    """Term -> (docs, freqs[, positions]) in CSR form over a :class:`TermDict`.
-
-    ``offsets[t]:offsets[t + 1]`` are term ``t``'s postings in ``docs`` (ascending) and
-    ``freqs`` (one byte each, see :func:`_pack_freqs`); with positions,
-    ``pos_starts[t]:pos_starts[t + 1]`` are its positions, document after document (``freqs``
-    of them each, ascending). Expansions (prefix, pattern, range) answer term ids, which
-    :meth:`union` turns into a document mask in one slice per term.
-    """
-
-    __slots__ = ("terms", "offsets", "docs", "freqs", "big_freqs", "pos_starts", "positions")
-
-    def __init__(self, terms: TermDict, offsets: np.ndarray, docs: np.ndarray,
-                 freqs: np.ndarray, pos_starts: np.ndarray | None,
-                 positions: np.ndarray | None) -> None:
-        self.terms = terms
-        self.offsets = offsets
-        self.docs = docs
-        self.freqs, self.big_freqs = _pack_freqs(freqs)
-        self.pos_starts = pos_starts
-        self.positions = positions
-
-    def _freqs(self, a: int, b: int) -> np.ndarray:
-        """int32 frequencies of postings ``a`` to ``b - 1``."""
-        f = self.freqs[a:b].astype(np.int32)
-        if self.big_freqs is not None:
-            at, value = self.big_freqs
-            lo, hi = np.searchsorted(at, (a, b)).tolist()
-            f[at[lo:hi] - a] = value[lo:hi]
-        return f
-
-    def get(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(docs, freqs)`` of ``term`` as int32, or None. O(log terms + postings)."""
-        tid = self.terms.find(term)
-        if tid < 0:
-            return None
-        a, b = int(self.offsets[tid]), int(self.offsets[tid + 1])
-        return _i32(self.docs[a:b]), self._freqs(a, b)
-
-    def positions_of(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
-        """(doc of each position, position) for every occurrence of ``term``, as int32."""
-        tid = self.terms.find(term)
-        if tid < 0 or self.pos_starts is None or self.positions is None:
-            return None
-        a, b = int(self.offsets[tid]), int(self.offsets[tid + 1])
-        pa, pb = int(self.pos_starts[tid]), int(self.pos_starts[tid + 1])
-        docs = np.repeat(_i32(self.docs[a:b]), self._freqs(a, b))
-        return docs, _i32(self.positions[pa:pb])
-
-    @property
-    def term_list(self) -> list[str]:
-        """Every term, sorted (new strings on each call: iterate, do not keep)."""
-        return self.terms.between(0, len(self.terms))
-
-    def terms_with_prefix(self, prefix: str) -> list[str]:
-        """The terms starting with ``prefix``, sorted."""
-        return self.terms.between(*self.terms.prefix_range(prefix))
-
-    def ids_with_prefix(self, prefix: str) -> np.ndarray:
-        lo, hi = self.terms.prefix_range(prefix)
-        return np.arange(lo, hi, dtype=np.int64)
-
-    def ids_matching(self, regex: re.Pattern[str]) -> np.ndarray:
-        """Ids of the terms ``regex`` matches in full; only those with its literal prefix are
-        tried."""
-        lo, hi = self.terms.prefix_range(_literal_prefix(regex))
-        hits = [i for i, t in enumerate(self.terms.between(lo, hi), lo) if regex.fullmatch(t)]
-        return np.asarray(hits, dtype=np.int64)
-
-    def ids_where(self, keep: Callable[[str], bool]) -> np.ndarray:
-        """Ids of the terms ``keep`` accepts (tries every term)."""
-        return np.asarray([i for i, t in enumerate(self.term_list) if keep(t)], dtype=np.int64)
-
-    def ids_in_range(self, gt: str | None, gte: str | None, lt: str | None,
-                     lte: str | None) -> np.ndarray:
-        """Ids of the terms within the bounds (string order; adjacent, found by bisection)."""
-        lo, hi = 0, len(self.terms)
-        if gt is not None:
-            lo = max(lo, self.terms.bisect(gt, right=True))
-        if gte is not None:
-            lo = max(lo, self.terms.bisect(gte))
-        if lt is not None:
-            hi = min(hi, self.terms.bisect(lt))
-        if lte is not None:
-            hi = min(hi, self.terms.bisect(lte, right=True))
-        return np.arange(lo, max(lo, hi), dtype=np.int64)
-
-    def union(self, ids: np.ndarray, n: int) -> np.ndarray:
-        """bool[n]: the documents holding any of the terms ``ids``. O(their postings)."""
-        mask = np.zeros(n, dtype=bool)
-        if len(ids) == 0:
-            return mask
-        starts = self.offsets[ids].astype(np.int64)
-        counts = self.offsets[ids + 1].astype(np.int64) - starts
-        total = int(counts.sum())
-        if total:
-            # every posting index of every term, without a Python loop over the terms
-            run_start = np.cumsum(counts) - counts
-            idx = np.arange(total, dtype=np.int64) + np.repeat(starts - run_start, counts)
-            mask[self.docs[idx]] = True
-        return mask
 
 
 @dataclass
@@ -456,40 +236,6 @@ def release_free_memory() -> None:
         pass
 
 
-def _sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
-    """The distinct values as a :class:`TermDict`, and the term id (rank) of each value.
-    O(V + U log U) for V values, U distinct."""
-    ids: dict[str, int] = dict.fromkeys(values)   # type: ignore[arg-type]
-    distinct = sorted(ids)
-    ids.update(zip(distinct, range(len(distinct))))
-    tids = np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
-    return TermDict(distinct), tids
-
-
-def _build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
-                    n_docs: int) -> Postings:
-    """CSR postings from one entry per token occurrence. ``docs`` (then ``poss``) must be
-    non-decreasing in the order given — the segment builders produce them so — which lets a
-    stable sort on the term id alone give the (term, doc, position) order. O(P log P)."""
-    n_terms = len(terms)
-    t = np.asarray(tids, dtype=np.int32)
-    order = np.argsort(t, kind="stable")
-    t = t[order]
-    d = np.asarray(docs, dtype=np.int32)[order]
-    key_change = np.ones(len(t), dtype=bool)
-    key_change[1:] = (t[1:] != t[:-1]) | (d[1:] != d[:-1])
-    starts = np.flatnonzero(key_change)
-    offsets = np.searchsorted(t[starts], np.arange(n_terms + 1), side="left")
-    freqs = np.diff(np.append(starts, len(t)))
-    pos_starts = positions = None
-    if poss is not None:
-        positions = narrow(np.asarray(poss, dtype=np.int64)[order])
-        pos_starts = narrow(np.searchsorted(t, np.arange(n_terms + 1), side="left"),
-                            len(t) + 1)
-    return Postings(terms, narrow(offsets, len(starts) + 1), narrow(d[starts], n_docs),
-                    freqs, pos_starts, positions)
-
-
 class Segment:
     """One immutable segment. Build it with :meth:`build`; only ``deleted_gen`` ever changes."""
 
@@ -617,7 +363,7 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
             value_doc.append(doc)
             value_k.append(k)
         present[doc] = True
-    terms, tids = _sorted_ids(all_toks)
+    terms, tids = sorted_ids(all_toks)
     del all_toks
     cnt = np.asarray(counts, dtype=np.int64)
     vdoc = np.asarray(value_doc, dtype=np.int64)
@@ -630,7 +376,7 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
     base = np.repeat(doc_start - vk * POSITION_INCREMENT_GAP, cnt)
     poss = np.arange(len(tids), dtype=np.int64) - base
     docs = np.repeat(vdoc, cnt)
-    postings = _build_postings(terms, tids, docs, poss, n)
+    postings = build_postings(terms, tids, docs, poss, n)
     return TextField(postings, lengths, encode_norms(lengths), present)
 
 
@@ -649,9 +395,9 @@ def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField
     if len(ed):
         present[ed] = ec > 0
         counts[ed] = ec
-    terms, tids = _sorted_ids(all_vals)
+    terms, tids = sorted_ids(all_vals)
     docs = np.repeat(ed, ec)
-    postings = _build_postings(terms, tids, docs, None, n)
+    postings = build_postings(terms, tids, docs, None, n)
     min_ord = np.full(n, -1, dtype=np.int32)
     max_ord = min_ord
     if len(tids):

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .query.dsl import Query
+from .query.nodes import Query
 from .scoring import Stats
 from .sorting import SortField
 

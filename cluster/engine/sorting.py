@@ -19,7 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import IllegalArgument, ParsingError
-from .mapping import FieldType, Mapping, format_date, parse_date
+from .dates import date_components, format_date, parse_date, parse_date_nanos
+from .field_types import FieldType
+from .mapping import Mapping
 
 SEQ_BITS = 40
 SEQ_MASK = (1 << SEQ_BITS) - 1
@@ -261,12 +263,6 @@ def order(keys: list[np.ndarray]) -> np.ndarray:
     return np.lexsort(keys[::-1])
 
 
-def after_mask(sort: tuple[SortField, ...], kinds: list[str], columns: list[np.ndarray],
-               missing: list[np.ndarray | None], after: list[Any]) -> np.ndarray:
-    """bool per row: the row sorts strictly after the ``search_after`` values."""
-    return compare_rows(sort, kinds, columns, missing, after)[0]
-
-
 def rank_key(sorted_values: np.ndarray, value: str) -> int:
     """A keyword value in the doubled rank space of ``sorted_values`` (distinct, ascending):
     ``2·i`` when it is ``sorted_values[i]``, else ``2·i − 1`` where ``i`` is its insertion
@@ -383,7 +379,7 @@ def _after_parse_error(sf: SortField, value: Any) -> IllegalArgument:
                                       "reason": f"For input string: \"{_java_str(value)}\""})
 
 
-def _matches_date_format(value: str, fmt: str, mapping: Any) -> bool:
+def _matches_date_format(value: str, fmt: str) -> bool:
     """Whether a search_after string is written in the sort's own ``format`` (Elasticsearch
     parses it with that formatter only)."""
     alternatives = [f.strip() for f in fmt.split("||")]
@@ -391,7 +387,7 @@ def _matches_date_format(value: str, fmt: str, mapping: Any) -> bool:
     if numeric and any(f in ("epoch_millis", "epoch_second") for f in alternatives):
         return True
     named = [f for f in alternatives if f not in ("epoch_millis", "epoch_second")]
-    return bool(named) and mapping._date_components(value.strip(), "||".join(named)) is not None
+    return bool(named) and date_components(value.strip(), "||".join(named)) is not None
 
 
 def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldType | None],
@@ -437,10 +433,9 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
         if ft is not None and ft.kind == "date" and isinstance(v, str):
             fmt = sf.format or ft.format
             try:
-                from . import mapping
-                if sf.format and not _matches_date_format(v, sf.format, mapping):
+                if sf.format and not _matches_date_format(v, sf.format):
                     raise ValueError("not in the sort's format")
-                nanos = mapping.parse_date_nanos(v, fmt)
+                nanos = parse_date_nanos(v, fmt)
             except ValueError:
                 fmt_name = fmt or "strict_date_optional_time||epoch_millis"
                 raise ParsingError(f"failed to parse date field [{v}] with format [{fmt_name}]",

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import ParsingError
 from .limits import check_source_patterns
-from .query.dsl import _token
+from .query.parse_helpers import token_name
 
 
 def _matches(path: str, patterns: tuple[str, ...], allow_prefix: bool = True) -> bool:
@@ -102,7 +102,7 @@ def _patterns(value: Any, key: str) -> tuple[str, ...]:
         return tuple(value)
     bad = next((v for v in value if not isinstance(v, str)), value) \
         if isinstance(value, list) else value
-    raise ParsingError(f"Unknown key for a {_token(bad)} in [{key}].")
+    raise ParsingError(f"Unknown key for a {token_name(bad)} in [{key}].")
 
 
 def bounded_source(f: SourceFilter) -> SourceFilter:

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
+from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, ResourceAlreadyExists
 from .field_caps import field_caps
 from .catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
@@ -27,6 +28,7 @@ class IndexAdmin:
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
+        self.shards = ShardCalls(backend)
         self.indices: dict[str, IndexMeta] = {}
         # index metadata on disk and recovery (durability.py); None keeps indices in memory
         self.durable: Any = None
@@ -168,7 +170,7 @@ class IndexAdmin:
             meta.mapping.merge(body)
             if self.durable is not None:
                 self.durable.saved(meta)
-            await asyncio.gather(*(self.backend.call(s, "set_mapping", meta.mapping)
+            await asyncio.gather(*(self.shards.set_mapping(s, meta.mapping)
                                    for s in meta.shards))
         return {"acknowledged": True}
 
@@ -229,7 +231,7 @@ class IndexAdmin:
                 due = [sid for sid, since in self._dirty[name].items() if now - since >= interval]
                 for sid in due:
                     self._dirty[name].pop(sid, None)
-                    calls.append(self.backend.call(meta.shards[sid], "refresh"))
+                    calls.append(self.shards.refresh(meta.shards[sid]))
                 if not self._dirty[name]:
                     self._dirty.pop(name, None)
             if calls:
@@ -238,7 +240,7 @@ class IndexAdmin:
     async def refresh(self, expr: str | None) -> dict[str, Any]:
         names = self.resolve(expr or "_all")
         refs = [s for n in names for s in self.indices[n].shards]
-        outcomes = await asyncio.gather(*(self.backend.call(s, "refresh") for s in refs),
+        outcomes = await asyncio.gather(*(self.shards.refresh(s) for s in refs),
                                         return_exceptions=True)
         failed = sum(1 for o in outcomes if isinstance(o, BaseException))
         return {"_shards": {"total": len(refs), "successful": len(refs) - failed,

@@ -3,8 +3,8 @@
 Elasticsearch's rule: ``red`` when some shard has no active copy (its data cannot be read),
 ``yellow`` when every shard has an active copy but some replica is not active (unassigned,
 down, or still catching up), ``green`` when every copy is active. A copy row (as
-``Coordinator.shard_infos`` lists them) has ``index``, ``shard``, ``prirep`` (``p``/``r``) and
-``state`` (``STARTED``, ``INITIALIZING`` or ``UNASSIGNED``).
+``ClusterStatus.shard_infos`` in ``status.py`` lists them) has ``index``, ``shard``, ``prirep``
+(``p``/``r``) and ``state`` (``STARTED``, ``INITIALIZING`` or ``UNASSIGNED``).
 """
 from __future__ import annotations
 

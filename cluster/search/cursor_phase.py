@@ -1,9 +1,8 @@
-"""The coordinator's cursor operations: point in time, scroll and consistent-page tokens.
+"""Cursor searches: point in time, scroll and consistent-page tokens.
 
-A mixin of :class:`~cluster.coordinator.Coordinator` (it uses ``self.backend``,
-``self.indices``, ``self.resolve``, ``self._targets`` and ``self.search``). Every top-level search
-enters through :meth:`CursorOps.search_with_cursors`, which picks the snapshot and calls
-``Coordinator.search(request, snapshot)``:
+:class:`CursorOps` is owned by the coordinator; every top-level search enters through
+:meth:`CursorOps.search`, which picks the snapshot and runs the search path
+(``search/phases.py``) on it:
 
 * **point in time** — ``open_pit`` pins each shard's latest generation (one fan-out) and
   registers the snapshot; a search with ``pit`` reads exactly that snapshot over the PIT's own
@@ -26,44 +25,37 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from .cursors import (MAX_KEEP_ALIVE_MS, PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry,
-                      check_keep_alive, decode_page_token, empty_response, encode_page_token,
-                      missing_context, parse_keep_alive, pit_sort, snapshot_in,
-                      strip_hits_sort, with_tiebreak)
-from ..errors import ActionRequestValidation, IllegalArgument, SearchPhaseExecution
-from ..values import flatten, nest, parse_bool
-from .aggs.phase import check_max_buckets
-from .request import SearchRequest
+from ..engine.shard_calls import ShardCalls
 from ..engine.sorting import SCORE_SORT
+from ..errors import ActionRequestValidation, SearchPhaseExecution
+from .cursors import (PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry, check_keep_alive,
+                      decode_page_token, empty_response, encode_page_token, missing_context,
+                      parse_keep_alive, pit_sort, snapshot_in, strip_hits_sort, with_tiebreak)
+from .phases import SearchPath
+from .request import SearchRequest
+from .settings import SearchSettings
 
 _SWEEP_MAX_S = 30.0
-SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive",
-                   "search.allow_expensive_queries", "search.max_buckets"}
-
-
 
 
 class CursorOps:
     """Cursor entry points of the coordinator (see the module docstring)."""
 
-    # attributes provided by Coordinator
-    backend: Any
-    indices: dict[str, Any]
+    def __init__(self, catalog: Any, backend: Any, settings: SearchSettings,
+                 path: SearchPath) -> None:
+        self.catalog = catalog      # indices/admin.py: the indices and their expressions
+        self.shards = ShardCalls(backend)
+        self.settings = settings
+        self.path = path
+        self.cursors = Registry(session=uuid.uuid4().hex[:12])
+        self._sweeper_task: asyncio.Task[None] | None = None
 
     # --- registry and pins ------------------------------------------------------------------
-
-    @property
-    def cursors(self) -> Registry:
-        reg = self.__dict__.get("_cursor_registry")
-        if reg is None:
-            reg = Registry(session=uuid.uuid4().hex[:12])
-            self.__dict__["_cursor_registry"] = reg
-        return reg
 
     def _shard_refs(self, snapshot_keys) -> list[tuple[tuple[str, int], Any]]:
         out = []
         for name, sid in snapshot_keys:
-            meta = self.indices.get(name)
+            meta = self.catalog.indices.get(name)
             if meta is not None and sid < len(meta.shards):
                 out.append(((name, sid), meta.shards[sid]))
         return out
@@ -77,13 +69,12 @@ class CursorOps:
         Returns the cursor and how many shards failed to pin.
         """
         names = sorted(names)
-        metas = [self.indices[n] for n in names]
+        metas = [self.catalog.indices[n] for n in names]
         cursor = self.cursors.open(kind, tuple(names), tuple(m.uuid for m in metas), {},
                                    keep_alive_ms, key=key)
         refs = [((m.name, sid), ref) for m in metas for sid, ref in enumerate(m.shards)]
         outcomes = await asyncio.gather(
-            *(self.backend.call(ref, "pin", cursor.key,
-                                None if snapshot is None else snapshot.get(k))
+            *(self.shards.pin(ref, cursor.key, None if snapshot is None else snapshot.get(k))
               for k, ref in refs), return_exceptions=True)
         failed = 0
         for (k, _), o in zip(refs, outcomes):
@@ -104,7 +95,7 @@ class CursorOps:
             for _, ref in self._shard_refs(c.snapshot):
                 by_ref.setdefault(id(ref), (ref, []))[1].append(c.key)
         if by_ref:
-            await asyncio.gather(*(self.backend.call(ref, "unpin", keys)
+            await asyncio.gather(*(self.shards.unpin(ref, keys)
                                    for ref, keys in by_ref.values()), return_exceptions=True)
 
     async def sweep_cursors(self) -> int:
@@ -115,14 +106,14 @@ class CursorOps:
         return len(expired)
 
     def _ensure_sweeper(self) -> None:
-        task = self.__dict__.get("_cursor_sweeper")
+        task = self._sweeper_task
         if task is not None and not task.done():
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self.__dict__["_cursor_sweeper"] = loop.create_task(self._sweeper())
+        self._sweeper_task = loop.create_task(self._sweeper())
 
     async def _sweeper(self) -> None:
         """Background expiry: sleeps until the next deadline (at most 30 s), sweeps, repeats;
@@ -155,62 +146,21 @@ class CursorOps:
     def _check_indices(self, cursor: Cursor) -> None:
         """A cursor's indices must still be the ones it pinned (not deleted, not re-created)."""
         for name, u in zip(cursor.indices, cursor.uuids):
-            meta = self.indices.get(name)
+            meta = self.catalog.indices.get(name)
             if meta is None or meta.uuid != u:
                 raise missing_context(str(cursor.number))
 
-    # --- search.* cluster settings ----------------------------------------------------------------
-
-    def _search_settings(self) -> dict[str, dict[str, str]]:
-        st = self.__dict__.get("_search_settings_store")
-        if st is None:
-            st = {"persistent": {}, "transient": {}}
-            self.__dict__["_search_settings_store"] = st
-        return st
-
-    def _max_keep_alive(self) -> int:
-        st = self._search_settings()
-        raw = st["transient"].get("search.max_keep_alive",
-                                  st["persistent"].get("search.max_keep_alive"))
-        return MAX_KEEP_ALIVE_MS if raw is None else parse_keep_alive(raw, "search.max_keep_alive")
-
-    def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
-        """``PUT /_cluster/settings`` for the settings cursors obey (``search.max_keep_alive``,
-        ``search.default_keep_alive``); ``null`` resets one. Others are refused, as Elasticsearch
-        refuses settings it does not know."""
-        st = self._search_settings()
-        staged = {scope: dict(st[scope]) for scope in st}
-        for scope in ("persistent", "transient"):
-            section = body.get(scope) or {}
-            if not isinstance(section, dict):
-                raise IllegalArgument(f"[{scope}] must be an object")
-            for key, value in flatten(section).items():
-                if key not in SEARCH_SETTINGS:
-                    raise IllegalArgument(f"{scope} setting [{key}], not recognized")
-                if value is None:
-                    staged[scope].pop(key, None)
-                elif key == "search.allow_expensive_queries":
-                    staged[scope][key] = str(parse_bool(value, key)).lower()
-                elif key == "search.max_buckets":
-                    staged[scope][key] = str(check_max_buckets(value))
-                else:
-                    parse_keep_alive(value, key)
-                    staged[scope][key] = str(value)
-        st.update(staged)
-        return {"acknowledged": True, **self.get_cluster_settings()}
-
-    def get_cluster_settings(self) -> dict[str, Any]:
-        st = self._search_settings()
-        return {scope: nest(st[scope]) for scope in ("persistent", "transient")}
-
     # --- the entry point of every search ---------------------------------------------------------
 
-    async def search_with_cursors(self, req: SearchRequest) -> dict[str, Any]:
+    async def search(self, req: SearchRequest) -> dict[str, Any]:
         """A top-level search: point in time, scroll, page token, or a plain search that offers
         a page token (``_page_token``, internal: the HTTP layer moves it to a header)."""
         await self.sweep_cursors()
         if req.pit is not None:
-            return await self._pit_search(req)
+            resp = await self._pit_search(req)
+            if isinstance(resp.get("profile"), dict):
+                resp["profile"]["shardsearch"].update(method="pit", cursor="pit")
+            return resp
         if req.scroll:
             return await self._open_scroll(req)
         return await self._page_search(req)
@@ -227,11 +177,11 @@ class CursorOps:
                 else "[keep_alive] is not specified"
             raise ActionRequestValidation(f"Validation Failed: 1: {msg};")
         ms = parse_keep_alive(keep_alive, "keep_alive")
-        check_keep_alive(ms, self._max_keep_alive())
-        names = self.resolve(expr, ignore_unavailable=ignore_unavailable,
-                             allow_no_indices=allow_no_indices)
+        check_keep_alive(ms, self.settings.max_keep_alive())
+        names = self.catalog.resolve(expr, ignore_unavailable=ignore_unavailable,
+                                     allow_no_indices=allow_no_indices)
         cursor, failed = await self._open_cursor("pit", names, ms)
-        total = sum(self.indices[n].number_of_shards for n in names)
+        total = sum(self.catalog.indices[n].number_of_shards for n in names)
         if failed and failed == total:
             self.cursors.close(cursor)
             raise SearchPhaseExecution("all shards failed", phase="open_pit", grouped=True,
@@ -271,7 +221,7 @@ class CursorOps:
         ms = None
         if keep is not None:
             ms = parse_keep_alive(keep, "keep_alive")
-            check_keep_alive(ms, self._max_keep_alive())
+            check_keep_alive(ms, self.settings.max_keep_alive())
         self._check_indices(cursor)
         self.cursors.touch(cursor, ms)
         if not cursor.indices:
@@ -279,7 +229,7 @@ class CursorOps:
         else:
             inner = replace(req, indices=cursor.indices, pit=None,
                             sort=pit_sort(req.sort, req.search_after))
-            resp = await self.search(inner, snapshot=cursor.snapshot)
+            resp = await self.path.run(inner, snapshot=cursor.snapshot)
             resp.pop("_after", None)
         return {"pit_id": cursor.token, **resp}
 
@@ -287,8 +237,8 @@ class CursorOps:
 
     async def _open_scroll(self, req: SearchRequest) -> dict[str, Any]:
         ms = parse_keep_alive(req.scroll, "scroll")
-        check_keep_alive(ms, self._max_keep_alive())
-        names = [m.name for m in self._targets(req)]
+        check_keep_alive(ms, self.settings.max_keep_alive())
+        names = [m.name for m in self.path.targets(req)]
         cursor, _ = await self._open_cursor("scroll", names, ms)
         sort, added = with_tiebreak(req.sort or SCORE_SORT)
         inner = replace(req, indices=cursor.indices, sort=sort, track_total_hits=True,
@@ -315,7 +265,7 @@ class CursorOps:
         ms = None
         if keep_alive is not None:
             ms = parse_keep_alive(keep_alive, "scroll")
-            check_keep_alive(ms, self._max_keep_alive())
+            check_keep_alive(ms, self.settings.max_keep_alive())
         self._check_indices(cursor)
         self.cursors.touch(cursor, ms)
         async with cursor.lock:
@@ -332,7 +282,7 @@ class CursorOps:
             inner = replace(base, search_after=cursor.after, size=0 if done else base.size,
                             rest_total_hits_as_int=rest_total_hits_as_int,
                             aggs=base.aggs if cursor.batches == 0 else None)  # first batch only
-            resp = await self.search(inner, snapshot=cursor.snapshot)
+            resp = await self.path.run(inner, snapshot=cursor.snapshot)
             after = resp.pop("_after", None)
             if after is not None:
                 cursor.after = after
@@ -367,7 +317,7 @@ class CursorOps:
             lease = self.cursors.by_key(tok.key)
             if lease is None:
                 for name, u in zip(tok.indices, tok.uuids):
-                    meta = self.indices.get(name)
+                    meta = self.catalog.indices.get(name)
                     if meta is None or meta.uuid != u:
                         raise missing_context(f"page token issued at {tok.issued_ms}")
                 lease, _ = await self._open_cursor("page", list(tok.indices),
@@ -380,14 +330,15 @@ class CursorOps:
                 resp = empty_response(req.rest_total_hits_as_int)
             else:
                 inner = replace(req, indices=tok.indices, consistent_page=None)
-                resp = await self.search(inner, snapshot=tok.snapshot)
+                resp = await self.path.run(inner, snapshot=tok.snapshot)
             names, snapshot = tok.indices, tok.snapshot
         else:
-            names = tuple(m.name for m in self._targets(req))
-            resp = await self.search(replace(req, consistent_page=None), snapshot={})
+            names = tuple(m.name for m in self.path.targets(req))
+            resp = await self.path.run(replace(req, consistent_page=None), snapshot={})
             snapshot = snapshot_in(resp.get("_snapshot", {}))
         resp.pop("_after", None)
-        uuids = tuple(self.indices[n].uuid if n in self.indices else "" for n in names)
+        indices = self.catalog.indices
+        uuids = tuple(indices[n].uuid if n in indices else "" for n in names)
         token = encode_page_token(self.cursors.session,
                                   PageToken(tuple(names), uuids, snapshot, now_ms))
         resp["_page_token"] = token

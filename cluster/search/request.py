@@ -10,9 +10,10 @@ from typing import Any
 
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from ..values import parse_bool, parse_time_ms
-from ..engine.limits import check_source_patterns
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
-from ..engine.query.dsl import MatchAll, Query, parse_query, _token
+from ..engine.query.dsl import parse_query
+from ..engine.query.nodes import MatchAll, Query, QueryString
+from ..engine.query.parse_helpers import token_name
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
 from ..indices.routing import parse_shards_preference
 
@@ -195,8 +196,29 @@ def check_params(params: dict[str, str], allowed: set[str], path: str) -> None:
 
 def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                  path: str = "/_search") -> SearchRequest:
-    """Build a :class:`SearchRequest`; URL parameters win over the body, as in Elasticsearch."""
+    """Build a :class:`SearchRequest`; URL parameters win over the body, as in Elasticsearch.
+
+    The steps run in this order so that a request with several mistakes gets the error
+    Elasticsearch reports first."""
     check_params(params, SEARCH_PARAMS, path)
+    body = _body_object(body)
+    req = SearchRequest(indices=indices)
+    _parse_query(req, params, body)
+    _parse_page(req, params, body)
+    _parse_totals(req, params, body)
+    req.source = source_from_params(params, parse_source(body.get("_source")))
+    _parse_collection(req, params, body)
+    _parse_hit_flags(req, params, body)
+    _parse_cursor_and_targets(req, params, body)
+    _parse_fields(req, params, body)
+    _parse_extras(req, params, body)
+    _parse_aggs_section(req, params, body)
+    validate(req)
+    return req
+
+
+def _body_object(body: Any) -> dict[str, Any]:
+    """The body as an object of known keys (none: ``{}``)."""
     if body is None:
         body = {}
     if not isinstance(body, dict):
@@ -204,21 +226,27 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                            ("START_ARRAY" if isinstance(body, list) else "VALUE_STRING") + "]")
     for key in body:
         if key not in BODY_KEYS:
-            raise ParsingError(f"Unknown key for a {_token(body[key])} in [{key}].")
-    req = SearchRequest(indices=indices)
+            raise ParsingError(f"Unknown key for a {token_name(body[key])} in [{key}].")
+    return body
+
+
+def _parse_query(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``query`` in the body, or Lucene syntax in ``q`` (which wins)."""
     if "query" in body:
         if body["query"] is None or body["query"] == {}:
             req.query = MatchAll()
         else:
             req.query = parse_query(body["query"])
     if "q" in params:
-        from ..engine.query.dsl import QueryString
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                                 default_operator=str(params.get("default_operator", "or")).lower(),
                                 lenient=params.get("lenient", "false") == "true",
                                 analyzer=params.get("analyzer"))
-    # from / size: the URL wins over the body
+
+
+def _parse_page(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``from`` / ``size`` (the URL wins over the body) and ``sort``."""
     if "from" in body:
         req.from_ = _int(body["from"], "from", url=False)
         req.from_given = True
@@ -242,6 +270,10 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         req.sort = parse_sort(body["sort"])
     if "sort" in params:
         req.sort = parse_sort_param(params["sort"])
+
+
+def _parse_totals(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``track_total_hits`` and its legacy integer form; ``track_scores``."""
     tth: Any = body.get("track_total_hits", params.get("track_total_hits"))
     if "track_total_hits" in params:
         tth = params["track_total_hits"]
@@ -257,7 +289,7 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
                                       f"to -1, got {n}")
             req.track_total_hits = True if n == -1 else n
     req.rest_total_hits_as_int = parse_bool(params.get("rest_total_hits_as_int", "false"),
-                                       "rest_total_hits_as_int")
+                                            "rest_total_hits_as_int")
     if req.rest_total_hits_as_int and "track_total_hits" not in body \
             and "track_total_hits" not in params:
         req.track_total_hits = True
@@ -265,8 +297,12 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         raise IllegalArgument("[rest_total_hits_as_int] cannot be used if the tracking of total "
                               "hits is not accurate, got " + str(req.track_total_hits))
     req.track_scores = parse_bool(body.get("track_scores", params.get("track_scores", False)),
-                             "track_scores")
-    req.source = source_from_params(params, parse_source(body.get("_source")))
+                                  "track_scores")
+
+
+def _parse_collection(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """What the shards collect: ``search_after``, ``min_score``, ``terminate_after``,
+    ``timeout``."""
     if "search_after" in body:
         req.search_after = parse_search_after(body["search_after"])
     if "min_score" in body or "min_score" in params:
@@ -284,12 +320,22 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     if to is not None:
         ms = parse_time_ms(to)
         req.timeout_ms = ms if ms > 0 else None
+
+
+def _parse_hit_flags(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """What each hit shows besides its source: ``explain``, ``version``, ``seq_no_primary_term``;
+    and ``profile``."""
     req.explain = parse_bool(params.get("explain", body.get("explain", False)), "explain")
     req.version = parse_bool(params.get("version", body.get("version", False)), "version")
     req.seq_no_primary_term = parse_bool(params.get("seq_no_primary_term",
-                                               body.get("seq_no_primary_term", False)),
-                                    "seq_no_primary_term")
+                                                    body.get("seq_no_primary_term", False)),
+                                         "seq_no_primary_term")
     req.profile = parse_bool(body.get("profile", False), "profile")
+
+
+def _parse_cursor_and_targets(req: SearchRequest, params: dict[str, str],
+                              body: dict[str, Any]) -> None:
+    """``scroll``, ``pit``, ``search_type`` and how missing indices or failed shards are taken."""
     if "scroll" in params:
         req.scroll = params["scroll"]
         parse_time_ms(req.scroll, "scroll")
@@ -306,8 +352,12 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
     req.allow_partial_search_results = parse_bool(
         params.get("allow_partial_search_results", "true"), "allow_partial_search_results")
     req.ignore_unavailable = parse_bool(params.get("ignore_unavailable", "false"),
-                                   "ignore_unavailable")
+                                        "ignore_unavailable")
     req.allow_no_indices = parse_bool(params.get("allow_no_indices", "true"), "allow_no_indices")
+
+
+def _parse_fields(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``stored_fields``, ``docvalue_fields`` and ``fields``."""
     if "stored_fields" in body or "stored_fields" in params:
         sf = body.get("stored_fields", params.get("stored_fields"))
         req.stored_fields = (sf,) if isinstance(sf, str) else tuple(sf or ())
@@ -320,6 +370,11 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         req.docvalue_fields = _csv(params["docvalue_fields"])
     if "fields" in body:
         req.fields = tuple(body["fields"] or ())
+
+
+def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """Our extensions (``consistent_page``, ``paging``), options that only need checking
+    (``script_fields``, ``rescore``, ``request_cache``), what we refuse, and routing."""
     req.consistent_page = params.get("consistent_page")
     if "paging" in params:   # our extension: choose the query-phase method (experiments)
         req.paging = params["paging"]
@@ -341,9 +396,6 @@ def parse_search(indices: tuple[str, ...], params: dict[str, str], body: Any,
         parse_shards_preference(req.preference)
     except ValueError as e:
         raise IllegalArgument(str(e)) from None
-    _parse_aggs_section(req, params, body)
-    validate(req)
-    return req
 
 
 def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[str, Any]
@@ -363,11 +415,11 @@ def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[s
 def parse_search_after(value: Any) -> list[Any]:
     """The body's ``search_after``: an array of scalars (``SearchAfterBuilder.fromXContent``)."""
     if not isinstance(value, list):
-        raise ParsingError(f"Unknown key for a {_token(value)} in [search_after].")
+        raise ParsingError(f"Unknown key for a {token_name(value)} in [search_after].")
     for v in value:
         if isinstance(v, (dict, list)):
             raise ParsingError("Expected [VALUE_STRING] or [VALUE_NUMBER] or [VALUE_BOOLEAN] or "
-                               f"[VALUE_NULL] but found [{_token(v)}] inside search_after.")
+                               f"[VALUE_NULL] but found [{token_name(v)}] inside search_after.")
     if not value:
         raise IllegalArgument("Values must contains at least one value.")
     return value

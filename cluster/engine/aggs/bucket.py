@@ -13,7 +13,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ..mapping import parse_date_math
+from ..dates import parse_date_math
 from .collect import (COLLECTORS, Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
                       missing_value)
 from .dates import parse_offset, round_down, zone

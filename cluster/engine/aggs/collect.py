@@ -13,8 +13,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ..mapping import Mapping, parse_date
-from ..query.dsl import Query
+from ..dates import parse_date
+from ..mapping import Mapping
+from ..query.nodes import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
 from .values import stored_kind

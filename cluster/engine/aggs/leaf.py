@@ -16,7 +16,7 @@ from ..query.context import Context
 from ..query.matching import evaluate
 from ..query.rewrite import expand
 from ..query.validation import validate
-from ..query.dsl import Query
+from ..query.nodes import Query
 from ..segment import Segment
 from .collect import ShardView, collect
 

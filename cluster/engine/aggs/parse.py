@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from ..query.dsl import Query, _token, parse_query
+from ..query.dsl import parse_query
+from ..query.nodes import Query
+from ..query.parse_helpers import token_name
 
 VALUE_SOURCE = {"field", "missing", "format", "value_type"}
 PARAMS: dict[str, set[str]] = {
@@ -51,8 +53,6 @@ SOURCE_PARAMS = {
     "date_histogram": {"field", "calendar_interval", "fixed_interval", "interval", "time_zone",
                        "offset", "missing_bucket", "missing_order", "order", "format"},
 }
-BUCKET_TYPES = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "missing",
-                "global", "filter", "filters"}
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
 METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "median_absolute_deviation", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
@@ -110,7 +110,7 @@ def parse_aggs(body: Any) -> AggRequest:
 
 def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
     if not isinstance(body, dict):
-        raise ParsingError("Unexpected token " + _token(body) + " in [aggs].")
+        raise ParsingError("Unexpected token " + token_name(body) + " in [aggs].")
     nodes = []
     for name, spec in body.items():
         if NAME_RE.search(name):
@@ -118,7 +118,7 @@ def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
                                "contain any character except '[', ']', and '>'")
         if not isinstance(spec, dict):
             raise ParsingError(f"Aggregation definition for [{name} starts with a "
-                               f"[{_token(spec)}], expected a [START_OBJECT].")
+                               f"[{token_name(spec)}], expected a [START_OBJECT].")
         nodes.append(_parse_node(name, spec, depth))
     return tuple(nodes)
 
@@ -135,7 +135,7 @@ def _parse_node(name: str, spec: dict[str, Any], depth: int) -> AggNode:
             subs = _parse_level(value, depth + 1)
         elif key == "meta":
             if not isinstance(value, dict):
-                raise ParsingError(f"Unexpected token {_token(value)} [meta] in [{name}].")
+                raise ParsingError(f"Unexpected token {token_name(value)} [meta] in [{name}].")
             meta = value
         else:
             if kind is not None:
@@ -196,7 +196,7 @@ def _check_parents(node: AggNode) -> None:
 
 def _params(kind: str, name: str, body: Any) -> dict[str, Any]:
     if not isinstance(body, dict):
-        raise ParsingError(f"Unexpected token {_token(body)} in [{name}].")
+        raise ParsingError(f"Unexpected token {token_name(body)} in [{name}].")
     allowed = PARAMS[kind]
     for key in body:
         if key == "script":
@@ -209,7 +209,7 @@ def _params(kind: str, name: str, body: Any) -> dict[str, Any]:
 
 def _parse_filters(node: AggNode, body: Any) -> None:
     if not isinstance(body, dict):
-        raise ParsingError(f"Unexpected token {_token(body)} in [{node.name}].")
+        raise ParsingError(f"Unexpected token {token_name(body)} in [{node.name}].")
     for key in body:
         if key not in PARAMS["filters"]:
             raise XContentParseError(f"[1:1] [filters] unknown field [{key}]")
@@ -362,7 +362,7 @@ def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
 
 def _after_value(src: AggNode, value: Any) -> Any:
     if src.type == "date_histogram" and isinstance(value, str):
-        from ..mapping import parse_date_nanos
+        from ..dates import parse_date_nanos
         fmt = src.params.get("format")
         return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
                                 time_zone=src.params.get("time_zone")) // 1_000_000

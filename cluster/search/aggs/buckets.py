@@ -8,7 +8,6 @@ doubles (``Double.toString``), dates as millis plus ``key_as_string``.
 from __future__ import annotations
 
 import math
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,7 +16,7 @@ from ...engine.aggs.bucket import resolve_ranges
 from ...engine.aggs.dates import iso, next_key, parse_offset, round_down, zone, UNIT_MS
 from ...engine.aggs.parse import AggNode
 from ...errors import IllegalArgument
-from ...engine.mapping import format_date, parse_date_math
+from ...engine.dates import format_date, parse_date_math
 from ...engine.numformat import decimal_format, java_double
 from .pipeline import run_parents
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import IllegalArgument
-from ...engine.query.dsl import Bool
+from ...engine.query.nodes import Bool
 from .render import DEFAULT_MAX_BUCKETS, aggregations_response
 
 

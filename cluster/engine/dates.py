@@ -1,0 +1,354 @@
+"""Dates: Elasticsearch's date formats, date math (``now-1d/d``) and formatting back.
+
+Dates are stored as epoch nanoseconds; ``format`` (a named format or a Java pattern,
+``||``-separated) decides what parses and how a value prints.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from functools import lru_cache
+from typing import Any
+
+from .field_types import FieldType
+
+_ISO_RE = re.compile(
+    r"^(?P<y>[+-]?\d{4,9})(?:-(?P<m>\d{2})(?:-(?P<d>\d{2})"
+    r"(?:[T ](?P<H>\d{2})(?::(?P<M>\d{2})(?::(?P<S>\d{2})(?:[.,](?P<f>\d{1,9}))?)?)?"
+    r"(?P<tz>Z|[+-]\d{2}(?::?\d{2})?)?)?)?)?$"
+)
+_SLASH_RE = re.compile(r"^(\d{4})/(\d{2})/(\d{2})(?: (\d{2}):(\d{2}):(\d{2}))?(?: ?([+-]\d{4}|Z))?$")
+_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
+
+
+def looks_like_date(value: str) -> bool:
+    """Dynamic date detection (``strict_date_optional_time`` and ``yyyy/MM/dd``)."""
+    if len(value) < 8 or not value[:4].isdigit():
+        return False
+    m = _ISO_RE.match(value)
+    if m and m.group("m") and m.group("d"):
+        try:
+            parse_date_nanos(value)
+            return True
+        except ValueError:
+            return False
+    return bool(_SLASH_RE.match(value))
+
+
+_NAMED_PATTERNS = {
+    "strict_date": "yyyy-MM-dd", "date": "yyyy-MM-dd",
+    "basic_date": "yyyyMMdd", "strict_basic_date": "yyyyMMdd",
+    "strict_date_hour_minute_second": "yyyy-MM-dd'T'HH:mm:ss",
+    "date_hour_minute_second": "yyyy-MM-dd'T'HH:mm:ss",
+    "strict_date_hour_minute": "yyyy-MM-dd'T'HH:mm", "date_hour_minute": "yyyy-MM-dd'T'HH:mm",
+    "strict_year_month": "yyyy-MM", "year_month": "yyyy-MM",
+    "strict_year": "yyyy", "year": "yyyy",
+    "strict_year_month_day": "yyyy-MM-dd", "year_month_day": "yyyy-MM-dd",
+    "basic_date_time_no_millis": "yyyyMMdd'T'HHmmssZ",
+}
+_ISO_NAMES = {"strict_date_optional_time", "date_optional_time", "strict_date_optional_time_nanos",
+              "iso8601", "strict_date_time", "date_time", "strict_date_time_no_millis",
+              "date_time_no_millis"}
+_JAVA_TOKEN_RE = re.compile(r"'([^']*)'|(y+|u+|M+|d+|H+|m+|s+|S+|X+|x+|Z+)|(.)")
+_JAVA_GROUPS = {"y": "y", "u": "y", "M": "m", "d": "d", "H": "H", "m": "M", "s": "S", "S": "f",
+                "X": "tz", "x": "tz", "Z": "tz"}
+
+
+@lru_cache(maxsize=128)
+def _java_pattern(pattern: str) -> re.Pattern[str]:
+    """A Java ``DateTimeFormatter`` pattern (numeric fields only) as a regex with the same
+    group names as ``_ISO_RE``."""
+    out = []
+    for m in _JAVA_TOKEN_RE.finditer(pattern):
+        literal, letters, other = m.groups()
+        if literal is not None:
+            out.append(re.escape(literal))
+        elif other is not None:
+            out.append(re.escape(other))
+        else:
+            group = _JAVA_GROUPS[letters[0]]
+            n = len(letters)
+            if group == "tz":
+                body = r"Z|[+-]\d{2}(?::?\d{2})?"
+            elif group == "f":
+                body = r"\d{1,9}"
+            elif group == "y":
+                body = r"[+-]?\d{4,9}" if n >= 4 else r"\d{2}" if n == 2 else r"\d{1,9}"
+            else:
+                body = r"\d{2}" if n == 2 else r"\d{1,2}"
+            out.append(f"(?P<{group}>{body})")
+    return re.compile("^" + "".join(out) + "$")
+
+
+def date_components(s: str, fmt: str | None) -> dict[str, str | None] | None:
+    """Calendar fields of ``s`` under ``fmt`` (``||``-separated alternatives), or None."""
+    alternatives = [f.strip() for f in fmt.split("||")] if fmt else ["strict_date_optional_time"]
+    for f in alternatives:
+        if f in ("epoch_millis", "epoch_second"):
+            continue
+        if f in _ISO_NAMES or f not in _NAMED_PATTERNS and not re.search(r"[yuMdHms]", f):
+            m = _ISO_RE.match(s)
+        else:
+            m = _java_pattern(_NAMED_PATTERNS.get(f, f)).match(s)
+        if m:
+            return {k: m.groupdict().get(k) for k in ("y", "m", "d", "H", "M", "S", "f", "tz")}
+    return None
+
+
+def _tz_seconds(tz: str | None) -> int | None:
+    """Offset in seconds of ``Z``, ``+01:00``, ``-0530``, ``UTC`` (None when not given)."""
+    if tz is None:
+        return None
+    t = tz.strip()
+    if t in ("Z", "UTC", "GMT", "z"):
+        return 0
+    m = re.fullmatch(r"(?:UTC|GMT)?([+-])(\d{1,2})(?::?(\d{2}))?", t)
+    if m:
+        sign = -1 if m.group(1) == "-" else 1
+        return sign * (int(m.group(2)) * 3600 + int(m.group(3) or 0) * 60)
+    raise ValueError(f"unknown time zone [{tz}]")
+
+
+def _zone(tz: str | None, at_utc_seconds: int = 0) -> int:
+    """Offset in seconds of a named or fixed time zone at a UTC instant (0 when None)."""
+    if tz is None:
+        return 0
+    try:
+        off = _tz_seconds(tz)
+        return off or 0
+    except ValueError:
+        pass
+    try:
+        from zoneinfo import ZoneInfo
+        zi = ZoneInfo(tz)
+    except Exception:  # noqa: BLE001 - unknown zone names are the caller's error
+        raise ValueError(f"unknown time zone [{tz}]") from None
+    when = _EPOCH + _dt.timedelta(seconds=at_utc_seconds)
+    delta = zi.utcoffset(when.replace(tzinfo=None))
+    return int(delta.total_seconds()) if delta is not None else 0
+
+
+def _components_to_nanos(c: dict[str, str | None], round_up: bool,
+                         time_zone: str | None) -> int:
+    """Epoch nanos of parsed calendar fields. Missing month/day are 1; missing time fields are
+    0, or their maximum when ``round_up`` (Elasticsearch's rule for ``gt``/``lte`` bounds)."""
+    y = int(c["y"] or 1970)
+    mo = int(c["m"] or 1)
+    d = int(c["d"] or 1)
+    hh = c["H"]
+    mi = c["M"]
+    ss = c["S"]
+    frac = c["f"]
+    top = round_up
+    h_v = int(hh) if hh is not None else (23 if top else 0)
+    m_v = int(mi) if mi is not None else (59 if top else 0)
+    s_v = int(ss) if ss is not None else (59 if top else 0)
+    if frac is not None:
+        n_v = int(frac.ljust(9, "0"))
+    else:
+        n_v = 999_999_999 if top else 0
+    dt = _dt.datetime(y, mo, d, h_v, m_v, s_v, tzinfo=_dt.timezone.utc)
+    secs = (dt - _EPOCH) // _dt.timedelta(seconds=1)
+    explicit = _tz_seconds(c["tz"])
+    if explicit is not None:
+        secs -= explicit
+    elif time_zone is not None:
+        secs -= _zone(time_zone, secs)
+    return secs * 1_000_000_000 + n_v
+
+
+def parse_date_nanos(value: Any, fmt: str | None = None, *, round_up: bool = False,
+                     time_zone: str | None = None) -> int:
+    """Nanoseconds since the epoch (UTC) of a date string (ISO ``strict_date_optional_time`` or
+    the ``format`` given, ``||`` alternatives allowed) or an epoch-millis number.
+
+    With ``round_up`` missing time fields take their maximum (``2020-01-01`` is its last
+    nanosecond), as Elasticsearch reads ``gt`` and ``lte`` bounds.
+    """
+    if isinstance(value, bool):
+        raise ValueError("boolean is not a date")
+    if isinstance(value, (int, float)):
+        if fmt and "epoch_second" in fmt and "epoch_millis" not in fmt:
+            return int(round(value * 1_000_000_000))
+        return int(round(value * 1_000_000))
+    if not isinstance(value, str):
+        raise ValueError("not a date")
+    s = value.strip()
+    if fmt and ("epoch_millis" in fmt or "epoch_second" in fmt) \
+            and re.fullmatch(r"-?\d+(\.\d+)?", s):
+        num = float(s)
+        if "epoch_millis" in fmt:
+            return int(round(num * 1_000_000))
+        return int(round(num * 1_000_000_000))
+    comps = date_components(s, fmt)
+    if comps is None and fmt:
+        comps = date_components(s, None)
+    if comps is not None:
+        try:
+            return _components_to_nanos(comps, round_up, time_zone)
+        except (ValueError, OverflowError):
+            raise ValueError(f"failed to parse date field [{value}]") from None
+    m2 = _SLASH_RE.match(s)
+    if m2:
+        y, mo, d = int(m2.group(1)), int(m2.group(2)), int(m2.group(3))
+        hh, mi, ss = (int(m2.group(i) or 0) for i in (4, 5, 6))
+        dt = _dt.datetime(y, mo, d, hh, mi, ss, tzinfo=_dt.timezone.utc)
+        secs = (dt - _EPOCH) // _dt.timedelta(seconds=1)
+        tz = m2.group(7)
+        if tz and tz != "Z":
+            sign = -1 if tz[0] == "-" else 1
+            secs -= sign * (int(tz[1:3]) * 3600 + int(tz[3:5]) * 60)
+        return secs * 1_000_000_000
+    if re.fullmatch(r"-?\d+", s):
+        return int(s) * 1_000_000
+    raise ValueError(f"failed to parse date field [{value}]")
+
+
+_MATH_OP_RE = re.compile(r"([+-])(\d+)([yMwdhHms])|/([yMwdhHms])")
+_UNIT_SECONDS = {"w": 7 * 86400, "d": 86400, "h": 3600, "H": 3600, "m": 60, "s": 1}
+
+
+def _add_months(dt: _dt.datetime, months: int) -> _dt.datetime:
+    total = dt.year * 12 + (dt.month - 1) + months
+    y, mo = divmod(total, 12)
+    import calendar
+    day = min(dt.day, calendar.monthrange(y, mo + 1)[1])
+    return dt.replace(year=y, month=mo + 1, day=day)
+
+
+def _round_down(dt: _dt.datetime, unit: str) -> _dt.datetime:
+    if unit == "y":
+        return dt.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
+    if unit == "M":
+        return dt.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
+    if unit == "w":
+        start = dt - _dt.timedelta(days=dt.weekday())
+        return start.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "d":
+        return dt.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit in ("h", "H"):
+        return dt.replace(minute=0, second=0, microsecond=0)
+    if unit == "m":
+        return dt.replace(second=0, microsecond=0)
+    return dt.replace(microsecond=0)
+
+
+def _plus(dt: _dt.datetime, amount: int, unit: str) -> _dt.datetime:
+    if unit == "y":
+        return _add_months(dt, 12 * amount)
+    if unit == "M":
+        return _add_months(dt, amount)
+    return dt + _dt.timedelta(seconds=amount * _UNIT_SECONDS[unit])
+
+
+def parse_date_math(value: Any, ftype: FieldType | None = None, *, round_up: bool = False,
+                    fmt: str | None = None, time_zone: str | None = None,
+                    now_ms: int | None = None) -> int:
+    """A range bound or term as the stored integer (millis, or nanos for ``date_nanos``).
+
+    Understands Elasticsearch's date math: ``now``, ``<date>||``, then ``+1d``/``-2M``/...
+    and ``/d`` rounding (down to the unit's first instant, or with ``round_up`` to its last,
+    for ``gt`` and ``lte``). Raises ``ValueError`` on anything else.
+    """
+    nanos_field = ftype is not None and ftype.type == "date_nanos"
+    fmt = fmt or (ftype.format if ftype is not None else None)
+    s = value.strip() if isinstance(value, str) else None
+    if s is None or (not s.startswith("now") and "||" not in s):
+        n = parse_date_nanos(value, fmt, round_up=round_up, time_zone=time_zone)
+        return n if nanos_field else n // 1_000_000
+    if s.startswith("now"):
+        if now_ms is None:
+            import time
+            now_ms = int(time.time() * 1000)
+        base_ns = now_ms * 1_000_000
+        ops = s[3:]
+    else:
+        anchor, _, ops = s.partition("||")
+        base_ns = parse_date_nanos(anchor, fmt, time_zone=time_zone)
+    pos = 0
+    steps = []
+    while pos < len(ops):
+        m = _MATH_OP_RE.match(ops, pos)
+        if m is None:
+            raise ValueError(f"operation [{ops}] not supported in date math [{value}]")
+        steps.append(m)
+        pos = m.end()
+    if not steps:
+        return base_ns if nanos_field else base_ns // 1_000_000
+    secs, rem = divmod(base_ns, 1_000_000_000)
+    off = _zone(time_zone, secs)
+    local = _EPOCH.replace(tzinfo=None) + _dt.timedelta(seconds=secs + off,
+                                                        microseconds=rem // 1000)
+    extra_ns = rem % 1000
+    rounded_up = False
+    for m in steps:
+        if m.group(4):
+            unit = m.group(4)
+            start = _round_down(local, unit)
+            extra_ns = 0
+            if round_up:
+                local = _plus(start, 1, unit)
+                rounded_up = True
+            else:
+                local = start
+        else:
+            amount = int(m.group(2)) * (-1 if m.group(1) == "-" else 1)
+            local = _plus(local, amount, m.group(3))
+    delta = local - _EPOCH.replace(tzinfo=None)
+    total_ns = (delta.days * 86400 + delta.seconds - off) * 1_000_000_000 \
+        + delta.microseconds * 1000 + extra_ns
+    if rounded_up:
+        total_ns -= 1
+    return total_ns if nanos_field else total_ns // 1_000_000
+
+
+def parse_date(value: Any, ftype: FieldType | None = None) -> int:
+    """The stored integer for a date: millis for ``date``, nanos for ``date_nanos``."""
+    nanos = parse_date_nanos(value, ftype.format if ftype else None)
+    if ftype is not None and ftype.type == "date_nanos":
+        return nanos
+    return nanos // 1_000_000
+
+
+def format_date(stored: int, ftype: FieldType | None, fmt: str | None = None) -> str | int:
+    """Render a stored date as Elasticsearch does in ``sort`` values with a ``format``."""
+    is_nanos = ftype is not None and ftype.type == "date_nanos"
+    nanos = stored if is_nanos else stored * 1_000_000
+    if fmt in ("epoch_millis",):
+        return str(nanos // 1_000_000)
+    secs, rem = divmod(nanos, 1_000_000_000)
+    dt = _EPOCH + _dt.timedelta(seconds=secs)
+    first = fmt.split("||")[0].strip() if fmt else None
+    if first and first not in _ISO_NAMES and (first in _NAMED_PATTERNS
+                                              or re.search(r"[yuMdHms]", first)):
+        return _java_format(dt, rem, _NAMED_PATTERNS.get(first, first))
+    if first and "nanos" in first:
+        # Java prints the nano-of-second with 3 to 9 digits (trailing zeros dropped)
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem:09d}".rstrip("0").ljust(3, "0") + "Z"
+    if fmt in ("strict_date_optional_time", "date_optional_time", "strict_date_time",
+               "date_time", None) or fmt:
+        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem // 1_000_000:03d}Z"
+    return stored
+
+
+def _java_format(dt: _dt.datetime, nanos: int, pattern: str) -> str:
+    """Print a UTC instant with a Java ``DateTimeFormatter`` pattern (numeric fields only)."""
+    out = []
+    for m in _JAVA_TOKEN_RE.finditer(pattern):
+        literal, letters, other = m.groups()
+        if literal is not None:
+            out.append(literal)
+        elif other is not None:
+            out.append(other)
+        else:
+            c, n = letters[0], len(letters)
+            if c in "yu":
+                out.append(f"{dt.year % 100:02d}" if n == 2 else f"{dt.year:0{max(n, 4)}d}")
+            elif c == "S":
+                out.append(f"{nanos:09d}"[:n].ljust(n, "0"))
+            elif c in "XxZ":
+                out.append("Z" if c == "X" else "+0000")
+            else:
+                v = {"M": dt.month, "d": dt.day, "H": dt.hour, "m": dt.minute, "s": dt.second}[c]
+                out.append(f"{v:0{n}d}")
+    return "".join(out)

@@ -1,0 +1,125 @@
+"""Which documents the shard can parse alone (``Mapping.accepts``).
+
+A bulk load sends thousands of documents of a few shapes. When every value of a document is
+of a kind its (already mapped) field takes without fail, parsing it adds no field and cannot
+fail: the coordinator then leaves the parsing to the shard (``parse_document(..., dynamic=False)``
+gives the same fields there) and only documents that may grow the mapping or fail are parsed
+by the coordinator, in order. A shape is the set of ``(path, kind)`` of a document's values.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .field_types import METADATA_FIELDS, FieldType
+from .limits import MAX_TERM_BYTES
+
+if TYPE_CHECKING:
+    from .mapping import Mapping
+
+Shape = tuple[tuple[str, str], ...]
+_SHAPE_DEPTH = 8
+_MAY_BE_IMMENSE = MAX_TERM_BYTES // 4   # longer strings may be immense terms: coordinator parses
+_SMALL_INT = 2 ** 31
+# value kind -> field types it always parses into (text and keyword kinds take them all)
+_SAFE_TYPES = {
+    "i": {"long", "integer", "double", "float", "half_float", "scaled_float"},
+    "f": {"double", "float", "half_float"},
+    "b": {"boolean"},
+}
+
+
+def doc_shape(source: Any) -> Shape | None:
+    """The ``(path, kind)`` pairs of a document's values (kind: ``s`` string, ``i`` integer
+    under 2**31, ``I`` other integer, ``f`` float, ``b`` boolean, ``o`` object), or None for
+    documents this summary does not describe (arrays in arrays, metadata or blank keys, deep
+    nesting): those are always parsed by the coordinator. O(size of the document)."""
+    out: dict[tuple[str, str], None] = {}
+    if not isinstance(source, dict) or not _shape_into(source, "", out, 1):
+        return None
+    return tuple(out)
+
+
+def _value_kind(v: Any) -> str | None:
+    t = type(v)
+    if t is str:
+        return "s"
+    if t is int:
+        return "i" if -_SMALL_INT <= v < _SMALL_INT else "I"
+    if t is float:
+        return "f"
+    if t is bool:
+        return "b"
+    return None
+
+
+def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], None],
+                level: int) -> bool:
+    if level > _SHAPE_DEPTH:
+        return False
+    for key, val in obj.items():
+        if not key or key.isspace() or (not prefix and key in METADATA_FIELDS):
+            return False
+        path = prefix + key
+        t = type(val)
+        if t is str:
+            if len(val) > _MAY_BE_IMMENSE:
+                return False
+            out[(path, "s")] = None
+        elif t is list:
+            kinds = set(map(type, val))
+            if len(kinds) == 1 and str in kinds:
+                if max(map(len, val)) > _MAY_BE_IMMENSE:
+                    return False
+                out[(path, "s")] = None
+                continue
+            for x in val:
+                tx = type(x)
+                if tx is str:
+                    if len(x) > _MAY_BE_IMMENSE:
+                        return False
+                    out[(path, "s")] = None
+                elif tx is dict:
+                    out[(path, "o")] = None
+                    if not _shape_into(x, path + ".", out, level + 1):
+                        return False
+                elif x is not None:
+                    k = _value_kind(x)
+                    if k is None:
+                        return False
+                    out[(path, k)] = None
+        elif t is dict:
+            out[(path, "o")] = None
+            if not _shape_into(val, path + ".", out, level + 1):
+                return False
+        elif val is not None:
+            k = _value_kind(val)
+            if k is None:
+                return False
+            out[(path, k)] = None
+    return True
+
+
+def _kind_fits(kind: str, ft: FieldType) -> bool:
+    """A value of this kind always parses into ``ft`` (same rules as ``_coerce``)."""
+    fk = ft.kind
+    if fk == "text" or fk == "keyword" or fk == "other":
+        return True
+    return ft.type in _SAFE_TYPES.get(kind, ())
+
+
+def shape_fits(shape: Shape, mapping: Mapping) -> bool:
+    fields, objects, multi = mapping.fields, mapping.objects, mapping.multi
+    for path, kind in shape:
+        if kind == "o":
+            if path not in objects or path in fields:
+                return False
+            continue
+        ft = fields.get(path)
+        if ft is None or not _kind_fits(kind, ft):
+            return False
+        if ft.kind == "other":
+            continue
+        for sub in multi.get(path, ()):
+            if not _kind_fits(kind, fields[sub]):
+                return False
+    return True

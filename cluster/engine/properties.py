@@ -1,0 +1,110 @@
+"""A mapping's ``properties`` tree: validated, merged, flattened and grown, as plain dicts.
+
+The tree keeps Elasticsearch's shape (``properties`` of objects, ``fields`` of multi-fields);
+``flatten_properties`` gives the dotted paths the engine indexes. Dynamic mapping grows a tree of
+new fields (``set_path``) and merges it in.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ..errors import MapperParsing
+from .field_types import OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
+
+MAX_DEPTH = 20                 # index.mapping.depth.limit
+
+
+def validate_properties(props: dict[str, Any], prefix: str) -> None:
+    for name, spec in props.items():
+        path = prefix + name
+        if path.count(".") + 2 > MAX_DEPTH and isinstance(spec, dict) and "properties" in spec:
+            raise MapperParsing(f"Limit of mapping depth [{MAX_DEPTH}] has been exceeded due to "
+                                f"object field [{path}]", es_type="illegal_argument_exception")
+        if not isinstance(spec, dict):
+            raise MapperParsing(f"Expected map for property [fields] on field [{path}] but got a "
+                                f"class {type(spec).__name__}")
+        ftype = spec.get("type", "object" if "properties" in spec else None)
+        if ftype is None:
+            ftype = "object"
+        if ftype not in SUPPORTED_TYPES:
+            raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
+        if "properties" in spec:
+            if not isinstance(spec["properties"], dict):
+                raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "
+                                    "an object")
+            validate_properties(spec["properties"], path + ".")
+        for sub, sub_spec in (spec.get("fields") or {}).items():
+            validate_properties({sub: sub_spec}, path + ".")
+
+
+def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> None:
+    for name, spec in new.items():
+        path = prefix + name
+        if name not in into:
+            into[name] = copy.deepcopy(spec)
+            continue
+        old = into[name]
+        old_type = old.get("type", "object")
+        new_type = spec.get("type", "object" if "properties" in spec else old_type)
+        if old_type != new_type:
+            raise MapperParsing(f"mapper [{path}] cannot be changed from type [{old_type}] to "
+                                f"[{new_type}]", es_type="illegal_argument_exception")
+        if "properties" in spec:
+            old.setdefault("properties", {})
+            merge_properties(old["properties"], spec["properties"], path + ".")
+        for sub, sub_spec in (spec.get("fields") or {}).items():
+            old.setdefault("fields", {})
+            if sub not in old["fields"]:
+                old["fields"][sub] = copy.deepcopy(sub_spec)
+
+
+def flatten_properties(props: dict[str, Any], prefix: str, flat: dict[str, FieldType],
+                       objects: set[str], multi: dict[str, list[str]]) -> None:
+    for name, spec in props.items():
+        path = prefix + name
+        ftype = spec.get("type", "object" if "properties" in spec or "type" not in spec else None)
+        if ftype in OBJECT_TYPES:
+            objects.add(path)
+            flatten_properties(spec.get("properties", {}) or {}, path + ".", flat, objects, multi)
+            continue
+        flat[path] = field_type(path, ftype, spec)
+        for sub, sub_spec in (spec.get("fields") or {}).items():
+            sub_type = sub_spec.get("type", "keyword")
+            flat[f"{path}.{sub}"] = field_type(f"{path}.{sub}", sub_type, sub_spec)
+            multi.setdefault(path, []).append(f"{path}.{sub}")
+
+
+def count_objects(props: dict[str, Any]) -> int:
+    n = 0
+    for spec in props.values():
+        if spec.get("type") == "object":
+            n += 1 + count_objects(spec.get("properties", {}))
+    return n
+
+
+def set_path(props: dict[str, Any], path: str, spec: dict[str, Any],
+             obj_only: bool = False) -> None:
+    parts = path.split(".")
+    cur = props
+    for part in parts[:-1]:
+        node = cur.setdefault(part, {"type": "object", "properties": {}})
+        node.setdefault("properties", {})
+        cur = node["properties"]
+    if obj_only:
+        node = cur.setdefault(parts[-1], {"type": "object", "properties": {}})
+        node.setdefault("properties", {})
+    else:
+        cur[parts[-1]] = spec
+
+
+def strip_object_markers(props: dict[str, Any]) -> dict[str, Any]:
+    """Dynamic objects are shown as ``{"properties": ...}`` (no ``type``), as ES does."""
+    out: dict[str, Any] = {}
+    for name, spec in props.items():
+        if spec.get("type") == "object":
+            inner = strip_object_markers(spec.get("properties", {}))
+            out[name] = {"properties": inner}
+        else:
+            out[name] = spec
+    return out

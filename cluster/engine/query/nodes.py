@@ -1,0 +1,146 @@
+"""The query-node tree: small frozen dataclasses, one per query (what ``dsl.py`` parses into).
+
+What a node *means* for a field (which analyzer, which column) is decided where the data is,
+in ``matching.py``, from the index's mapping.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Query:
+    boost: float = 1.0
+
+
+@dataclass(frozen=True)
+class MatchAll(Query):
+    pass
+
+
+@dataclass(frozen=True)
+class MatchNone(Query):
+    pass
+
+
+@dataclass(frozen=True)
+class Match(Query):
+    field: str = ""
+    text: Any = None
+    operator: str = "or"
+    minimum_should_match: Any = None
+    analyzer: str | None = None
+    zero_terms_query: str = "none"
+    lenient: bool = False
+
+
+@dataclass(frozen=True)
+class MatchPhrase(Query):
+    field: str = ""
+    text: Any = None
+    slop: int = 0
+    analyzer: str | None = None
+    prefix: bool = False
+
+
+@dataclass(frozen=True)
+class MultiMatch(Query):
+    fields: tuple[tuple[str, float], ...] = ()
+    text: Any = None
+    type: str = "best_fields"
+    operator: str = "or"
+    minimum_should_match: Any = None
+    tie_breaker: float | None = None
+    analyzer: str | None = None
+    lenient: bool | None = None
+
+
+@dataclass(frozen=True)
+class Term(Query):
+    field: str = ""
+    value: Any = None
+    case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Terms(Query):
+    field: str = ""
+    values: tuple[Any, ...] = ()
+
+
+@dataclass(frozen=True)
+class Range(Query):
+    field: str = ""
+    gt: Any = None
+    gte: Any = None
+    lt: Any = None
+    lte: Any = None
+    format: str | None = None
+    time_zone: str | None = None
+
+
+@dataclass(frozen=True)
+class Exists(Query):
+    field: str = ""
+
+
+@dataclass(frozen=True)
+class Ids(Query):
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prefix(Query):
+    field: str = ""
+    value: str = ""
+    case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Wildcard(Query):
+    field: str = ""
+    pattern: str = ""
+    case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Regexp(Query):
+    """A Lucene regular expression that a whole term must match."""
+
+    field: str = ""
+    value: str = ""
+    flags: str = "ALL"
+    case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Bool(Query):
+    must: tuple[Query, ...] = ()
+    should: tuple[Query, ...] = ()
+    filter: tuple[Query, ...] = ()
+    must_not: tuple[Query, ...] = ()
+    minimum_should_match: Any = None
+
+
+@dataclass(frozen=True)
+class ConstantScore(Query):
+    filter: Query = field(default_factory=MatchAll)
+
+
+@dataclass(frozen=True)
+class DisMax(Query):
+    queries: tuple[Query, ...] = ()
+    tie_breaker: float = 0.0
+
+
+@dataclass(frozen=True)
+class QueryString(Query):
+    """``query_string`` / ``simple_query_string`` / URI ``q=``; expanded by ``query_string.py``."""
+
+    query: str = ""
+    fields: tuple[tuple[str, float], ...] = ()
+    default_operator: str = "or"
+    simple: bool = False
+    lenient: bool = False
+    analyzer: str | None = None

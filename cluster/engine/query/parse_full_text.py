@@ -1,0 +1,154 @@
+"""Parsers of the full-text queries: ``match``, ``match_phrase(_prefix)``, ``multi_match``,
+``query_string`` and ``simple_query_string`` (whose syntax ``query_string.py`` expands later).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import IllegalArgument, ParsingError
+from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
+from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
+                            is_value, require_field, text_value, token_name)
+
+_MATCH_OPTS = {"query", "operator", "minimum_should_match", "analyzer", "zero_terms_query",
+               "fuzziness", "lenient", "prefix_length", "max_expansions", "fuzzy_rewrite",
+               "auto_generate_synonyms_phrase_query", "fuzzy_transpositions"}
+
+
+def operator_option(value: Any) -> str:
+    """``Operator.fromString``: ``or`` / ``and`` in any case, else Java's enum error."""
+    op = str(value).lower()
+    if op not in ("or", "and"):
+        raise IllegalArgument("No enum constant org.elasticsearch.index.query.Operator."
+                              f"{str(value).upper()}")
+    return op
+
+
+def zero_terms_option(value: Any) -> str:
+    z = str(value).lower()
+    if z not in ("none", "all"):
+        raise ParsingError(f"Unsupported zero_terms_query value [{value}]")
+    return z
+
+
+def _p_match(body: dict[str, Any], st: ParseState) -> Query:
+    fname, o = field_query("match", body, ("query",), _MATCH_OPTS)
+    if o.get("query") is None:
+        raise ParsingError("No text specified for text query")
+    return Match(field=require_field(fname), text=o["query"],
+                 operator=operator_option(o.get("operator", "or")),
+                 minimum_should_match=o.get("minimum_should_match"), analyzer=o.get("analyzer"),
+                 zero_terms_query=zero_terms_option(o.get("zero_terms_query", "none")),
+                 lenient=bool_option("match", "lenient", o.get("lenient", False)),
+                 boost=float_option("match", "boost", o.get("boost", 1.0)))
+
+
+def _p_match_phrase(body: dict[str, Any], st: ParseState, prefix: bool = False) -> Query:
+    name = "match_phrase_prefix" if prefix else "match_phrase"
+    fname, o = field_query(name, body, ("query",),
+                           {"query", "slop", "analyzer", "max_expansions", "zero_terms_query"})
+    if o.get("query") is None:
+        raise ParsingError("No text specified for text query")
+    slop = int_option(name, "slop", o.get("slop", 0))
+    if slop < 0:
+        raise IllegalArgument("No negative slop allowed.")
+    return MatchPhrase(field=require_field(fname), text=o["query"], slop=slop,
+                       analyzer=o.get("analyzer"), prefix=prefix,
+                       boost=float_option(name, "boost", o.get("boost", 1.0)))
+
+
+def parse_fields(value: Any, name: str = "multi_match") -> tuple[tuple[str, float], ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        raise ParsingError(f"[{name}] query does not support [fields]")
+    out = []
+    for f in value:
+        if not isinstance(f, str):
+            raise ParsingError(f"[{name}] query does not support [fields]")
+        if "^" in f:
+            fname, _, b = f.partition("^")
+            out.append((fname, float_option(name, "fields", b)))
+        else:
+            out.append((f, 1.0))
+    return tuple(out)
+
+
+_MULTI_MATCH_OPTS = {"query", "fields", "type", "operator", "minimum_should_match",
+                     "tie_breaker", "analyzer", "boost", "_name", "slop", "fuzziness",
+                     "prefix_length", "max_expansions", "fuzzy_rewrite", "lenient",
+                     "zero_terms_query", "auto_generate_synonyms_phrase_query",
+                     "fuzzy_transpositions"}
+_MULTI_MATCH_TYPES = ("best_fields", "most_fields", "cross_fields", "phrase", "phrase_prefix",
+                      "bool_prefix")
+
+
+def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
+    for k, v in body.items():
+        if k == "fields":
+            continue
+        if not is_value(v):
+            raise ParsingError(f"[multi_match] unknown token [{token_name(v)}] after [{k}]")
+        if k not in _MULTI_MATCH_OPTS:
+            raise ParsingError(f"[multi_match] query does not support [{k}]")
+    if body.get("query") is None:
+        raise ParsingError("No text specified for multi_match query")
+    mtype = str(body.get("type", "best_fields")).lower()
+    if mtype not in _MULTI_MATCH_TYPES:
+        raise ParsingError(f"[multi_match] query does not support type {mtype}")
+    tb = body.get("tie_breaker")
+    return MultiMatch(fields=parse_fields(body.get("fields", ["*"])), text=body["query"],
+                      type=mtype, operator=operator_option(body.get("operator", "or")),
+                      minimum_should_match=body.get("minimum_should_match"),
+                      tie_breaker=None if tb is None
+                      else float_option("multi_match", "tie_breaker", tb),
+                      analyzer=body.get("analyzer"),
+                      lenient=None if "lenient" not in body else
+                      bool_option("multi_match", "lenient", body["lenient"]),
+                      boost=float_option("multi_match", "boost", body.get("boost", 1.0)))
+
+
+_QUERY_STRING_OPTS = {
+    "query", "default_field", "fields", "default_operator", "analyzer", "quote_analyzer",
+    "allow_leading_wildcard", "auto_generate_synonyms_phrase_query", "max_determinized_states",
+    "enable_position_increments", "fuzziness", "fuzzy_prefix_length", "fuzzy_max_expansions",
+    "fuzzy_rewrite", "phrase_slop", "analyze_wildcard", "rewrite", "minimum_should_match",
+    "quote_field_suffix", "lenient", "time_zone", "type", "tie_breaker", "escape",
+    "fuzzy_transpositions", "boost", "_name"}
+_SIMPLE_QUERY_STRING_OPTS = {
+    "query", "fields", "analyzer", "default_operator", "flags", "lenient", "analyze_wildcard",
+    "auto_generate_synonyms_phrase_query", "minimum_should_match", "quote_field_suffix",
+    "fuzzy_prefix_length", "fuzzy_max_expansions", "fuzzy_transpositions", "boost", "_name"}
+
+
+def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) -> Query:
+    name = "simple_query_string" if simple else "query_string"
+    allowed = _SIMPLE_QUERY_STRING_OPTS if simple else _QUERY_STRING_OPTS
+    for k, v in body.items():
+        if k not in allowed:
+            raise ParsingError(f"[{name}] unsupported field [{k}]" if simple
+                               else f"[{name}] query does not support [{k}]")
+        if k != "fields" and not is_value(v):
+            raise ParsingError(f"[{name}] unknown token [{token_name(v)}] after [{k}]")
+    if "query" not in body:
+        raise ParsingError(f"[{name}] must be provided with a [query]")
+    fields: tuple[tuple[str, float], ...] = ()
+    if "fields" in body:
+        fields = parse_fields(body["fields"], name)
+    elif "default_field" in body:
+        fields = parse_fields([body["default_field"]], name)
+    return QueryString(query=text_value(body["query"]), fields=fields,
+                       default_operator=operator_option(body.get("default_operator", "or")),
+                       simple=simple, lenient=bool(body.get("lenient", False)),
+                       analyzer=body.get("analyzer"),
+                       boost=float_option(name, "boost", body.get("boost", 1.0)))
+
+
+PARSERS = {
+    "match": _p_match,
+    "match_phrase": _p_match_phrase,
+    "match_phrase_prefix": lambda b, st: _p_match_phrase(b, st, prefix=True),
+    "multi_match": _p_multi_match,
+    "query_string": _p_query_string,
+    "simple_query_string": lambda b, st: _p_query_string(b, st, simple=True),
+}

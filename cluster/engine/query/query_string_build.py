@@ -1,0 +1,104 @@
+"""What both query-string syntaxes build with: clauses combined into ``Bool`` nodes, and a
+:class:`QueryBuilder` that turns one value into a query over each of its fields.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Sequence
+
+from ...errors import TooManyClauses
+from .nodes import (Bool, DisMax, Exists, Match, MatchAll, MatchPhrase, Prefix, Query, Range,
+                    Regexp, Wildcard)
+from .parse_helpers import MAX_CLAUSE_COUNT
+
+Fields = Sequence[tuple[str, float]]
+Clause = tuple[str | None, Query]   # (occur: 'must' | 'should' | 'must_not' | None, query)
+
+WHITESPACE = " \t\n\r\u3000"
+
+
+def too_deep() -> TooManyClauses:
+    return TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
+                          f"{MAX_CLAUSE_COUNT}", es_type="too_many_nested_clauses")
+
+
+def boosted(query: Query, boost: float) -> Query:
+    """Multiply ``query``'s boost by ``boost`` (field boost x term boost, like Lucene)."""
+    if boost == 1.0:
+        return query
+    return replace(query, boost=query.boost * boost)
+
+
+def negated(query: Query) -> Query:
+    """Everything except ``query``."""
+    return Bool(must=(MatchAll(),), must_not=(query,))
+
+
+def as_query(clause: Clause) -> Query:
+    """A clause standing on its own: a prohibited clause matches everything except it."""
+    occur, query = clause
+    return negated(query) if occur == "must_not" else query
+
+
+def combine(items: list[Clause], default_occur: str) -> Clause:
+    """Join clauses into one ``Bool``; unmarked clauses get ``default_occur``."""
+    if len(items) == 1:
+        return items[0]
+    must: list[Query] = []
+    should: list[Query] = []
+    must_not: list[Query] = []
+    for occur, query in items:
+        {"must": must, "should": should, "must_not": must_not}[occur or default_occur].append(query)
+    if not must and not should:
+        must.append(MatchAll())
+    return None, Bool(must=tuple(must), should=tuple(should), must_not=tuple(must_not))
+
+
+class QueryBuilder:
+    """Makes the leaf nodes for one field, or a ``DisMax`` over several fields."""
+
+    def __init__(self, default_operator: str, analyzer: str | None,
+                 tie_breaker: float = 0.0) -> None:
+        self.operator = "and" if default_operator == "and" else "or"
+        self.analyzer = analyzer
+        self.tie_breaker = tie_breaker
+
+    def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
+        """One node per field; several fields are combined with ``DisMax``."""
+        if len(fields) == 1:
+            name, boost = fields[0]
+            return make(name, boost)
+        return DisMax(queries=tuple(make(name, boost) for name, boost in fields),
+                      tie_breaker=self.tie_breaker)
+
+    def match(self, fields: Fields, text: str) -> Query:
+        return self.per_field(fields, lambda f, b: Match(
+            field=f, text=text, operator=self.operator, analyzer=self.analyzer, boost=b))
+
+    def phrase(self, fields: Fields, text: str, slop: int) -> Query:
+        return self.per_field(fields, lambda f, b: MatchPhrase(
+            field=f, text=text, slop=slop, analyzer=self.analyzer, boost=b))
+
+    def prefix(self, fields: Fields, value: str) -> Query:
+        return self.per_field(fields, lambda f, b: Prefix(field=f, value=value, boost=b))
+
+    def wildcard(self, fields: Fields, pattern: str) -> Query:
+        return self.per_field(fields, lambda f, b: Wildcard(field=f, pattern=pattern, boost=b))
+
+    def regexp(self, fields: Fields, pattern: str) -> Query:
+        return self.per_field(fields, lambda f, b: Regexp(field=f, value=pattern, boost=b))
+
+    def star(self, fields: Fields) -> Query:
+        """``*``: every document for the ``*`` field, else documents that have the field."""
+        return self.per_field(fields, lambda f, b: MatchAll(boost=b) if f == "*"
+                              else Exists(field=f, boost=b))
+
+    def range(self, fields: Fields, lower: str | None, upper: str | None,
+              include_lower: bool, include_upper: bool) -> Query:
+        def make(f: str, b: float) -> Query:
+            return Range(field=f, boost=b,
+                         gte=lower if include_lower else None,
+                         gt=None if include_lower else lower,
+                         lte=upper if include_upper else None,
+                         lt=None if include_upper else upper)
+        return self.per_field(fields, make)

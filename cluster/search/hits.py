@@ -1,0 +1,98 @@
+"""One hit of a search response, built from a shard's row and its fetched document.
+
+What a hit shows depends on the request: ``_score`` (not for a field sort without
+``track_scores``), ``_version`` / ``_seq_no``, ``_source`` filtered, the ``fields`` section and
+the ``sort`` values in the form Elasticsearch prints them.
+"""
+from __future__ import annotations
+
+import fnmatch
+from typing import Any
+
+import orjson
+
+from ..engine.numformat import decimal_format
+from ..engine.shard_messages import ShardHits
+from ..engine.sorting import SortField, score_only, sort_value_out
+from ..engine.source_filter import filter_source
+from ..indices.catalog import IndexMeta
+from .request import SearchRequest
+
+
+def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, row: int,
+               doc: Any, meta: IndexMeta) -> dict[str, Any]:
+    """The hit of ``row`` of shard answer ``h``; ``sort`` is the search's (with its defaults)."""
+    score: float | None = float(h.scores[row])
+    if req.sort and not req.track_scores and not any(s.field == "_score" for s in req.sort):
+        score = None
+    hit: dict[str, Any] = {"_index": h.index, "_id": doc.id}
+    if req.version:
+        hit["_version"] = doc.version
+    if req.seq_no_primary_term:
+        hit["_seq_no"] = doc.seq
+        hit["_primary_term"] = 1
+    hit["_score"] = score
+    if doc.routing is not None:
+        hit["_routing"] = doc.routing
+    if req.source.enabled:
+        if req.source.is_identity:
+            hit["_source"] = doc.source
+        else:
+            hit["_source"] = orjson.dumps(filter_source(orjson.loads(doc.source),
+                                                        req.source.includes,
+                                                        req.source.excludes))
+    if req.fields or req.docvalue_fields:
+        fields_out = fields_section(orjson.loads(doc.source),
+                                    list(req.fields) + list(req.docvalue_fields), meta)
+        if fields_out:
+            hit["fields"] = fields_out
+    if (req.sort and not score_only(req.sort)) or req.search_after is not None:
+        vals = []
+        for j, sf in enumerate(sort):
+            ft = meta.mapping.get(sf.field)
+            kind = h.kinds[j]
+            miss = h.missing[j]
+            v = None if miss is not None and miss[row] else h.columns[j][row]
+            if kind == "tiebreak":
+                v = int(h.ties[row])
+            vals.append(sort_value_out(sf, kind, v, ft))
+        hit["sort"] = vals
+    return hit
+
+
+def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -> dict[str, Any]:
+    """The ``fields`` / ``docvalue_fields`` section: values of the requested paths as lists."""
+    out: dict[str, Any] = {}
+    flat: dict[str, list[Any]] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, prefix + k + ".")
+        elif isinstance(node, list):
+            for v in node:
+                walk(v, prefix)
+        elif node is not None:
+            flat.setdefault(prefix[:-1], []).append(node)
+    walk(source, "")
+    for spec in specs:
+        pat = spec.get("field") if isinstance(spec, dict) else spec
+        if not isinstance(pat, str):
+            continue
+        for path, vals in flat.items():
+            if path == pat or fnmatch.fnmatchcase(path, pat):
+                out[path] = _formatted(vals, spec, meta.mapping.get(path))
+        for path in list(meta.mapping.multi):
+            for sub in meta.mapping.multi[path]:
+                if (sub == pat or fnmatch.fnmatchcase(sub, pat)) and path in flat:
+                    out[sub] = flat[path]
+    return out
+
+
+def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
+    """``{"field": f, "format": "#.0"}`` on a numeric field: ``DecimalFormat`` strings."""
+    fmt = spec.get("format") if isinstance(spec, dict) else None
+    if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
+        return vals
+    return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
+            else v for v in vals]

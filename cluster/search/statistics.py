@@ -1,0 +1,123 @@
+"""Global term statistics of a search: one fan-out before the query round, cached.
+
+Scores must not depend on how documents fall on shards, so a scoring search first sums each
+shard's document frequencies (``dfs``); the snapshot the statistics saw is the one the query
+round then reads. ``query_then_fetch`` asks each shard for its own statistics instead.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..engine.query.nodes import MatchAll, Query
+from ..engine.query.rewrite import scoring_terms
+from ..engine.scoring import Stats
+from ..engine.shard_calls import ShardCalls
+from ..engine.shard_messages import ShardQuery
+from ..indices.catalog import IndexMeta
+from .fanout import fan_out, share
+from .profile import SearchProfile
+from .request import SearchRequest
+
+
+class Statistics:
+    """The statistics round over a backend, with its cache (see :meth:`gather`)."""
+
+    def __init__(self, backend: Any) -> None:
+        self.shards = ShardCalls(backend)
+        self.memo: dict[Any, Any] = {}
+
+    def forget(self) -> None:
+        """A shard refreshed under a guessed snapshot: count afresh next time."""
+        self.memo.clear()
+
+    async def gather(self, shard_list: list[Any], req: SearchRequest, scoring: bool,
+                     snapshot: dict[tuple[str, int], int] | None,
+                     deadline: float | None, prof: SearchProfile | None
+                     ) -> tuple[Stats | None, dict[tuple[str, int], int], bool]:
+        """:meth:`_count` without its fan-out when the same terms were counted on the same
+        shards at the same generations: ``(stats, snapshot, guessed)``.
+
+        A pinned snapshot (point in time, scroll, page token) names every generation, and what
+        a generation sees never changes, so its statistics are cached for good. A search at
+        "now" reuses the generations the last count saw and marks them ``guessed``: a shard
+        that has refreshed since answers ``StaleGeneration`` and the search runs again with a
+        fresh count — so results equal the uncached path's. Profiled and ``query_then_fetch``
+        searches always count.
+        """
+        if prof is not None or req.search_type == "query_then_fetch" or not scoring \
+                or isinstance(req.query, MatchAll):
+            stats, gens = await self._count(shard_list, req.query, scoring, snapshot,
+                                            deadline, prof)
+            return stats, gens, False
+        pinned = bool(snapshot) and all((m.name, sid) in snapshot for _, m, sid, _ in shard_list)
+        try:
+            key = (repr(req.query), pinned,
+                   tuple((m.name, m.uuid, getattr(m.mapping, "version", None), sid,
+                          snapshot.get((m.name, sid)) if pinned and snapshot else None)
+                         for _, m, sid, _ in shard_list))
+        except Exception:  # noqa: BLE001 - an unprintable query: no cache
+            key = None
+        memo = self.memo
+        got = memo.get(key) if key is not None else None
+        if got is not None:
+            return got[0], dict(got[1]), not pinned
+        stats, gens = await self._count(shard_list, req.query, scoring, snapshot,
+                                        deadline, prof)
+        if key is not None and all((m.name, sid) in gens for _, m, sid, _ in shard_list):
+            if len(memo) >= 1024:
+                memo.pop(next(iter(memo)))
+            memo[key] = (stats, dict(gens))
+        return stats, gens, False
+
+    async def _count(self, shard_list: list[Any], query: Query, scoring: bool,
+                     snapshot: dict[tuple[str, int], int] | None,
+                     deadline: float | None = None, prof: SearchProfile | None = None
+                     ) -> tuple[Stats | None, dict[tuple[str, int], int]]:
+        """Global statistics (summed over every shard searched) and the snapshot they saw."""
+        gens: dict[tuple[str, int], int] = dict(snapshot or {})
+        if not scoring or isinstance(query, MatchAll):
+            return None, gens
+        per_index_terms = {}
+        for _, m, _, _ in shard_list:
+            if m.name not in per_index_terms:
+                terms = scoring_terms(query, m.mapping)
+                per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
+        if not any(t for _, t in per_index_terms.values()):
+            return None, gens
+        # at most half the time left: a shard too slow here is left out of the statistics
+        # (scores then rest on the shards that answered) rather than sink the query round
+        deadline = share(deadline, 0.5)
+        calls = [functools.partial(self.shards.term_stats, ref, *per_index_terms[m.name],
+                                   gens.get((m.name, sid)), deadline)
+                 for _, m, sid, ref in shard_list]
+        outcomes = await fan_out(calls, deadline)
+        total = Stats()
+        for entry, o in zip(shard_list, outcomes):
+            _, m, sid, _ = entry
+            if prof is not None:
+                prof.stats(entry, o)
+            if not o.ok:   # the shard's query round reports it (failed or timed out)
+                continue
+            st, gen = o.value
+            total.add(st)
+            gens[(m.name, sid)] = gen
+        return total, gens
+
+    async def _local(self, ref: Any, query: Query, meta: IndexMeta, gen: int | None,
+                     deadline: float | None = None) -> Stats:
+        terms = scoring_terms(query, meta.mapping)
+        st, _ = await self.shards.term_stats(ref, sorted({f for f, _ in terms}), sorted(terms),
+                                             gen, deadline)
+        return st
+
+    async def per_shard(self, shard_list: list[Any], queries: list[ShardQuery],
+                        req: SearchRequest, gens: dict[tuple[str, int], int],
+                        deadline: float | None) -> None:
+        """``query_then_fetch``: each shard scores with its own statistics (a shard that
+        cannot count them is reported by the query round)."""
+        local = await fan_out([functools.partial(self._local, ref, req.query, m,
+                                                 gens.get((m.name, sid)), deadline)
+                               for _, m, sid, ref in shard_list], deadline)
+        for q, o in zip(queries, local):
+            q.stats = o.value if o.ok else None
