@@ -380,3 +380,15 @@ def test_writes_become_searchable_within_the_refresh_interval(es) -> None:
     while es.get("/auto/_count").json()["count"] == 0:
         assert time.monotonic() < deadline, "never refreshed"
         time.sleep(0.1)
+
+
+def test_cat_shards_names_nodes_and_their_address(es):
+    """`_cat/shards` shows a node's name and ip, as Elasticsearch does, not a raw Ray node id."""
+    es.put("/catnodes", json={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
+    try:
+        rows = es.get("/_cat/shards/catnodes?format=json&h=shard,node,ip,id").json()
+        assert len(rows) == 2
+        for r in rows:
+            assert r["node"] and r["node"] != r["id"] and r["ip"], rows
+    finally:
+        es.delete("/catnodes")

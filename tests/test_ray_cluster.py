@@ -150,7 +150,9 @@ def test_the_service_runs_on_every_node_and_spreads_copies(es: httpx.Client) -> 
     for sid in ("0", "1"):
         nodes = {r["node"] for r in rows if r["shard"] == sid}
         assert len(nodes) == 2, rows                       # primary and replica apart
-    assert len({r["node"] for r in rows}) == 2             # only the two data nodes
+    assert {r["node"] for r in rows} == {"node_1", "node_2"}   # names, not Ray node ids
+    ips = es.get("/_cat/shards/spread?format=json&h=ip").json()
+    assert {r["ip"] for r in ips} == {"127.0.0.1"}
     assert health(es) == "green"
     es.delete("/spread")
 

@@ -60,7 +60,8 @@ async def cat_shards(request: Request, coord: Coord, index: str | None = None) -
     infos = await coord.call("shard_infos")
     # one row per copy (p: acting primary, r: replica); ``pid`` and ``copy`` are ours
     rows = [{"index": i["index"], "shard": str(i["shard"]), "prirep": i.get("prirep", "p"),
-             "state": i["state"], "docs": i.get("docs"), "node": i.get("node_id"),
+             "state": i["state"], "docs": i.get("docs"),
+             "node": i.get("node_name") or i.get("node_id"), "ip": i.get("node_ip"),
              "id": i.get("node_id"), "unassigned.reason": i.get("reason"),
              "pid": i.get("pid"), "copy": i.get("copy")} for i in infos
             if index is None or i["index"] == index]

@@ -138,10 +138,20 @@ class RayTransport:
                     continue
                 res = sorted(k for k in n.get("Resources", {}) if k.startswith("shardsearch_node"))
                 out.append({"id": n["NodeID"], "resource": res[0] if res else None,
-                            "address": n.get("NodeManagerAddress")})
+                            "address": n.get("NodeManagerAddress"),
+                            "name": node_name(n["NodeID"], res[0] if res else None,
+                                              n.get("NodeManagerHostname"))})
             self._nodes = sorted(out, key=lambda d: (d["resource"] or "", d["id"]))
             self._nodes_at = now
         return self._nodes
+
+
+def node_name(node_id: str, resource: str | None, hostname: str | None) -> str:
+    """A node's name as ``_cat`` shows it: its data-node resource (``node_2``), else its host
+    and the start of its Ray id (several Ray nodes may share one host)."""
+    if resource is not None:
+        return resource.removeprefix("shardsearch_")
+    return f"{hostname or 'ray'}-{node_id[:8]}"
 
 
 class LocalHandle:
@@ -196,4 +206,4 @@ class LocalTransport:
         handle.crash()
 
     def nodes(self) -> list[dict[str, Any]]:
-        return [{"id": n, "resource": None, "address": n} for n in self.node_names]
+        return [{"id": n, "resource": None, "address": n, "name": n} for n in self.node_names]

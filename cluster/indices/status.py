@@ -31,12 +31,15 @@ class ClusterStatus:
                 for sid, ref in enumerate(m.shards)]
         outcomes = await asyncio.gather(*(self.backend.describe(ref) for _, _, ref in refs),
                                         return_exceptions=True)
+        names = {n["id"]: n for n in self.backend.nodes()}
         out = []
         for (m, sid, _), rows in zip(refs, outcomes):
             if isinstance(rows, BaseException):
                 rows = [{"prirep": "p", "state": "UNASSIGNED", "docs": None, "node_id": None}]
             for r in rows:
-                out.append({**r, "index": m.name, "shard": sid})
+                node = names.get(r.get("node_id")) or {}
+                out.append({**r, "index": m.name, "shard": sid, "node_name": node.get("name"),
+                            "node_ip": node.get("address")})
         return out
 
     async def health(self) -> dict[str, Any]:
