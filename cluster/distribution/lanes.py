@@ -118,15 +118,24 @@ class LaneServer:
             for task in list(running.values()):   # the caller's process is gone
                 task.cancel()
         finally:
-            writer.close()
+            _close_quietly(writer)
 
     def close(self) -> None:
         if self._server is not None:
             self._server.close()
+            with contextlib.suppress(AttributeError):   # Python 3.12+: also its connections
+                self._server.close_clients()
         if self.path is not None:
             with contextlib.suppress(OSError):
                 os.unlink(self.path)
         self.path = self._server = None
+
+
+def _close_quietly(writer: asyncio.StreamWriter) -> None:
+    """Close a connection; at interpreter exit its loop may already be closed (the coroutine
+    is being finalized), and then there is nothing left to close — not an error to report."""
+    with contextlib.suppress(RuntimeError):
+        writer.close()
 
 
 def lane_dir() -> str:
@@ -209,7 +218,7 @@ class LaneClient:
             if not fut.done():
                 fut.set_exception(LaneClosed("the lane to the coordinator closed"))
         if self._writer is not None:
-            self._writer.close()
+            _close_quietly(self._writer)
 
     async def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
         if self._writer is None:
