@@ -48,7 +48,8 @@ from .coalescing import run_many
 from ..errors import IllegalArgument, SearchError
 from ..values import parse_time_ms
 from .lanes import ThreadLane, serialized
-from ..engine.mapping import Mapping, parse_document
+from ..engine.doc_parsing import parse_document
+from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
 from ..engine.shard import ShardCore

@@ -139,10 +139,3 @@ class Mapping:
         self._accepts = {}
         self._plan = None
 
-
-# the engine's modules that still import these from here (engine/shard.py, query/matching.py,
-# distribution/shard_copy.py are being split on another branch)
-from .dates import parse_date_math  # noqa: E402
-from .doc_parsing import parse_document  # noqa: E402
-
-__all__ = ["FieldType", "Mapping", "parse_date_math", "parse_document"]

@@ -27,7 +27,8 @@ from ..errors import MapperParsing, StaleGeneration
 from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .gcpause import gc_paused, release_kept
-from .mapping import Mapping, parse_document
+from .doc_parsing import parse_document
+from .mapping import Mapping
 from .query.context import Context
 from .query.explain import explain
 from .query.rewrite import expand

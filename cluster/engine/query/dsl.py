@@ -15,17 +15,10 @@ import numpy as np
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
 from . import parse_full_text, parse_term_level
-from .nodes import (Bool, ConstantScore, DisMax, Exists, Ids, Match, MatchAll, MatchNone,
-                    MatchPhrase, MultiMatch, Prefix, Query, QueryString, Range, Regexp, Term,
-                    Terms, Wildcard)
-from .parse_helpers import (MAX_CLAUSE_COUNT, MAX_NESTED_DEPTH, ParseState, did_you_mean,
-                            float_option, is_value, token_name)
+from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
+from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, did_you_mean, float_option, is_value,
+                            token_name)
 
-# ``matching.py`` reads the nodes and these limits through this module
-__all__ = ["Bool", "ConstantScore", "DisMax", "Exists", "Ids", "MAX_CLAUSE_COUNT",
-           "MAX_NESTED_DEPTH", "Match", "MatchAll", "MatchNone", "MatchPhrase", "MultiMatch",
-           "Prefix", "Query", "QueryString", "Range", "Regexp", "Term", "Terms", "Wildcard",
-           "minimum_should_match", "parse_query"]
 
 #: every query name Elasticsearch 8 registers (for "did you mean" suggestions)
 ES_QUERY_NAMES = (

@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from . import dsl as Q
-from ..mapping import FieldType
+from . import nodes as Q
+from ..field_types import FieldType
 from ..scoring import K1, LENGTH_TABLE, B, idf, legacy_boost, norm_inverse_cache
 from ..segment import KeywordField, Segment, TextField
 from .context import Context

@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from . import dsl as Q
+from . import nodes as Q
 from ...errors import IllegalArgument
-from ..mapping import FieldType, parse_date_math
+from ..dates import parse_date_math
+from ..field_types import FieldType
 from .context import Context
 
 

@@ -18,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from . import dsl as Q
+from . import nodes as Q
+from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
-from ..mapping import FieldType
+from ..field_types import FieldType
 from .context import Context
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
@@ -189,7 +190,7 @@ def _match_need(q: Q.Match, n_terms: int) -> int:
     """How many of the match's terms a document needs (operator / minimum_should_match)."""
     if q.operator == "and":
         return n_terms
-    return max(1, Q.minimum_should_match(q.minimum_should_match, n_terms))
+    return max(1, minimum_should_match(q.minimum_should_match, n_terms))
 
 
 def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -495,7 +496,7 @@ def _bool_need(q: Q.Bool) -> int:
     """Should clauses a document must match: ``minimum_should_match`` (not clamped: asking
     for more than there are matches nothing), and at least one when nothing else is
     required (a pure disjunction)."""
-    need = Q.minimum_should_match(q.minimum_should_match, len(q.should)) \
+    need = minimum_should_match(q.minimum_should_match, len(q.should)) \
         if q.minimum_should_match is not None else 0
     if not q.must and not q.filter and q.should:
         need = max(need, 1)

@@ -10,7 +10,7 @@ import dataclasses
 import fnmatch
 from typing import Any
 
-from . import dsl as Q
+from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 

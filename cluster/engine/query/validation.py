@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import dsl as Q
+from . import nodes as Q
+from .parse_helpers import MAX_CLAUSE_COUNT
 from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
@@ -17,7 +18,7 @@ MAX_REGEX_LENGTH = 1000   # index.max_regex_length
 
 
 def check_clause_limits(q: Q.Query, mapping: Mapping,
-                        max_clauses: int = Q.MAX_CLAUSE_COUNT,
+                        max_clauses: int = MAX_CLAUSE_COUNT,
                         max_regex_length: int = MAX_REGEX_LENGTH) -> int:
     """Lucene's limits on the query as it runs against ``mapping`` (after expansion and
     analysis): a boolean query with more than ``max_clauses`` clauses is ``too_many_clauses``;
@@ -85,10 +86,10 @@ def validate(q: Q.Query, mapping: Mapping) -> None:
     refuse: values a numeric, date or boolean field cannot hold (``query_shard_exception``,
     as Elasticsearch fails to create the query on every shard, empty or not) and Lucene's
     clause limits. O(size of the query)."""
-    leaves = _count_leaves(q, mapping, Q.MAX_CLAUSE_COUNT)
-    if leaves > Q.MAX_CLAUSE_COUNT:
+    leaves = _count_leaves(q, mapping, MAX_CLAUSE_COUNT)
+    if leaves > MAX_CLAUSE_COUNT:
         raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
-                             f"{Q.MAX_CLAUSE_COUNT}", es_type="too_many_nested_clauses")
+                             f"{MAX_CLAUSE_COUNT}", es_type="too_many_nested_clauses")
     _validate_values(q, Context(mapping=mapping, stats=None))
 
 
