@@ -7,7 +7,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9200
 ARGS   ?=
 
-.PHONY: serve test install clean
+.PHONY: serve test install notebook clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11+) on PATH"; exit 1; }
@@ -25,6 +25,11 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Jupyter with the project's environment, on this machine only (127.0.0.1), in notebooks/
+notebook: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[notebook]'
+	$(BIN)/jupyter lab --ip 127.0.0.1 --notebook-dir notebooks
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -9,6 +9,9 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+# each executed notebook and its figures are kept here (CI can upload the folder)
+OUTPUT = Path(os.environ.get("NOTEBOOK_OUTPUT",
+                             Path(__file__).resolve().parent.parent / "build" / "notebooks"))
 
 # smaller parameters per notebook, replacing the cell tagged "parameters"
 SMALL: dict[str, str] = {
@@ -36,7 +39,21 @@ def run_notebook(name: str) -> nbformat.NotebookNode:
     finally:
         os.environ.clear()
         os.environ.update(env_before)
+    _save(name, nb)
     return nb
+
+
+def _save(name: str, nb: nbformat.NotebookNode) -> None:
+    """The executed notebook and every figure it drew, as PNG files beside it."""
+    import base64
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, OUTPUT / name)
+    stem = name.removesuffix(".ipynb")
+    for i, cell in enumerate(nb.cells):
+        for j, o in enumerate(cell.get("outputs", [])):
+            if "image/png" in o.get("data", {}):
+                (OUTPUT / f"{stem}-cell{i}-{j}.png").write_bytes(
+                    base64.b64decode(o["data"]["image/png"]))
 
 
 def _text(nb: nbformat.NotebookNode) -> str:
@@ -48,8 +65,12 @@ def _text(nb: nbformat.NotebookNode) -> str:
 
 
 def test_quickstart_pages_follow_one_order() -> None:
-    text = _text(run_notebook("quickstart.ipynb"))
+    nb = run_notebook("quickstart.ipynb")
+    text = _text(nb)
     assert "pages == one order: True | unique: True" in text
+    assert "one rising order across shards: True" in text
+    assert _figures(nb) >= 1
+    assert list(OUTPUT.glob("quickstart-cell*.png"))     # its figure is saved
     assert "1 shard == 3 shards: True" in text
     assert "errors: False" in text
 
