@@ -10,9 +10,12 @@ Both files are sequences of *framed records*::
 
     [u32 little-endian payload length][u32 CRC-32 of the payload][payload]
 
-A record whose frame is incomplete (a crash in the middle of a write) or whose CRC does not
-match is never decoded: the log is cut there (``WriteAheadLog.open`` truncates the file at the
-last good record). A snapshot must be complete — header, body, footer, every CRC — or loading
+A record whose frame is incomplete or whose CRC does not match is never decoded. Only a torn
+*last* record of the newest log file (a crash in the middle of an append: an incomplete frame
+at the very end, or a final record ending at EOF with a bad CRC, nothing verifiable after it —
+``damage.is_torn_tail``) is cut off, and reported in ``WriteAheadLog.cut``; any other bad
+record, a gap in the command numbers or a file the copy's ``files.json`` lists but that is
+missing raises :class:`StorageCorrupt`. A snapshot must be complete — header, body, footer, every CRC — or loading
 it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
 so there is nothing to fall back on and guessing would silently lose documents.
 
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import logging
 import os
 import pickle
 import shutil
@@ -44,6 +48,11 @@ from typing import Any
 
 import numpy as np
 import orjson
+
+from .damage import (CORRUPTED_PREFIX, check_fault, is_torn_tail, missing_files,
+                     next_good_record, note_files)
+
+log = logging.getLogger("shardsearch.storage")
 
 _FRAME = struct.Struct("<II")
 MAX_RECORD = 1 << 30           # a length beyond this is garbage, not a record
@@ -94,6 +103,18 @@ def scan(data: bytes) -> tuple[list[bytes], int, str | None]:
         out.append(bytes(payload))
         pos = end
     return out, pos, None
+
+
+def damage_detail(data: bytes, good_end: int, problem: str, later_files: int = 0) -> str:
+    """What is wrong with a file and what skipping the damage would lose."""
+    nxt = next_good_record(data, good_end, MAX_RECORD)
+    after = 0 if nxt is None else len(scan(data[nxt:])[0])
+    out = f"{problem} of {len(data)} bytes"
+    if after:
+        out += f"; {after} intact records follow it"
+    if later_files:
+        out += f"; {later_files} later log files follow"
+    return out + " (not a torn tail: nothing was dropped)"
 
 
 # --- durable file helpers -----------------------------------------------------------------------
@@ -256,6 +277,7 @@ class WriteAheadLog:
         self._file: Any = None
         self._path: Path | None = None
         self._dirty = False
+        self._size = 0
         self.bytes_since_snapshot = 0
         self.first_op: int | None = None     # first command number this log can still replay
         self.cut: list[str] = []             # what recovery cut off, for the operator
@@ -265,9 +287,10 @@ class WriteAheadLog:
     def recover(self, after_op: int) -> Iterator[tuple[int, bytes]]:
         """Yield ``(op_no, payload)`` of every good record with ``op_no > after_op``, in order.
 
-        A torn or corrupt tail of the newest file is cut off (the file is truncated there); a
-        bad record in an older file is a hole in the middle of history and raises
-        :class:`StorageCorrupt`. Must run (to the end) before the first ``append``.
+        Only a torn last record of the newest file is cut off (the file is truncated there,
+        and it is logged and kept in ``cut``); any other bad record — in an older file, or
+        with more data after it — raises :class:`StorageCorrupt` saying what would be lost.
+        Must run (to the end) before the first ``append``.
         """
         files = _numbered(self.dir, "log-", ".wal")
         # files wholly covered by the snapshot are not needed (and may be leftovers)
@@ -278,9 +301,13 @@ class WriteAheadLog:
             data = path.read_bytes()
             payloads, good_end, problem = scan(data)
             if problem is not None:
-                if i + 1 < len(keep):
-                    raise StorageCorrupt(path, f"{problem}, and later log files exist")
-                self.cut.append(f"{path.name}: {problem}; {len(data) - good_end} bytes cut")
+                if i + 1 < len(keep) or not is_torn_tail(data, good_end, MAX_RECORD):
+                    raise StorageCorrupt(path, damage_detail(data, good_end, problem,
+                                                             later_files=len(keep) - i - 1))
+                self.cut.append(f"{path.name}: {problem}; {len(data) - good_end} bytes of a "
+                                "torn last record cut")
+                log.warning("write-ahead log %s: %s; torn last record (%d bytes) cut", path,
+                            problem, len(data) - good_end)
                 with open(path, "r+b") as f:
                     f.truncate(good_end)
                     f.flush()
@@ -295,8 +322,6 @@ class WriteAheadLog:
         """Payloads of the commands after ``after_op`` (for a copy catching up), or None when
         the log no longer reaches back that far (a snapshot replaced it)."""
         with self._lock:
-            if self._file is not None:
-                self._file.flush()
             files = _numbered(self.dir, "log-", ".wal")
         if not files or files[0][0] > after_op + 1:
             return None
@@ -319,25 +344,53 @@ class WriteAheadLog:
             if self.first_op is None:
                 self.first_op = op_no
         existed = self._path.exists()
-        self._file = open(self._path, "ab")
+        # unbuffered: a write that fails (a full disk) leaves nothing behind to be flushed later
+        self._file = open(self._path, "ab", buffering=0)
+        self._size = self._file.seek(0, os.SEEK_END)
         if not existed:
-            fsync_dir(self.dir)
+            note_files(self.dir)
 
     def append(self, op_no: int, payload: bytes) -> None:
-        """Append one command (not yet durable: see ``sync``)."""
+        """Append one command (not yet durable: see ``sync``). A failed write (``OSError``,
+        e.g. ENOSPC) leaves the file as it was and raises."""
         with self._lock:
+            check_fault(self.dir)
             if self._file is None:
                 self._open_for(op_no)
             rec = frame(payload)
-            self._file.write(rec)
+            before = self._size
+            try:
+                view = memoryview(rec)
+                while view:
+                    view = view[self._file.write(view):]
+            except OSError:
+                os.ftruncate(self._file.fileno(), before)
+                raise
+            self._size = before + len(rec)
             self._dirty = True
             self.bytes_since_snapshot += len(rec)
+
+    def mark(self) -> int:
+        """The log's end now (see ``rollback``)."""
+        with self._lock:
+            if self._file is not None:
+                return self._size
+            files = _numbered(self.dir, "log-", ".wal")
+            return files[-1][1].stat().st_size if files else 0
+
+    def rollback(self, mark: int) -> None:
+        """Cut what was appended after ``mark`` (a command that could not be made durable)."""
+        with self._lock:
+            if self._file is not None and 0 <= mark < self._size:
+                self.bytes_since_snapshot -= self._size - mark
+                os.ftruncate(self._file.fileno(), mark)
+                self._size = mark
+                self._file.seek(0, os.SEEK_END)
 
     def sync(self) -> None:
         """Everything appended so far is on disk when this returns."""
         with self._lock:
             if self._file is not None and self._dirty:
-                self._file.flush()
                 os.fsync(self._file.fileno())
                 self._dirty = False
 
@@ -345,15 +398,18 @@ class WriteAheadLog:
         """After a snapshot of ``last_op``: new commands go to a fresh file and the older
         files (wholly covered by the snapshot) are deleted."""
         with self._lock:
+            check_fault(self.dir)
             if self._file is not None:
-                self._file.flush()
                 os.fsync(self._file.fileno())
                 self._file.close()
                 self._file = None
             old = _numbered(self.dir, "log-", ".wal")
             self._path = self.dir / log_name(last_op + 1)
-            self._file = open(self._path, "ab")
+            self._file = open(self._path, "ab", buffering=0)
+            self._size = self._file.seek(0, os.SEEK_END)
             fsync_dir(self.dir)
+            # listed before deleting: a crash in between never makes a listed file missing
+            note_files(self.dir, drop={p.name for _, p in old if p != self._path})
             for _, p in old:
                 if p != self._path:
                     p.unlink(missing_ok=True)
@@ -366,7 +422,6 @@ class WriteAheadLog:
         with self._lock:
             if self._file is not None:
                 try:
-                    self._file.flush()
                     os.fsync(self._file.fileno())
                 finally:
                     self._file.close()
@@ -410,7 +465,12 @@ class SnapshotStore:
         self.dir.mkdir(parents=True, exist_ok=True)
 
     def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """The newest snapshot, or None if there is none. Corrupt -> ``StorageCorrupt``."""
+        """The newest snapshot, or None if there is none. Corrupt, or a snapshot or log file
+        the copy's ``files.json`` lists missing -> ``StorageCorrupt``."""
+        gone = missing_files(self.dir)
+        if gone:
+            raise StorageCorrupt(self.dir / gone[0], f"missing: the copy's files.json lists "
+                                 f"{', '.join(gone)} but it is not there")
         snaps = _numbered(self.dir, "snap-", ".snap")
         if not snaps:
             return None
@@ -419,11 +479,13 @@ class SnapshotStore:
 
     def write(self, last_op: int, data: bytes) -> Path:
         """Store a snapshot atomically and delete the older ones."""
+        check_fault(self.dir)
         path = self.dir / snapshot_name(last_op)
         write_atomic(path, data)
-        for _, p in _numbered(self.dir, "snap-", ".snap"):
-            if p != path:
-                p.unlink(missing_ok=True)
+        older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
+        note_files(self.dir, drop={p.name for p in older})
+        for p in older:
+            p.unlink(missing_ok=True)
         fsync_dir(self.dir)
         return path
 
@@ -453,14 +515,17 @@ class MetaStore:
     """Index metadata under ``<data_dir>/indices/<uuid>/meta.json`` (one atomic file each).
 
     The coordinator writes it on every change of an index's settings or mapping, before it
-    acknowledges; it is what a restarted service reads to know its indices. A directory
-    without ``meta.json`` is a deleted (or never completed) index and is removed on load.
+    acknowledges; it is what a restarted service reads to know its indices. An index is
+    deleted by renaming its directory to ``.deleting-<uuid>`` first (atomic), so a directory
+    that still has its name but no readable ``meta.json`` is *damage*, not a half-deleted
+    index: it is never removed, but reported in ``problems`` (and the log).
     """
 
     def __init__(self, data_dir: str | os.PathLike[str]) -> None:
         self.root = Path(data_dir)
         self.indices = self.root / "indices"
         self.indices.mkdir(parents=True, exist_ok=True)
+        self.problems: list[dict[str, Any]] = []
 
     def path(self, uuid: str) -> Path:
         return self.indices / uuid / "meta.json"
@@ -469,30 +534,59 @@ class MetaStore:
         write_atomic(self.path(meta["uuid"]), orjson.dumps(meta, option=orjson.OPT_INDENT_2))
 
     def delete(self, uuid: str) -> None:
-        """Forget an index: its ``meta.json`` goes first (atomically), then the rest."""
+        """Forget an index: its directory is renamed away atomically, then removed."""
         d = self.indices / uuid
-        meta = d / "meta.json"
-        if meta.exists():
-            meta.unlink()
-            fsync_dir(d)
-        shutil.rmtree(d, ignore_errors=True)
+        if not d.exists():
+            return
+        gone = self.indices / f".deleting-{uuid}"
+        os.replace(d, gone)
+        fsync_dir(self.indices)
+        shutil.rmtree(gone, ignore_errors=True)
 
     def load_all(self) -> list[dict[str, Any]]:
-        """Every index's metadata (sorted by creation time); leftovers are removed."""
+        """Every readable index's metadata (sorted by creation time). A directory whose
+        ``meta.json`` is missing or unreadable is reported in ``problems``, never removed;
+        only the remains of a deletion (``.deleting-*``) are."""
         out = []
+        self.problems = []
         for d in sorted(self.indices.iterdir()) if self.indices.exists() else []:
             if not d.is_dir():
                 continue
-            meta = d / "meta.json"
-            if not meta.exists():
-                shutil.rmtree(d, ignore_errors=True)
+            if d.name.startswith(".deleting-"):
+                shutil.rmtree(d, ignore_errors=True)      # a deletion that was interrupted
                 continue
-            try:
-                out.append(orjson.loads(meta.read_bytes()))
-            except orjson.JSONDecodeError as e:
-                raise StorageCorrupt(meta, f"not JSON: {e}") from None
+            meta = d / "meta.json"
+            problem = None
+            if not meta.exists():
+                problem = "meta.json is missing"
+            else:
+                try:
+                    got = orjson.loads(meta.read_bytes())
+                    if not isinstance(got, dict) or not {"name", "uuid", "number_of_shards"} \
+                            <= set(got):
+                        problem = "meta.json lacks name, uuid or number_of_shards"
+                    else:
+                        out.append(got)
+                except orjson.JSONDecodeError as e:
+                    problem = f"meta.json is not JSON: {e}"
+            if problem is not None:
+                self.problems.append(meta_problem(d, problem))
+                log.error("index directory %s cannot be opened: %s; left as it is (not "
+                          "deleted) and reported in _cluster/health", d, problem)
         out.sort(key=lambda m: (m.get("created_ms", 0), m.get("name", "")))
         return out
+
+
+def meta_problem(d: Path, problem: str) -> dict[str, Any]:
+    """A report of an index directory that cannot be opened, naming it as best it can (the
+    name from what is left of ``meta.json``, or from a snapshot or log record)."""
+    name = None
+    meta = d / "meta.json"
+    if meta.exists():
+        import re
+        m = re.search(rb'"name"\s*:\s*"([^"\\]{1,255})"', meta.read_bytes())
+        name = m.group(1).decode("utf-8", "replace") if m else None
+    return {"index": name, "uuid": d.name, "path": str(d), "reason": problem}
 
 
 def copy_dir(data_dir: str | os.PathLike[str], index_uuid: str, shard: int, copy: int) -> Path:
