@@ -142,8 +142,16 @@ def missing_files(directory: Path) -> list[str]:
 
 # --- fault injection (tests) ------------------------------------------------------------------------
 
-def check_fault(directory: Path) -> None:
+def check_fault(directory: Path, what: str = "log") -> None:
     """Test hook at the file layer: while ``<copy dir>/.inject-enospc`` exists, writes to the
-    copy's log and snapshots fail as a full disk would (``OSError(ENOSPC)``)."""
-    if (directory / FAULT_ENOSPC).exists():
+    copy's files fail as a full disk would (``OSError(ENOSPC)``): every write when the file is
+    empty, only ``snapshot`` (or ``log``) writes when it holds that word."""
+    path = directory / FAULT_ENOSPC
+    if not path.exists():
+        return
+    try:
+        only = path.read_text().strip()
+    except OSError:
+        only = ""
+    if not only or only == what:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(directory))

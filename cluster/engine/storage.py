@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .damage import (CORRUPTED_PREFIX, check_fault, is_torn_tail, missing_files,
+from .damage import (check_fault, is_torn_tail, missing_files,
                      next_good_record, note_files)
 
 log = logging.getLogger("shardsearch.storage")
@@ -138,11 +138,15 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, p)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)      # our own half-written temporary file, nothing else
+        raise
     fsync_dir(p.parent)
 
 
@@ -398,7 +402,7 @@ class WriteAheadLog:
         """After a snapshot of ``last_op``: new commands go to a fresh file and the older
         files (wholly covered by the snapshot) are deleted."""
         with self._lock:
-            check_fault(self.dir)
+            check_fault(self.dir, "snapshot")
             if self._file is not None:
                 os.fsync(self._file.fileno())
                 self._file.close()
@@ -479,7 +483,7 @@ class SnapshotStore:
 
     def write(self, last_op: int, data: bytes) -> Path:
         """Store a snapshot atomically and delete the older ones."""
-        check_fault(self.dir)
+        check_fault(self.dir, "snapshot")
         path = self.dir / snapshot_name(last_op)
         write_atomic(path, data)
         older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
