@@ -315,6 +315,8 @@ def test_the_service_reports_each_damage_and_keeps_serving_the_rest(tmp_path: Pa
             assert item["status"] == 503
             assert item["error"]["type"] == "unavailable_shards_exception"
             assert log.name in item["error"]["reason"]
+            r = c.post("/garbled/_search", json={})
+            assert r.status_code == 404 and "not JSON" in r.json()["error"]["storage_problem"]
             # the rest serves
             r = c.post("/good/_search", json={"query": {"match_all": {}}})
             assert r.json()["hits"]["total"]["value"] == 30
@@ -335,3 +337,19 @@ def test_the_service_reports_each_damage_and_keeps_serving_the_rest(tmp_path: Pa
     assert (data / "indices" / uuids["garbled"] / "meta.json").exists()
     r = check(data)
     assert r.returncode == 1 and log.name in r.stdout and "meta.json" in r.stdout
+
+
+def test_health_lists_storage_problems_only_when_there_are_some() -> None:
+    from shardsearch.cluster.indices.health import cluster_health
+    ok = [{"index": "a", "shard": 0, "copy": 0, "prirep": "p", "state": "STARTED"}]
+    assert "storage_problems" not in cluster_health(ok)
+    flush = [{**ok[0], "storage_failures": {"flush": 3, "sync": 0, "write": 0,
+                                            "last_error": "flush failed: [Errno 28]"}}]
+    h = cluster_health(flush)
+    assert h["status"] == "green"          # still serving: the log holds everything
+    assert h["storage_problems"] == [{"kind": "failed_background_io", "index": "a", "shard": 0,
+                                      "copy": 0, "flush": 3, "sync": 0, "write": 0,
+                                      "last_error": "flush failed: [Errno 28]"}]
+    orphan = {"index": None, "uuid": "u", "path": "/d/indices/u", "reason": "meta.json is missing"}
+    h = cluster_health(ok, dir_problems=[orphan])
+    assert h["status"] == "red" and h["storage_problems"][0]["kind"] == "index_directory"

@@ -120,6 +120,10 @@ class Durability:
         status = getattr(self.coord, "status", None)
         if status is not None:      # reported in _cluster/health and _cat/indices
             status.dir_problems = problems
+        admin = getattr(self.coord, "admin", None)
+        if admin is not None:       # and in the error of a request naming such an index
+            admin.unopenable = {p["index"]: f"{p['reason']} ({p['path']})" for p in problems
+                                if p.get("index")}
         answers = await asyncio.gather(*(recover_group(g) for m in metas for g in m.shards))
         it = iter(answers)
         report: dict[str, Any] = {}
