@@ -89,15 +89,18 @@ def load(w: Writer, batches: int = 6) -> None:
 # --- framing ------------------------------------------------------------------------------------
 
 def test_framed_records_roundtrip_and_stop_at_the_first_bad_one() -> None:
-    data = b"".join(frame(p) for p in (b"one", b"", b"three" * 100))
-    assert scan(data) == ([b"one", b"", b"three" * 100], len(data), None)
+    data = b"".join(frame(p) for p in (b"one", b"{}", b"three" * 100))
+    assert scan(data) == ([b"one", b"{}", b"three" * 100], len(data), None)
     cut = data[:-7]
     got, end, problem = scan(cut)
-    assert got == [b"one", b""] and end == len(frame(b"one") + frame(b"")) and "torn" in problem
+    assert got == [b"one", b"{}"] and end == len(frame(b"one") + frame(b"{}"))
+    assert "torn" in problem
     flipped = bytearray(data)
-    flipped[len(frame(b"one") + frame(b"")) + 8 + 10] ^= 0xFF   # inside the third payload
+    flipped[len(frame(b"one") + frame(b"{}")) + 8 + 10] ^= 0xFF   # inside the third payload
     got, _, problem = scan(bytes(flipped))
-    assert got == [b"one", b""] and "checksum" in problem
+    assert got == [b"one", b"{}"] and "checksum" in problem
+    # no record is ever empty (payloads are JSON objects): zeros are not records
+    assert scan(frame(b"one") + b"\0" * 16)[0] == [b"one"]
 
 
 def test_write_ops_encode_bytes_and_every_field_exactly() -> None:

@@ -353,3 +353,11 @@ def test_health_lists_storage_problems_only_when_there_are_some() -> None:
     orphan = {"index": None, "uuid": "u", "path": "/d/indices/u", "reason": "meta.json is missing"}
     h = cluster_health(ok, dir_problems=[orphan])
     assert h["status"] == "red" and h["storage_problems"][0]["kind"] == "index_directory"
+
+
+def test_zeros_after_the_last_record_are_a_torn_tail_not_records(tmp_path: Path) -> None:
+    c, states = loaded(tmp_path)
+    with open(log_file(c), "ab") as f:
+        f.write(b"\0" * 64)                  # a file system that extended the file, unwritten
+    again = open_copy(tmp_path)
+    assert again.failure is None and state(again)["docs"] == states[-1]["docs"]

@@ -50,6 +50,8 @@ def is_torn_tail(data: bytes, good_end: int, max_record: int) -> bool:
     n = len(data)
     if good_end >= n:
         return False
+    if not data[good_end:].strip(b"\0"):
+        return True               # zeros the file system left past the last write
     if n - good_end >= _FRAME.size:
         length, _ = _FRAME.unpack_from(data, good_end)
         if length > max_record or good_end + _FRAME.size + length < n:

@@ -92,7 +92,7 @@ def scan(data: bytes) -> tuple[list[bytes], int, str | None]:
         if n - pos < _FRAME.size:
             return out, pos, f"torn record header at offset {pos}"
         length, crc = _FRAME.unpack_from(data, pos)
-        if length > MAX_RECORD:
+        if length > MAX_RECORD or length == 0:     # no payload is empty (JSON objects)
             return out, pos, f"impossible record length {length} at offset {pos}"
         end = pos + _FRAME.size + length
         if end > n:
@@ -317,8 +317,12 @@ class WriteAheadLog:
                     f.flush()
                     os.fsync(f.fileno())
             self.bytes_since_snapshot += good_end
-            for payload in payloads:
-                op_no = orjson.loads(payload)["op"]
+            for k, payload in enumerate(payloads):
+                try:
+                    op_no = int(orjson.loads(payload)["op"])
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                    raise StorageCorrupt(path, f"record {k} has a good checksum but cannot be "
+                                         f"read: {e!r}") from None
                 if op_no > after_op:
                     yield op_no, payload
 
