@@ -37,7 +37,8 @@ class Finding:
     repaired: str | None = None
 
     def line(self) -> str:
-        out = f"{self.severity.upper()}: {self.path}: {self.problem}"
+        label = "REPAIRED" if self.repaired else self.severity.upper()
+        out = f"{label}: {self.path}: {self.problem}"
         if self.lost_ops:
             out += (f" — cutting here loses {self.lost_ops} commands ({self.lost_docs} "
                     "documents in the readable ones)")

@@ -114,7 +114,7 @@ def damage_detail(data: bytes, good_end: int, problem: str, later_files: int = 0
         out += f"; {after} intact records follow it"
     if later_files:
         out += f"; {later_files} later log files follow"
-    return out + " (not a torn tail: nothing was dropped)"
+    return out + " (not a torn tail)"
 
 
 # --- durable file helpers -----------------------------------------------------------------------
