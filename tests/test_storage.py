@@ -18,7 +18,8 @@ from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.distribution.shard_copy import (CopyBehind, CopyCorrupted, CopyDiverged,
                                                         GenerationGone, ShardCopy)
 from shardsearch.cluster.engine.sorting import SCORE_SORT
-from shardsearch.cluster.engine.storage import (MetaStore, StorageCorrupt, WriteAheadLog, decode_op,
+from shardsearch.cluster.engine.meta_store import MetaStore
+from shardsearch.cluster.engine.storage import (StorageCorrupt, WriteAheadLog, decode_op,
                                          encode_op, frame, scan, write_atomic)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -26,7 +25,7 @@ from test_storage import Writer, open_copy, state
 from shardsearch.cluster.distribution.shard_copy import DiskFull, ShardCopy
 from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.engine.damage import FAULT_ENOSPC
-from shardsearch.cluster.engine.storage import MetaStore
+from shardsearch.cluster.engine.meta_store import MetaStore
 
 
 def log_file(c: ShardCopy) -> Path:

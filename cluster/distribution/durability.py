@@ -22,7 +22,8 @@ import logging
 import time
 from typing import Any
 
-from ..engine.storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
+from ..engine.meta_store import DataDirLock, MetaStore
+from ..engine.storage import decode_mapping, encode_mapping
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000
