@@ -163,8 +163,25 @@ EXAMPLES = """examples:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from shardsearch.cluster.engine.check import check_data_dir, render
-    report = check_data_dir(args.data_dir, repair=args.repair)
+    from shardsearch.cluster.engine.meta_store import DataDirLock
+    if not Path(args.data_dir).is_dir():
+        print(f"shardsearch: no such directory [{args.data_dir}]", file=sys.stderr, flush=True)
+        return 2
+    lock = None
+    if args.repair:     # never change files a running service is writing
+        try:
+            lock = DataDirLock(args.data_dir)
+        except RuntimeError as e:
+            print(f"shardsearch: {e}: stop it before --repair", file=sys.stderr, flush=True)
+            return 2
+    try:
+        report = check_data_dir(args.data_dir, repair=args.repair)
+    finally:
+        if lock is not None:
+            lock.release()
     print(render(report, args.data_dir), flush=True)
     return 1 if report.damaged else 0
 

@@ -189,6 +189,18 @@ def test_check_repair_keeps_the_intact_prefix_and_says_what_it_dropped(tmp_path:
     assert check(tmp_path).returncode == 0
 
 
+def test_check_repair_refuses_a_data_dir_a_service_holds(tmp_path: Path) -> None:
+    from shardsearch.cluster.engine.meta_store import DataDirLock
+    loaded(tmp_path)
+    lock = DataDirLock(tmp_path)
+    try:
+        r = check(tmp_path, "--repair")
+        assert r.returncode == 2 and "in use" in r.stderr
+    finally:
+        lock.release()
+    assert check(tmp_path / "nowhere").returncode == 2
+
+
 def _record_offsets(data: bytes) -> list[int]:
     out, pos = [], 0
     while pos < len(data):
