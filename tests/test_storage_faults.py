@@ -337,6 +337,11 @@ def test_the_service_reports_each_damage_and_keeps_serving_the_rest(tmp_path: Pa
             assert {i["index"]["status"] for i in items} == {429}
             assert items[0]["index"]["error"]["type"] == "cluster_block_exception"
             assert "flood-stage watermark" in items[0]["index"]["error"]["reason"]
+            r = c.put("/good/_doc/one", json={"title": "one"})
+            assert r.status_code == 429 and r.json()["error"]["type"] == \
+                "cluster_block_exception"
+            row = c.get("/_cat/shards/good?format=json&h=index,storage.failures").json()[0]
+            assert row["storage.failures"] == "flush=0,sync=0,write=2"
             fault.unlink()
             assert not _bulk(c, "good", 200, 5).json()["errors"]
             assert c.get("/good/_count").json()["count"] == 35
