@@ -1,4 +1,4 @@
-"""On-disk storage of a shard copy and of index metadata (pure encoding + file IO, no Ray).
+"""On-disk storage of a shard copy (pure encoding + file IO, no Ray).
 
 Design invariant 5 ("durable before acknowledged") lives here. A shard copy keeps, in its own
 directory::
@@ -15,8 +15,8 @@ A record whose frame is incomplete or whose CRC does not match is never decoded.
 at the very end, or a final record ending at EOF with a bad CRC, nothing verifiable after it —
 ``damage.is_torn_tail``) is cut off, and reported in ``WriteAheadLog.cut``; any other bad
 record, a gap in the command numbers or a file the copy's ``files.json`` lists but that is
-missing raises :class:`StorageCorrupt`. A snapshot must be complete — header, body, footer, every CRC — or loading
-it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
+missing raises :class:`StorageCorrupt`. A snapshot must be complete — header, body, footer,
+every CRC — or loading it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
 so there is nothing to fall back on and guessing would silently lose documents.
 
 Payloads are JSON (``orjson``): a log record is one *command* the coordinator sent the shard
