@@ -15,9 +15,11 @@ from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.shard_messages import ShardQuery
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.engine.writes import WriteOp
-from shardsearch.cluster.distribution.shard_copy import CopyBehind, CopyDiverged, GenerationGone, ShardCopy
+from shardsearch.cluster.distribution.shard_copy import (CopyBehind, CopyCorrupted, CopyDiverged,
+                                                        GenerationGone, ShardCopy)
 from shardsearch.cluster.engine.sorting import SCORE_SORT
-from shardsearch.cluster.engine.storage import (MetaStore, StorageCorrupt, WriteAheadLog, decode_op,
+from shardsearch.cluster.engine.meta_store import MetaStore
+from shardsearch.cluster.engine.storage import (StorageCorrupt, WriteAheadLog, decode_op,
                                          encode_op, frame, scan, write_atomic)
 
 
@@ -88,15 +90,18 @@ def load(w: Writer, batches: int = 6) -> None:
 # --- framing ------------------------------------------------------------------------------------
 
 def test_framed_records_roundtrip_and_stop_at_the_first_bad_one() -> None:
-    data = b"".join(frame(p) for p in (b"one", b"", b"three" * 100))
-    assert scan(data) == ([b"one", b"", b"three" * 100], len(data), None)
+    data = b"".join(frame(p) for p in (b"one", b"{}", b"three" * 100))
+    assert scan(data) == ([b"one", b"{}", b"three" * 100], len(data), None)
     cut = data[:-7]
     got, end, problem = scan(cut)
-    assert got == [b"one", b""] and end == len(frame(b"one") + frame(b"")) and "torn" in problem
+    assert got == [b"one", b"{}"] and end == len(frame(b"one") + frame(b"{}"))
+    assert "torn" in problem
     flipped = bytearray(data)
-    flipped[len(frame(b"one") + frame(b"")) + 8 + 10] ^= 0xFF   # inside the third payload
+    flipped[len(frame(b"one") + frame(b"{}")) + 8 + 10] ^= 0xFF   # inside the third payload
     got, _, problem = scan(bytes(flipped))
-    assert got == [b"one", b""] and "checksum" in problem
+    assert got == [b"one", b"{}"] and "checksum" in problem
+    # no record is ever empty (payloads are JSON objects): zeros are not records
+    assert scan(frame(b"one") + b"\0" * 16)[0] == [b"one"]
 
 
 def test_write_ops_encode_bytes_and_every_field_exactly() -> None:
@@ -190,9 +195,12 @@ def test_a_corrupt_snapshot_fails_loudly_naming_the_file(tmp_path: Path) -> None
     data = bytearray(snap.read_bytes())
     data[len(data) // 2] ^= 0x01
     snap.write_bytes(bytes(data))
-    with pytest.raises(StorageCorrupt) as err:
-        open_copy(tmp_path)
-    assert snap.name in str(err.value) and "checksum" in str(err.value)
+    again = open_copy(tmp_path)                  # the copy opens failed, taking no commands
+    assert snap.name in again.failure and "checksum" in again.failure
+    assert again.position()["failed"] == again.failure and again.last_op == -1
+    with pytest.raises(CopyCorrupted, match=snap.name):
+        again.command(0, "refresh", (), "x", None)
+    assert snap.exists()                           # left as it was: nothing deleted
 
 
 def test_a_truncated_snapshot_fails_loudly_too(tmp_path: Path) -> None:
@@ -200,8 +208,7 @@ def test_a_truncated_snapshot_fails_loudly_too(tmp_path: Path) -> None:
     load(Writer(c))
     snap = next(p for p in Path(c.dir).iterdir() if p.name.startswith("snap-"))
     snap.write_bytes(snap.read_bytes()[:-10])
-    with pytest.raises(StorageCorrupt, match=snap.name):
-        open_copy(tmp_path)
+    assert snap.name in open_copy(tmp_path).failure
 
 
 def test_a_hole_in_the_middle_of_the_log_is_not_a_tail(tmp_path: Path) -> None:
@@ -270,13 +277,18 @@ def test_export_and_install_bring_a_copy_to_the_same_state(tmp_path: Path) -> No
 
 def test_index_metadata_roundtrips_and_deleted_indices_are_forgotten(tmp_path: Path) -> None:
     store = MetaStore(tmp_path)
-    store.save({"name": "a", "uuid": "u1", "created_ms": 1, "settings": {}})
-    store.save({"name": "b", "uuid": "u2", "created_ms": 2, "settings": {"x": 1}})
-    (tmp_path / "indices" / "half-made").mkdir()         # no meta.json: removed on load
+    meta = {"number_of_shards": 1, "settings": {}}
+    store.save({**meta, "name": "a", "uuid": "u1", "created_ms": 1})
+    store.save({**meta, "name": "b", "uuid": "u2", "created_ms": 2})
+    (tmp_path / "indices" / "orphan").mkdir()      # no meta.json: reported, never removed
+    (tmp_path / "indices" / ".deleting-u0").mkdir()   # an interrupted deletion: finished
     assert [m["name"] for m in store.load_all()] == ["a", "b"]
+    assert [(p["uuid"], p["reason"]) for p in store.problems] == \
+        [("orphan", "meta.json is missing")]
     store.delete("u1")
     assert [m["name"] for m in store.load_all()] == ["b"]
-    assert sorted(p.name for p in (tmp_path / "indices").iterdir()) == ["u2"]
-    (tmp_path / "indices" / "u2" / "meta.json").write_bytes(b"{not json")
-    with pytest.raises(StorageCorrupt, match="meta.json"):
-        store.load_all()
+    assert sorted(p.name for p in (tmp_path / "indices").iterdir()) == ["orphan", "u2"]
+    (tmp_path / "indices" / "u2" / "meta.json").write_bytes(b'{"name": "b", not json')
+    assert store.load_all() == []                  # one garbled index stops nothing else
+    assert {p["uuid"]: p["index"] for p in store.problems} == {"orphan": None, "u2": "b"}
+    assert (tmp_path / "indices" / "u2" / "meta.json").exists()

@@ -1,6 +1,8 @@
 """``/``, ``/_cluster/health``, ``/_cat/indices``."""
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.responses import PlainTextResponse, Response
 
@@ -54,6 +56,13 @@ async def cat_indices(request: Request, coord: Coord, index: str | None = None) 
                                               "pri.store.size"])
 
 
+def _failures(f: dict[str, Any] | None) -> str | None:
+    """A copy's failed flushes, syncs and writes (our column), e.g. ``flush=2,sync=0,write=1``."""
+    if not f:
+        return None
+    return ",".join(f"{k}={f.get(k, 0)}" for k in ("flush", "sync", "write"))
+
+
 @router.get("/_cat/shards")
 @router.get("/_cat/shards/{index}")
 async def cat_shards(request: Request, coord: Coord, index: str | None = None) -> Response:
@@ -63,7 +72,8 @@ async def cat_shards(request: Request, coord: Coord, index: str | None = None) -
              "state": i["state"], "docs": i.get("docs"),
              "node": i.get("node_name") or i.get("node_id"), "ip": i.get("node_ip"),
              "id": i.get("node_id"), "unassigned.reason": i.get("reason"),
-             "pid": i.get("pid"), "copy": i.get("copy")} for i in infos
+             "pid": i.get("pid"), "copy": i.get("copy"),
+             "storage.failures": _failures(i.get("storage_failures"))} for i in infos
             if index is None or i["index"] == index]
     return _cat(rows, query_params(request), ["index", "shard", "prirep", "state", "docs",
                                               "node"])

@@ -22,7 +22,8 @@ import logging
 import time
 from typing import Any
 
-from ..engine.storage import DataDirLock, MetaStore, decode_mapping, encode_mapping
+from ..engine.meta_store import DataDirLock, MetaStore
+from ..engine.storage import decode_mapping, encode_mapping
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000
@@ -90,13 +91,25 @@ class Durability:
         t0 = time.monotonic()
         backend = self.coord.backend
         metas = []
-        for d in self.store.load_all():
-            mapping = decode_mapping(d["mapping"])
-            settings = dict(d.get("settings") or {})
-            meta = IndexMeta(name=d["name"], uuid=d["uuid"], created_ms=int(d["created_ms"]),
-                             number_of_shards=int(d["number_of_shards"]),
-                             number_of_replicas=int(d["number_of_replicas"]),
-                             settings=settings, mapping=mapping)
+        loaded = self.store.load_all()
+        problems = list(self.store.problems)
+        for d in loaded:
+            try:
+                mapping = decode_mapping(d["mapping"])
+                settings = dict(d.get("settings") or {})
+                meta = IndexMeta(name=d["name"], uuid=d["uuid"],
+                                 created_ms=int(d["created_ms"]),
+                                 number_of_shards=int(d["number_of_shards"]),
+                                 number_of_replicas=int(d["number_of_replicas"]),
+                                 settings=settings, mapping=mapping)
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                # one index's unusable metadata stops that index only, never the service
+                path = self.store.indices / str(d.get("uuid"))
+                problems.append({"index": d.get("name"), "uuid": str(d.get("uuid")),
+                                 "path": str(path), "reason": f"meta.json unusable: {e!r}"})
+                log.error("index directory %s cannot be opened: meta.json unusable: %r; left "
+                          "as it is", path, e)
+                continue
             records = list(d.get("shards") or [])
             meta.shards = [backend.open(meta.name, i, mapping, replicas=meta.number_of_replicas,
                                         settings=settings, uuid=meta.uuid,
@@ -105,6 +118,13 @@ class Durability:
             self.reserved[meta.name] = int(d.get("seq_reserved", 0))
             self.coord.indices[meta.name] = meta
             metas.append(meta)
+        status = getattr(self.coord, "status", None)
+        if status is not None:      # reported in _cluster/health and _cat/indices
+            status.dir_problems = problems
+        admin = getattr(self.coord, "admin", None)
+        if admin is not None:       # and in the error of a request naming such an index
+            admin.unopenable = {p["index"]: f"{p['reason']} ({p['path']})" for p in problems
+                                if p.get("index")}
         answers = await asyncio.gather(*(recover_group(g) for m in metas for g in m.shards))
         it = iter(answers)
         report: dict[str, Any] = {}

@@ -107,8 +107,10 @@ class GroupSession:
             if c is None:
                 if last is not None and not is_unreachable(last):
                     raise last
+                why = g.unavailable_reason()
                 raise NoShardAvailable(f"[{g.index}][{g.shard}] no copy of the shard is "
-                                       "available" + (f": {type(last).__name__}" if last else ""),
+                                       "available" + (f": {type(last).__name__}" if last else "")
+                                       + (f" ({why})" if why else ""),
                                        index=g.index, shard=str(g.shard))
             m, a = method, args
             if method in ADDRESSED and self.addr_copy is not None and c is not self.addr_copy:

@@ -35,6 +35,8 @@ A copy rebuilt from a snapshot of generation ``G`` can answer any generation ``>
 """
 from __future__ import annotations
 
+import errno
+import logging
 import os
 import shutil
 import threading
@@ -54,45 +56,18 @@ from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
 from ..engine.shard import ShardCore
 from ..engine.writes import WriteBatch, WriteOp
+from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
+                          GenerationAhead, GenerationGone)
 from .shard_service import ShardService, node_id
-from ..engine.storage import (SnapshotStore, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
+from ..engine.damage import MANIFEST, data_files, move_aside
+from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
                       encode_snapshot, encode_value, parse_byte_size)
 
+log = logging.getLogger("shardsearch.storage")
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
-
-
-class CopyBehind(SearchError):
-    """The copy missed commands; it must catch up before it takes new ones."""
-
-    es_type = "shard_not_in_sync_exception"
-    status = 503
-
-    def __init__(self, reason: str, last_op: int = -1) -> None:
-        super().__init__(reason, last_op=last_op)
-
-
-class CopyDiverged(SearchError):
-    """The copy's history differs from the group's (an unacknowledged command): rebuild it."""
-
-    es_type = "shard_copy_diverged_exception"
-    status = 503
-
-
-class GenerationAhead(SearchError):
-    """A generation this copy has not reached yet (a refresh is still on its way to it)."""
-
-    es_type = "shard_generation_ahead_exception"
-    status = 503
-
-
-class GenerationGone(SearchError):
-    """A snapshot older than what this copy can reproduce (it was rebuilt after a crash)."""
-
-    es_type = "search_context_missing_exception"
-    status = 404
 
 
 def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
@@ -126,6 +101,10 @@ class ShardCopy(ShardService):
         self.min_generation = 0
         self.started_at = time.time()
         self.recovery: dict[str, Any] = {"snapshot": None, "replayed": 0, "cut": []}
+        self.failure: str | None = None     # damaged files: why this copy cannot serve
+        self.storage_failures: dict[str, Any] = {"flush": 0, "sync": 0, "write": 0,
+                                                  "last_error": None}
+        self._flush_retry_at = 0.0
         self.dir = None if data_dir is None else copy_dir(data_dir, self.index_uuid, shard, copy)
         self.wal: WriteAheadLog | None = None
         self.snaps: SnapshotStore | None = None
@@ -134,7 +113,7 @@ class ShardCopy(ShardService):
         if self.dir is not None:
             self.snaps = SnapshotStore(self.dir)
             self.wal = WriteAheadLog(self.dir)
-            self._recover()
+            self._open_files()
         self._configure_syncer()
 
     @property
@@ -147,6 +126,20 @@ class ShardCopy(ShardService):
         self._last_result = _pack(value)
 
     # --- recovery ---------------------------------------------------------------------------
+
+    def _open_files(self) -> None:
+        """Recover; damaged files leave the copy *failed* (empty, taking no commands, its
+        files untouched) with the reason, instead of serving less than it acknowledged."""
+        try:
+            self._recover()
+        except (StorageCorrupt, CopyBehind) as e:
+            self.failure = str(e)
+            log.error("shard [%s][%s] copy [%s] cannot open its files: %s", self.core.index,
+                      self.core.shard, self.copy, e)
+            ShardService.__init__(self, self.core.index, self.core.shard, self.core.mapping)
+            self.last_op, self.last_id, self.last_result, self.min_generation = -1, None, None, 0
+            if self.wal is not None:
+                self.wal.close()
 
     def _recover(self) -> None:
         """Newest snapshot (if any), then every log record after it; a torn tail is cut."""
@@ -219,6 +212,8 @@ class ShardCopy(ShardService):
         ``cmd_id`` names the command (a retry repeats it), ``prev_id`` the one it follows.
         """
         where = f"[{self.core.index}][{self.core.shard}] copy [{self.copy}]"
+        if self.failure is not None:
+            raise CopyCorrupted(f"{where} is damaged: {self.failure}")
         if op_no == self.last_op and cmd_id is not None and cmd_id == self.last_id:
             return self.last_result                       # a retry of what was just done
         if op_no <= self.last_op:
@@ -237,23 +232,44 @@ class ShardCopy(ShardService):
             raise
         if self.wal is not None:
             body = {"id": cmd_id, "prev": prev_id, **self._body_of(method, args)}
-            self.wal.append(op_no, encode_command(op_no, method, body))
-            if translog_settings(self.settings)[0] == "request":
-                self.wal.sync()
+            mark = self.wal.mark()
+            try:
+                self.wal.append(op_no, encode_command(op_no, method, body))
+                if translog_settings(self.settings)[0] == "request":
+                    self.wal.sync()
+            except OSError as e:
+                # not durable, so not done: cut it from the log and from memory
+                self.wal.rollback(mark)
+                self._count("write", e)
+                self._reload()
+                if e.errno in (errno.ENOSPC, errno.EDQUOT):
+                    raise DiskFull(self.core.index) from None
+                raise
         self.last_op, self.last_id = op_no, cmd_id
         self.last_result = result
         self._maybe_snapshot()
         return result
 
     def reset(self, mapping: Mapping | None = None) -> dict[str, Any]:
-        """Forget everything (memory and files): the group refills this copy from another."""
+        """Forget everything: the group refills this copy from another. Damaged files are
+        moved into ``corrupted-<time>/`` (never deleted); a diverged history is removed."""
         ShardService.__init__(self, self.core.index, self.core.shard,
                               mapping or self.core.mapping)
         self.last_op, self.last_id, self.last_result, self.min_generation = -1, None, None, 0
         if self.dir is not None:
             if self.wal is not None:
                 self.wal.close()
-            shutil.rmtree(self.dir, ignore_errors=True)
+            names = data_files(self.dir) + [MANIFEST]
+            if self.failure is not None:
+                aside = move_aside(self.dir, names, f"{self.failure}\nrebuilt from another "
+                                   "copy of the shard")
+                log.warning("shard [%s][%s] copy [%s]: damaged files moved to %s; rebuilding "
+                            "from another copy", self.core.index, self.core.shard, self.copy,
+                            aside)
+            else:
+                for n in names:
+                    (self.dir / n).unlink(missing_ok=True)
+            self.failure = None
             self.snaps = SnapshotStore(self.dir)
             self.wal = WriteAheadLog(self.dir)
         return self.position()
@@ -268,7 +284,7 @@ class ShardCopy(ShardService):
             self.wal.close()
         self.snaps = SnapshotStore(self.dir)
         self.wal = WriteAheadLog(self.dir)
-        self._recover()
+        self._open_files()
 
     # direct writes would bypass the log: only numbered commands change a copy
     def apply(self, *args: Any, **kwargs: Any) -> Any:
@@ -305,14 +321,31 @@ class ShardCopy(ShardService):
             if wal is not None:
                 try:
                     wal.sync()
-                except (OSError, ValueError):
-                    pass
+                except (OSError, ValueError) as e:
+                    self._count("sync", e)     # retried at the next interval
 
     def _maybe_snapshot(self) -> None:
         if self.wal is None or self.snaps is None:
             return
-        if self.wal.bytes_since_snapshot >= translog_settings(self.settings)[2]:
+        if self.wal.bytes_since_snapshot < translog_settings(self.settings)[2] or \
+                time.monotonic() < self._flush_retry_at:
+            return
+        try:
             self.flush()
+            self._flush_retry_at = 0.0
+        except OSError as e:
+            # the log still holds everything: retried later (backing off), counted, reported
+            n = self._count("flush", e)
+            self._flush_retry_at = time.monotonic() + min(60.0, 0.5 * 2 ** min(n, 7))
+
+    def _count(self, what: str, e: BaseException) -> int:
+        """A background (or write) failure of the files: counted and shown in ``info``."""
+        f = self.storage_failures
+        f[what] += 1
+        f["last_error"] = f"{what} failed: {e}"
+        log.error("shard [%s][%s] copy [%s]: %s failed (%d so far): %s", self.core.index,
+                  self.core.shard, self.copy, what, f[what], e)
+        return int(f[what])
 
     def flush(self) -> int:
         """Write a snapshot of the current state and start a fresh log (ES's *flush*)."""
@@ -404,6 +437,9 @@ class ShardCopy(ShardService):
     def export_since(self, after_op: int) -> dict[str, Any]:
         """What a copy at ``after_op`` needs to reach this one: the log records after it, or
         (when the log no longer reaches back, or in memory) a snapshot of the current state."""
+        if self.failure is not None:
+            raise CopyCorrupted(f"[{self.core.index}][{self.core.shard}] copy [{self.copy}] is "
+                                f"damaged: {self.failure}")
         if after_op >= self.last_op:
             return {"last_op": self.last_op, "snapshot": None, "records": []}
         if self.wal is not None:
@@ -516,7 +552,8 @@ class ShardCopy(ShardService):
                 "max_seq": self.core.max_seq, "min_generation": self.min_generation,
                 "mapping_version": self.core.mapping.version, "pid": os.getpid(),
                 "node_id": node_id(), "persistent": self.dir is not None,
-                "started_at": self.started_at}
+                "started_at": self.started_at, "failed": self.failure,
+                "storage_failures": dict(self.storage_failures)}
 
     def mapping_state(self) -> dict[str, Any] | None:
         return encode_mapping(self.core.mapping)

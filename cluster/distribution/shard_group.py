@@ -129,6 +129,29 @@ class ShardGroup:
                         type(exc).__name__)
         c.state, c.reason = UNASSIGNED, type(exc).__name__
 
+    def take_damaged(self, c: Copy, info: dict[str, Any]) -> bool:
+        """A copy whose files are damaged (its ``position`` says ``failed``) never serves: it
+        stays out (UNASSIGNED, with the reason) until it is rebuilt from a healthy copy."""
+        if not info.get("failed"):
+            return False
+        if c.state == STARTED or not (c.reason or "").startswith("corrupted"):
+            log.error("copy %s of [%s][%s] is damaged: %s", c.no, self.index, self.shard,
+                      info["failed"])
+        c.info, c.state, c.diverged = info, UNASSIGNED, True
+        c.reason = f"corrupted: {info['failed']}"
+        return True
+
+    def unavailable_reason(self) -> str:
+        """Why the copies that do not serve do not (for errors and health)."""
+        return "; ".join(f"copy [{c.no}]: {c.reason}" for c in self.copies
+                         if c.state != STARTED and c.reason)
+
+    def all_damaged(self) -> bool:
+        """No copy serves, none is catching up, and some copy is damaged: a write cannot
+        succeed by waiting (it fails at once instead of after the write timeout)."""
+        return not self.started and not any(c.busy for c in self.copies) and \
+            any((c.reason or "").startswith("corrupted") for c in self.copies)
+
     def in_sync(self, c: Copy) -> bool:
         return c.last_op == self.next_op - 1 and c.last_id == self.last_id
 
@@ -156,7 +179,9 @@ class ShardGroup:
         if method == "configure":
             self.settings.update({k: v for k, v in args[0].items() if v is not None})
         if method == "refresh" and (self.stalled or not self.started):
-            raise NoShardAvailable(f"[{self.index}][{self.shard}] no in-sync copy to refresh",
+            why = self.unavailable_reason()
+            raise NoShardAvailable(f"[{self.index}][{self.shard}] no in-sync copy to refresh"
+                                   + (f" ({why})" if why else ""),
                                    index=self.index, shard=str(self.shard))
         async with self.lock:
             if self.pending_mapping and method != "set_mapping":
@@ -174,6 +199,11 @@ class ShardGroup:
                     self.stalled = True
                     await self._revive(cmd_id)
                     targets = self.started
+                    if not targets and self.all_damaged():
+                        raise ShardUnavailable(
+                            f"[{self.index}][{self.shard}] primary shard is not active: "
+                            f"{self.unavailable_reason()}", index=self.index,
+                            shard=str(self.shard))
                 if targets:
                     op = self.next_op
                     outs = await asyncio.gather(
@@ -181,6 +211,8 @@ class ShardGroup:
                                      timeout=COPY_CALL_TIMEOUT)
                           for c in targets), return_exceptions=True)
                     ok: list[Any] = []
+                    errors: list[BaseException] = []
+                    full: list[Copy] = []
                     failed = 0
                     for c, o in zip(targets, outs):
                         if not isinstance(o, BaseException):
@@ -195,12 +227,18 @@ class ShardGroup:
                             c.state, c.diverged = INITIALIZING, True
                         elif is_unreachable(o):
                             self.mark_down(c, o)
+                        elif has_error_type(o, "cluster_block_exception"):
+                            full.append(c)       # rolled back: still at the group's command
+                            errors.append(o)
                         else:
-                            # the command itself failed (a bug): the copy reloaded itself from
-                            # its files; take it out of sync, and report the error when alone
+                            # the command itself failed (a bug, damage): the copy reloaded
+                            # itself from its files; take it out of sync
                             c.state = INITIALIZING
-                            if len(targets) == 1:
-                                raise o
+                            errors.append(o)
+                    if not ok and errors and len(errors) == len(targets):
+                        raise errors[0]          # every copy refused it: say why, at once
+                    for c in full:
+                        c.state = INITIALIZING   # the others ran it: this one catches up
                     if ok:
                         self.next_op, self.last_id = op + 1, cmd_id
                         self.stalled = False
@@ -234,7 +272,7 @@ class ShardGroup:
                                       for c in cands), return_exceptions=True)
         reach = []
         for c, o in zip(cands, outs):
-            if isinstance(o, BaseException):
+            if isinstance(o, BaseException) or self.take_damaged(c, o):
                 continue
             c.info, c.last_op, c.last_id = o, int(o["last_op"]), o.get("last_id")
             reach.append(c)
@@ -296,7 +334,9 @@ class ShardGroup:
     async def broadcast(self, method: str, args: tuple) -> Any:
         targets = self.started
         if not targets:
-            raise NoShardAvailable(f"[{self.index}][{self.shard}] no copy is available",
+            why = self.unavailable_reason()
+            raise NoShardAvailable(f"[{self.index}][{self.shard}] no copy is available"
+                                   + (f" ({why})" if why else ""),
                                    index=self.index, shard=str(self.shard))
         outs = await asyncio.gather(*(self._call(c, method, *args, timeout=COPY_CALL_TIMEOUT)
                                       for c in targets), return_exceptions=True)
@@ -335,6 +375,13 @@ class ShardGroup:
                     self.mark_down(c, o)
                 continue
             reached.append((c, o))
+        damaged = [c for c, o in reached if self.take_damaged(c, o)]
+        reached = [(c, o) for c, o in reached if c not in damaged]
+        if self.started:
+            for c in damaged:          # rebuilt from a healthy copy (its files moved aside)
+                if not c.busy:
+                    c.state, c.busy = INITIALIZING, True
+                    asyncio.get_running_loop().create_task(self._catch_up(c))
         for c, o in reached:
             restarted = c.info.get("started_at") not in (None, o.get("started_at"))
             c.info = o
@@ -451,8 +498,15 @@ class ShardGroup:
                          "last_op": c.last_op, "reason": c.reason,
                          "generation": c.info.get("generation"),
                          "max_seq": c.info.get("max_seq"),
-                         "pins": c.info.get("pins", 0) if c.state == STARTED else 0})
+                         "pins": c.info.get("pins", 0) if c.state == STARTED else 0,
+                         "storage_failures": _failures(c.info)})
         return rows
+
+
+def _failures(info: dict[str, Any]) -> dict[str, Any] | None:
+    """The copy's counts of failed flushes, syncs and writes, when there were any."""
+    f = info.get("storage_failures") or {}
+    return dict(f) if any(f.get(k) for k in ("flush", "sync", "write")) else None
 
 
 def _with_shards(result: Any, total: int, ok: int, failed: int) -> Any:
@@ -490,6 +544,8 @@ async def recover_group(g: ShardGroup, timeout: float = 300.0) -> list[dict[str,
         if isinstance(o, BaseException):
             log.error("copy %s of [%s][%s] did not recover: %r", c.no, g.index, g.shard, o)
             c.state, c.reason = UNASSIGNED, f"recovery: {type(o).__name__}"
+            continue
+        if g.take_damaged(c, o):
             continue
         c.info, c.last_op, c.last_id = o, int(o["last_op"]), o.get("last_id")
         got.append(c)

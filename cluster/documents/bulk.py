@@ -220,8 +220,11 @@ def collect(keys: list[tuple[str, int]], outcomes: list[Any],
         entries = per_shard[(name, sid)]
         if isinstance(outcome, BaseException):
             err = shard_unavailable(name, sid, outcome)
+            cause = domain_error(outcome)
+            status = cause.status if isinstance(cause, SearchError) and \
+                cause.status in (429, 503) else 503
             for pos, doc_id in zip(entries.positions, entries.ids):
-                results[pos] = {"_index": name, "_id": doc_id, "status": 503, "error": err}
+                results[pos] = {"_index": name, "_id": doc_id, "status": status, "error": err}
             continue
         shard_results, _gen = outcome
         shards = dict(getattr(outcome, "shards", None)
@@ -270,7 +273,7 @@ def respond(items: list[dict[str, Any]], results: list[Any], t0: float,
 def shard_unavailable(index: str, shard: int, exc: BaseException) -> dict[str, Any]:
     """The error of every item of a batch whose shard did not take it."""
     exc = domain_error(exc)
-    if isinstance(exc, SearchError) and exc.status == 503:
-        return exc.to_cause()
+    if isinstance(exc, SearchError) and exc.status in (429, 503):
+        return exc.to_cause()      # unavailable shards, or a full disk (cluster_block)
     return {"type": "unavailable_shards_exception",
             "reason": f"[{index}][{shard}] primary shard is not active: {type(exc).__name__}"}

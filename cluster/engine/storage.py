@@ -1,4 +1,4 @@
-"""On-disk storage of a shard copy and of index metadata (pure encoding + file IO, no Ray).
+"""On-disk storage of a shard copy (pure encoding + file IO, no Ray).
 
 Design invariant 5 ("durable before acknowledged") lives here. A shard copy keeps, in its own
 directory::
@@ -10,10 +10,13 @@ Both files are sequences of *framed records*::
 
     [u32 little-endian payload length][u32 CRC-32 of the payload][payload]
 
-A record whose frame is incomplete (a crash in the middle of a write) or whose CRC does not
-match is never decoded: the log is cut there (``WriteAheadLog.open`` truncates the file at the
-last good record). A snapshot must be complete — header, body, footer, every CRC — or loading
-it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
+A record whose frame is incomplete or whose CRC does not match is never decoded. Only a torn
+*last* record of the newest log file (a crash in the middle of an append: an incomplete frame
+at the very end, or a final record ending at EOF with a bad CRC, nothing verifiable after it —
+``damage.is_torn_tail``) is cut off, and reported in ``WriteAheadLog.cut``; any other bad
+record, a gap in the command numbers or a file the copy's ``files.json`` lists but that is
+missing raises :class:`StorageCorrupt`. A snapshot must be complete — header, body, footer,
+every CRC — or loading it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
 so there is nothing to fall back on and guessing would silently lose documents.
 
 Payloads are JSON (``orjson``): a log record is one *command* the coordinator sent the shard
@@ -26,15 +29,15 @@ are not UTF-8.
 
 Files are replaced atomically: write a temporary file, ``fsync`` it, ``rename`` it over the
 old one, ``fsync`` the directory (``write_atomic``). Index metadata (settings, mapping, uuid)
-is one JSON file per index written that way by the coordinator (:class:`MetaStore`).
+is one JSON file per index written that way by the coordinator (``meta_store.MetaStore``).
 """
 from __future__ import annotations
 
 import base64
 import dataclasses
+import logging
 import os
 import pickle
-import shutil
 import struct
 import threading
 import zlib
@@ -44,6 +47,11 @@ from typing import Any
 
 import numpy as np
 import orjson
+
+from .damage import (check_fault, is_torn_tail, missing_files,
+                     next_good_record, note_files)
+
+log = logging.getLogger("shardsearch.storage")
 
 _FRAME = struct.Struct("<II")
 MAX_RECORD = 1 << 30           # a length beyond this is garbage, not a record
@@ -83,7 +91,7 @@ def scan(data: bytes) -> tuple[list[bytes], int, str | None]:
         if n - pos < _FRAME.size:
             return out, pos, f"torn record header at offset {pos}"
         length, crc = _FRAME.unpack_from(data, pos)
-        if length > MAX_RECORD:
+        if length > MAX_RECORD or length == 0:     # no payload is empty (JSON objects)
             return out, pos, f"impossible record length {length} at offset {pos}"
         end = pos + _FRAME.size + length
         if end > n:
@@ -94,6 +102,18 @@ def scan(data: bytes) -> tuple[list[bytes], int, str | None]:
         out.append(bytes(payload))
         pos = end
     return out, pos, None
+
+
+def damage_detail(data: bytes, good_end: int, problem: str, later_files: int = 0) -> str:
+    """What is wrong with a file and what skipping the damage would lose."""
+    nxt = next_good_record(data, good_end, MAX_RECORD)
+    after = 0 if nxt is None else len(scan(data[nxt:])[0])
+    out = f"{problem} of {len(data)} bytes"
+    if after:
+        out += f"; {after} intact records follow it"
+    if later_files:
+        out += f"; {later_files} later log files follow"
+    return out + " (not a torn tail)"
 
 
 # --- durable file helpers -----------------------------------------------------------------------
@@ -117,11 +137,15 @@ def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     tmp = p.with_name(f".{p.name}.tmp-{os.getpid()}-{threading.get_ident()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, p)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        tmp.unlink(missing_ok=True)      # our own half-written temporary file, nothing else
+        raise
     fsync_dir(p.parent)
 
 
@@ -256,6 +280,7 @@ class WriteAheadLog:
         self._file: Any = None
         self._path: Path | None = None
         self._dirty = False
+        self._size = 0
         self.bytes_since_snapshot = 0
         self.first_op: int | None = None     # first command number this log can still replay
         self.cut: list[str] = []             # what recovery cut off, for the operator
@@ -265,9 +290,10 @@ class WriteAheadLog:
     def recover(self, after_op: int) -> Iterator[tuple[int, bytes]]:
         """Yield ``(op_no, payload)`` of every good record with ``op_no > after_op``, in order.
 
-        A torn or corrupt tail of the newest file is cut off (the file is truncated there); a
-        bad record in an older file is a hole in the middle of history and raises
-        :class:`StorageCorrupt`. Must run (to the end) before the first ``append``.
+        Only a torn last record of the newest file is cut off (the file is truncated there,
+        and it is logged and kept in ``cut``); any other bad record — in an older file, or
+        with more data after it — raises :class:`StorageCorrupt` saying what would be lost.
+        Must run (to the end) before the first ``append``.
         """
         files = _numbered(self.dir, "log-", ".wal")
         # files wholly covered by the snapshot are not needed (and may be leftovers)
@@ -278,16 +304,24 @@ class WriteAheadLog:
             data = path.read_bytes()
             payloads, good_end, problem = scan(data)
             if problem is not None:
-                if i + 1 < len(keep):
-                    raise StorageCorrupt(path, f"{problem}, and later log files exist")
-                self.cut.append(f"{path.name}: {problem}; {len(data) - good_end} bytes cut")
+                if i + 1 < len(keep) or not is_torn_tail(data, good_end, MAX_RECORD):
+                    raise StorageCorrupt(path, damage_detail(data, good_end, problem,
+                                                             later_files=len(keep) - i - 1))
+                self.cut.append(f"{path.name}: {problem}; {len(data) - good_end} bytes of a "
+                                "torn last record cut")
+                log.warning("write-ahead log %s: %s; torn last record (%d bytes) cut", path,
+                            problem, len(data) - good_end)
                 with open(path, "r+b") as f:
                     f.truncate(good_end)
                     f.flush()
                     os.fsync(f.fileno())
             self.bytes_since_snapshot += good_end
-            for payload in payloads:
-                op_no = orjson.loads(payload)["op"]
+            for k, payload in enumerate(payloads):
+                try:
+                    op_no = int(orjson.loads(payload)["op"])
+                except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+                    raise StorageCorrupt(path, f"record {k} has a good checksum but cannot be "
+                                         f"read: {e!r}") from None
                 if op_no > after_op:
                     yield op_no, payload
 
@@ -295,8 +329,6 @@ class WriteAheadLog:
         """Payloads of the commands after ``after_op`` (for a copy catching up), or None when
         the log no longer reaches back that far (a snapshot replaced it)."""
         with self._lock:
-            if self._file is not None:
-                self._file.flush()
             files = _numbered(self.dir, "log-", ".wal")
         if not files or files[0][0] > after_op + 1:
             return None
@@ -319,25 +351,53 @@ class WriteAheadLog:
             if self.first_op is None:
                 self.first_op = op_no
         existed = self._path.exists()
-        self._file = open(self._path, "ab")
+        # unbuffered: a write that fails (a full disk) leaves nothing behind to be flushed later
+        self._file = open(self._path, "ab", buffering=0)
+        self._size = self._file.seek(0, os.SEEK_END)
         if not existed:
-            fsync_dir(self.dir)
+            note_files(self.dir)
 
     def append(self, op_no: int, payload: bytes) -> None:
-        """Append one command (not yet durable: see ``sync``)."""
+        """Append one command (not yet durable: see ``sync``). A failed write (``OSError``,
+        e.g. ENOSPC) leaves the file as it was and raises."""
         with self._lock:
+            check_fault(self.dir)
             if self._file is None:
                 self._open_for(op_no)
             rec = frame(payload)
-            self._file.write(rec)
+            before = self._size
+            try:
+                view = memoryview(rec)
+                while view:
+                    view = view[self._file.write(view):]
+            except OSError:
+                os.ftruncate(self._file.fileno(), before)
+                raise
+            self._size = before + len(rec)
             self._dirty = True
             self.bytes_since_snapshot += len(rec)
+
+    def mark(self) -> int:
+        """The log's end now (see ``rollback``)."""
+        with self._lock:
+            if self._file is not None:
+                return self._size
+            files = _numbered(self.dir, "log-", ".wal")
+            return files[-1][1].stat().st_size if files else 0
+
+    def rollback(self, mark: int) -> None:
+        """Cut what was appended after ``mark`` (a command that could not be made durable)."""
+        with self._lock:
+            if self._file is not None and 0 <= mark < self._size:
+                self.bytes_since_snapshot -= self._size - mark
+                os.ftruncate(self._file.fileno(), mark)
+                self._size = mark
+                self._file.seek(0, os.SEEK_END)
 
     def sync(self) -> None:
         """Everything appended so far is on disk when this returns."""
         with self._lock:
             if self._file is not None and self._dirty:
-                self._file.flush()
                 os.fsync(self._file.fileno())
                 self._dirty = False
 
@@ -345,15 +405,18 @@ class WriteAheadLog:
         """After a snapshot of ``last_op``: new commands go to a fresh file and the older
         files (wholly covered by the snapshot) are deleted."""
         with self._lock:
+            check_fault(self.dir, "snapshot")
             if self._file is not None:
-                self._file.flush()
                 os.fsync(self._file.fileno())
                 self._file.close()
                 self._file = None
             old = _numbered(self.dir, "log-", ".wal")
             self._path = self.dir / log_name(last_op + 1)
-            self._file = open(self._path, "ab")
+            self._file = open(self._path, "ab", buffering=0)
+            self._size = self._file.seek(0, os.SEEK_END)
             fsync_dir(self.dir)
+            # listed before deleting: a crash in between never makes a listed file missing
+            note_files(self.dir, drop={p.name for _, p in old if p != self._path})
             for _, p in old:
                 if p != self._path:
                     p.unlink(missing_ok=True)
@@ -366,7 +429,6 @@ class WriteAheadLog:
         with self._lock:
             if self._file is not None:
                 try:
-                    self._file.flush()
                     os.fsync(self._file.fileno())
                 finally:
                     self._file.close()
@@ -410,7 +472,12 @@ class SnapshotStore:
         self.dir.mkdir(parents=True, exist_ok=True)
 
     def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """The newest snapshot, or None if there is none. Corrupt -> ``StorageCorrupt``."""
+        """The newest snapshot, or None if there is none. Corrupt, or a snapshot or log file
+        the copy's ``files.json`` lists missing -> ``StorageCorrupt``."""
+        gone = missing_files(self.dir)
+        if gone:
+            raise StorageCorrupt(self.dir / gone[0], f"missing: the copy's files.json lists "
+                                 f"{', '.join(gone)} but it is not there")
         snaps = _numbered(self.dir, "snap-", ".snap")
         if not snaps:
             return None
@@ -419,11 +486,13 @@ class SnapshotStore:
 
     def write(self, last_op: int, data: bytes) -> Path:
         """Store a snapshot atomically and delete the older ones."""
+        check_fault(self.dir, "snapshot")
         path = self.dir / snapshot_name(last_op)
         write_atomic(path, data)
-        for _, p in _numbered(self.dir, "snap-", ".snap"):
-            if p != path:
-                p.unlink(missing_ok=True)
+        older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
+        note_files(self.dir, drop={p.name for p in older})
+        for p in older:
+            p.unlink(missing_ok=True)
         fsync_dir(self.dir)
         return path
 
@@ -447,84 +516,6 @@ def parse_byte_size(raw: Any, default: int) -> int:
         return default
 
 
-# --- index metadata -------------------------------------------------------------------------------
-
-class MetaStore:
-    """Index metadata under ``<data_dir>/indices/<uuid>/meta.json`` (one atomic file each).
-
-    The coordinator writes it on every change of an index's settings or mapping, before it
-    acknowledges; it is what a restarted service reads to know its indices. A directory
-    without ``meta.json`` is a deleted (or never completed) index and is removed on load.
-    """
-
-    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
-        self.root = Path(data_dir)
-        self.indices = self.root / "indices"
-        self.indices.mkdir(parents=True, exist_ok=True)
-
-    def path(self, uuid: str) -> Path:
-        return self.indices / uuid / "meta.json"
-
-    def save(self, meta: dict[str, Any]) -> None:
-        write_atomic(self.path(meta["uuid"]), orjson.dumps(meta, option=orjson.OPT_INDENT_2))
-
-    def delete(self, uuid: str) -> None:
-        """Forget an index: its ``meta.json`` goes first (atomically), then the rest."""
-        d = self.indices / uuid
-        meta = d / "meta.json"
-        if meta.exists():
-            meta.unlink()
-            fsync_dir(d)
-        shutil.rmtree(d, ignore_errors=True)
-
-    def load_all(self) -> list[dict[str, Any]]:
-        """Every index's metadata (sorted by creation time); leftovers are removed."""
-        out = []
-        for d in sorted(self.indices.iterdir()) if self.indices.exists() else []:
-            if not d.is_dir():
-                continue
-            meta = d / "meta.json"
-            if not meta.exists():
-                shutil.rmtree(d, ignore_errors=True)
-                continue
-            try:
-                out.append(orjson.loads(meta.read_bytes()))
-            except orjson.JSONDecodeError as e:
-                raise StorageCorrupt(meta, f"not JSON: {e}") from None
-        out.sort(key=lambda m: (m.get("created_ms", 0), m.get("name", "")))
-        return out
-
-
 def copy_dir(data_dir: str | os.PathLike[str], index_uuid: str, shard: int, copy: int) -> Path:
     """Where one shard copy keeps its files."""
     return Path(data_dir) / "indices" / index_uuid / str(shard) / str(copy)
-
-
-class DataDirLock:
-    """An exclusive lock on a data directory: two services must never share one.
-
-    ``flock`` is released by the kernel when the process dies, so a crash never leaves the
-    directory locked.
-    """
-
-    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
-        import fcntl
-        Path(data_dir).mkdir(parents=True, exist_ok=True)
-        self.path = Path(data_dir) / ".lock"
-        self._f = open(self.path, "a+")
-        try:
-            fcntl.flock(self._f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._f.close()
-            raise RuntimeError(f"data directory [{data_dir}] is in use by another shardsearch "
-                               "service") from None
-        self._f.seek(0)
-        self._f.truncate()
-        self._f.write(str(os.getpid()))
-        self._f.flush()
-
-    def release(self) -> None:
-        try:
-            self._f.close()
-        except OSError:
-            pass

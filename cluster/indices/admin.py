@@ -32,6 +32,8 @@ class IndexAdmin:
         self.indices: dict[str, IndexMeta] = {}
         # index metadata on disk and recovery (durability.py); None keeps indices in memory
         self.durable: Any = None
+        # index name -> why its directory could not be opened (a request naming it says so)
+        self.unopenable: dict[str, str] = {}
         # periodic refresh (index.refresh_interval, 1s by default), as Elasticsearch does it;
         # the service turns it on, in-process unit tests refresh explicitly
         self.auto_refresh = False
@@ -123,7 +125,8 @@ class IndexAdmin:
                 if p not in out:
                     out.append(p)
             elif not ignore_unavailable:
-                raise IndexNotFound(p)
+                why = self.unopenable.get(p)
+                raise IndexNotFound(p, storage_problem=why) if why else IndexNotFound(p)
         if not out and not allow_no_indices:
             raise IndexNotFound(parts[0] if parts else "_all")
         return out

@@ -28,9 +28,28 @@ def status_of(rows: list[dict[str, Any]]) -> str:
     return "green"
 
 
-def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | None = None
-                   ) -> dict[str, Any]:
-    """The body of ``GET /_cluster/health`` (without ``cluster_name``)."""
+def storage_problems(rows: list[dict[str, Any]], dir_problems: list[dict[str, Any]]
+                     ) -> list[dict[str, Any]]:
+    """What is wrong on disk, for ``_cluster/health`` (our extension key ``storage_problems``):
+    index directories that cannot be opened, damaged copies, and failed flushes, syncs and
+    writes (counted; flushes and syncs are retried)."""
+    out = [{"kind": "index_directory", **p} for p in dir_problems]
+    for r in rows:
+        reason = r.get("reason") or ""
+        if reason.startswith("corrupted"):
+            out.append({"kind": "damaged_copy", "index": r["index"], "shard": int(r["shard"]),
+                        "copy": r.get("copy"), "reason": reason})
+        if r.get("storage_failures"):
+            out.append({"kind": "failed_background_io", "index": r["index"],
+                        "shard": int(r["shard"]), "copy": r.get("copy"),
+                        **r["storage_failures"]})
+    return out
+
+
+def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | None = None,
+                   dir_problems: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The body of ``GET /_cluster/health`` (without ``cluster_name``). An index directory
+    that cannot be opened makes the cluster red (its shards have no copy that can serve)."""
     shards = _by_shard(rows)
     active_primary = sum(1 for copies in shards.values()
                          if any(c["state"] == "STARTED" for c in copies))
@@ -39,7 +58,8 @@ def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | Non
     unassigned = sum(1 for c in rows if c["state"] == "UNASSIGNED")
     nodes = nodes or []
     data_nodes = [n for n in nodes if n.get("resource")] or nodes
-    return {"status": status_of(rows), "timed_out": False,
+    status = "red" if dir_problems else status_of(rows)
+    out = {"status": status, "timed_out": False,
             "number_of_nodes": max(1, len(nodes)),
             "number_of_data_nodes": max(1, len(data_nodes)),
             "active_primary_shards": active_primary, "active_shards": active,
@@ -48,3 +68,7 @@ def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | Non
             "number_of_pending_tasks": 0, "number_of_in_flight_fetch": 0,
             "task_max_waiting_in_queue_millis": 0,
             "active_shards_percent_as_number": 100.0 if not rows else 100.0 * active / len(rows)}
+    problems = storage_problems(rows, dir_problems or [])
+    if problems:
+        out["storage_problems"] = problems
+    return out

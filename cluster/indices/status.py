@@ -24,6 +24,7 @@ class ClusterStatus:
         self.cluster_name = cluster_name
         self.cluster_uuid = uuid.uuid4().hex[:22]
         self.node_name = os.uname().nodename if hasattr(os, "uname") else "node"
+        self.dir_problems: list[dict[str, Any]] = []   # index directories that cannot open
 
     async def shard_infos(self) -> list[dict[str, Any]]:
         """One row per shard copy (primary ``p`` / replica ``r``): state, node, documents."""
@@ -46,7 +47,7 @@ class ClusterStatus:
         """green / yellow / red from the copies' states (``health.py``)."""
         infos = await self.shard_infos()
         return {"cluster_name": self.cluster_name,
-                **cluster_health(infos, self.backend.nodes())}
+                **cluster_health(infos, self.backend.nodes(), self.dir_problems)}
 
     async def cat_indices(self, expr: str | None) -> list[dict[str, Any]]:
         """``GET /_cat/indices``: one row per index, its health and primary document count."""
@@ -58,10 +59,20 @@ class ClusterStatus:
             mine = [i for i in infos if i["index"] == n]
             docs = sum(i["docs"] or 0 for i in mine if i.get("prirep", "p") == "p")
             health = status_of(mine)
+            why = "; ".join(f"[{i['shard']}] copy [{i.get('copy')}]: {i['reason']}"
+                            for i in mine if i.get("reason") and i["state"] != "STARTED")
             out.append({"health": health, "status": "open", "index": n, "uuid": m.uuid,
                         "pri": str(m.number_of_shards), "rep": str(m.number_of_replicas),
                         "docs.count": str(docs), "docs.deleted": "0", "store.size": None,
-                        "pri.store.size": None})
+                        "pri.store.size": None, "health.reason": why or None})
+        if expr in (None, "_all", "*"):
+            # index directories that cannot be opened: red rows naming the damage
+            for p in self.dir_problems:
+                out.append({"health": "red", "status": "open", "index": p.get("index")
+                            or p["uuid"], "uuid": p["uuid"], "pri": None, "rep": None,
+                            "docs.count": None, "docs.deleted": None, "store.size": None,
+                            "pri.store.size": None, "health.reason": f"{p['reason']} "
+                            f"({p['path']})"})
         return out
 
     def info(self) -> dict[str, Any]:
