@@ -152,7 +152,7 @@ def test_the_service_runs_on_every_node_and_spreads_copies(es: httpx.Client) -> 
         assert len(nodes) == 2, rows                       # primary and replica apart
     assert {r["node"] for r in rows} == {"node_1", "node_2"}   # names, not Ray node ids
     ips = es.get("/_cat/shards/spread?format=json&h=ip").json()
-    assert {r["ip"] for r in ips} == {"127.0.0.1"}
+    assert len({r["ip"] for r in ips}) == 1 and ips[0]["ip"]   # one machine, its address
     assert health(es) == "green"
     es.delete("/spread")
 
