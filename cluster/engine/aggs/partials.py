@@ -49,6 +49,13 @@ class Keyed:
     counts: np.ndarray
     subs: dict[str, Any] = field(default_factory=dict)   # owners = rows of this partial
     value_kind: str = "keyword"   # keyword / long / double / date / boolean / unmapped
+    # a top-level ``terms`` cut on the shard (``tput.py``): the counts of every key the shard
+    # holds (``total``) and how many keys (``distinct``); ``bound``: no key left out has more
+    # documents; ``other``: documents in buckets the coordinator cut (added once, at render)
+    total: int = 0
+    distinct: int = 0
+    bound: int = 0
+    other: int = 0
 
 
 @dataclass

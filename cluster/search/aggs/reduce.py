@@ -34,6 +34,7 @@ class Result:
     counts: np.ndarray | None = None       # keyed: per row; fixed: per owner × width
     width: int = 0
     value_kind: str = "unmapped"
+    other: int = 0                         # terms: documents of buckets cut before the reduce
     subs: dict[str, Result] = field(default_factory=dict)
 
     def rows_of(self, owner: int) -> tuple[int, int]:
@@ -141,6 +142,7 @@ def _reduce_keyed(res: Result, got: list[tuple[Keyed, np.ndarray]]) -> None:
     counts = np.concatenate([p.counts for p, _ in got]) if got else np.zeros(0, np.int64)
     res.owner, res.keys = u_owner, uniq[u_code]
     res.counts = np.bincount(inv, weights=counts, minlength=len(u_owner)).astype(np.int64)
+    res.other = sum(p.other for p, _ in got)   # top-level terms after rounds (``tput.py``)
     if res.node.subs:
         cuts = np.cumsum([0] + [len(p.counts) for p, _ in got])
         maps = [inv[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
