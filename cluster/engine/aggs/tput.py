@@ -7,7 +7,8 @@ of its ``(key, count)`` buckets at the search's snapshot:
 * ``top``: its first ``k`` by count desc, key asc (TPUT's round 1);
 * ``key``: its first ``k`` in key order (exact alone: a key among the global first ``size``
   has fewer than ``size`` keys before it on every shard that holds it);
-* ``at_least``: every bucket with at least ``threshold`` documents (TPUT's round 2);
+* ``at_least``: every bucket with at least ``threshold`` documents but the first ``k`` by
+  count, shipped already (TPUT's round 2);
 * ``all``: no cut (the later rounds, whose keys the node's ``_keys`` already restricts).
 
 A cut partial also carries the shard's bucket total and key count (exact
@@ -41,7 +42,7 @@ class Cut:
     mode: str                 # top / key / at_least / all
     k: int = 0
     desc: bool = False        # ``key``: descending key order
-    threshold: int = 0        # ``at_least``
+    threshold: int = 0        # ``at_least`` (``k``: round 1's cut, not shipped again)
 
 
 def key_ranks(keys: np.ndarray) -> np.ndarray:
@@ -52,6 +53,11 @@ def key_ranks(keys: np.ndarray) -> np.ndarray:
     return ranks
 
 
+def _by_count(part: Keyed, ranks: np.ndarray | None = None) -> np.ndarray:
+    """Bucket positions by count desc, key asc (the order round 1 cuts in)."""
+    return np.lexsort((key_ranks(part.keys) if ranks is None else ranks, -part.counts))
+
+
 def apply_cut(part: Keyed, cut: Cut) -> Keyed:
     """``part`` (one owner, no sub-aggregations) reduced to the buckets ``cut`` keeps."""
     n = len(part.counts)
@@ -59,13 +65,14 @@ def apply_cut(part: Keyed, cut: Cut) -> Keyed:
     if cut.mode == "all":
         keep = np.arange(n)
         bound = 0
-    elif cut.mode == "at_least":
-        keep = np.flatnonzero(part.counts >= cut.threshold)
+    elif cut.mode == "at_least":   # but not round 1's top k, already shipped
+        rest = _by_count(part)[cut.k:]
+        keep = np.sort(rest[part.counts[rest] >= cut.threshold])
         bound = max(0, cut.threshold - 1)
     else:
         ranks = key_ranks(part.keys)
         if cut.mode == "top":
-            order = np.lexsort((ranks, -part.counts))
+            order = _by_count(part, ranks)
         else:
             order = np.argsort(-ranks if cut.desc else ranks, kind="stable")
         keep = np.sort(order[:cut.k])

@@ -86,8 +86,8 @@ async def terms_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
             second = [s for s in range(state.m) if state.needs_threshold(s, t)]
             if second:
                 rounds += 1
-                got = await shards.ask(bare, {s: Cut("at_least", threshold=t) for s in second},
-                                       failures)
+                at_least = Cut("at_least", cut.k, threshold=t)
+                got = await shards.ask(bare, {s: at_least for s in second}, failures)
                 for s in second:
                     state.lower_bound(s, t)   # a shard lost here keeps its round-1 counts
                 for s, part in got.items():
@@ -109,6 +109,7 @@ async def terms_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
             for s, part in got.items():
                 part.other = finals[s].other
                 finals[s] = part
+                state.shipped[s] += len(part.counts)
         for s, h in enumerate(shards.hits):
             h.aggs[node.name] = finals[s]
         if prof is not None:
