@@ -187,7 +187,8 @@ class SearchProfile:
     def agg_rounds(self, entry: Any, name: str, rounds: int, shipped: int,
                    distinct: int) -> None:
         """A cut ``terms`` (``aggs/rounds.py``): how many rounds, how many of the shard's
-        ``distinct`` keys it shipped over all of them."""
+        ``distinct`` keys it shipped to find the top (rounds 1-3 never ship a key twice; the
+        last round's sub-aggregations of the final keys are not counted)."""
         self.cost(entry).agg_rounds[name] = {"rounds": rounds, "keys_shipped": shipped,
                                              "distinct_keys": distinct}
 

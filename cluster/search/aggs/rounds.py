@@ -109,7 +109,6 @@ async def terms_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
             for s, part in got.items():
                 part.other = finals[s].other
                 finals[s] = part
-                state.shipped[s] += len(part.counts)
         for s, h in enumerate(shards.hits):
             h.aggs[node.name] = finals[s]
         if prof is not None:
