@@ -228,3 +228,20 @@ def test_cut_terms_with_sub_aggregations_equal_one_shard() -> None:
     assert [(b["key"], b["doc_count"]) for b in one["t"]["buckets"]] == \
         [(b["key"], b["doc_count"]) for b in plain["buckets"]]
     assert one["t"]["sum_other_doc_count"] == plain["sum_other_doc_count"]
+
+
+def test_a_segment_without_the_field_keeps_the_last_round_and_include_working() -> None:
+    """The last round restricts the terms to its keys; a segment lacking the field (an
+    earlier refresh) has no ranks to filter — and ``include`` the same way."""
+    c = LocalCluster().create("idx", shards=1, mappings={"properties": {
+        "other": {"type": "keyword"}, "cat": {"type": "keyword"}, "val": {"type": "long"}}})
+    c.index("idx", {"a": {"other": "x"}})
+    c.index("idx", {0: {"cat": "bar", "val": 8}, 1: {"cat": "bar", "val": 0},
+                    2: {"cat": "foo", "val": 9}})
+    high = {"high": {"filter": {"range": {"val": {"gte": 7}}}}}
+    for terms in ({"field": "cat"}, {"field": "cat", "include": ["bar"],
+                                     "order": {"_count": "asc"}}):
+        resp = c.search("idx", {"size": 0, "aggs": {"c": {"terms": terms, "aggs": high}}})
+        assert resp["_shards"]["failed"] == 0
+        bar = resp["aggregations"]["c"]["buckets"][0]
+        assert (bar["key"], bar["doc_count"], bar["high"]["doc_count"]) == ("bar", 2, 1)

@@ -126,8 +126,8 @@ def _only_keys(node: AggNode, view: ShardView, kind: str,
         ok = np.isin(distinct.astype(object), np.asarray(list(only), dtype=object)) \
             if len(distinct) else np.zeros(0, dtype=bool)
 
-        def keep(v: np.ndarray) -> np.ndarray:
-            return ok[v] if len(ok) else np.zeros(len(v), dtype=bool)
+        def keep(v: np.ndarray) -> np.ndarray:   # a segment without the field: float []
+            return ok[v.astype(np.int64)] if len(ok) else np.zeros(len(v), dtype=bool)
     else:
         exact = all(isinstance(k, (int, np.integer)) for k in only)
         wanted = np.asarray(list(only), dtype=np.int64 if exact else np.float64)
@@ -151,7 +151,8 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
         if "missing" in node.params:
             distinct = np.append(distinct, np.array([str(node.params["missing"])], dtype=object))
         ok = np.array([_accepts(str(t), inc, exc) for t in distinct.tolist()], dtype=bool)
-        return lambda v: ok[v] if len(ok) else np.zeros(len(v), dtype=bool)
+        # a segment without the field has float ranks (none): index with ints
+        return lambda v: ok[v.astype(np.int64)] if len(ok) else np.zeros(len(v), dtype=bool)
     if isinstance(inc, str) or isinstance(exc, str):
         raise IllegalArgument(f"Aggregation [{node.name}] cannot support regular expression "
                               f"style include/exclude settings as they can only be applied "
