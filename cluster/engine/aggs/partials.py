@@ -26,10 +26,13 @@ class Stats:
 
 @dataclass
 class Distinct:
-    """cardinality: the distinct ``(owner, value)`` pairs (exact; see README)."""
+    """cardinality: the distinct ``(owner, value)`` pairs of owners with at most
+    ``precision_threshold`` of them; past it, an HLL sketch per owner (``sketches.py``)."""
 
     owner: np.ndarray
     values: np.ndarray       # object (strings) or numbers
+    sketches: dict[int, bytes] = field(default_factory=dict)   # local owner -> HLL
+    lg_k: int = 0
 
 
 @dataclass

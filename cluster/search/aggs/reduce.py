@@ -17,6 +17,7 @@ import numpy as np
 from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
 from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats, Values
+from ...engine.aggs.sketches import merged_estimate
 
 
 @dataclass
@@ -127,12 +128,24 @@ def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _reduce_distinct(got: list[tuple[Distinct, np.ndarray]], n: int) -> np.ndarray:
+    """Exact union sizes per owner; an owner some shard sketched gets the merged sketches'
+    estimate (``engine/aggs/sketches.py``)."""
     if not got:
         return np.zeros(n, dtype=np.int64)
     _, codes = _codes([p.values for p, _ in got])
     owners = np.concatenate([m[p.owner] for p, m in got])
     u_owner, _, _ = group(owners, codes)
-    return np.bincount(u_owner, minlength=n).astype(np.int64)
+    out = np.bincount(u_owner, minlength=n).astype(np.int64)
+    sketched: dict[int, list[bytes]] = {}
+    for p, m in got:
+        for o, b in p.sketches.items():
+            sketched.setdefault(int(m[o]), []).append(b)
+    if sketched:
+        lg = max(p.lg_k for p, _ in got)
+        for o, blobs in sketched.items():
+            exact = [p.values[m[p.owner] == o] for p, m in got]
+            out[o] = merged_estimate(blobs, exact, lg)
+    return out
 
 
 def _reduce_keyed(res: Result, got: list[tuple[Keyed, np.ndarray]]) -> None:
