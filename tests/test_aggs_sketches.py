@@ -55,3 +55,34 @@ def test_above_the_threshold_the_estimate_is_within_its_error() -> None:
             assert abs(got[name]["value"] - true) <= 4 * relative_error(lg) * true, (shards, got)
         for b in got["g"]["buckets"]:   # each bucket holds 6,000 of the values
             assert abs(b["d"]["value"] - 6_000) <= 4 * relative_error(lg_k(500)) * 6_000
+
+
+def _rank_error(values: np.ndarray, p: float, got: float) -> float:
+    """How far (as a fraction of n) ``got``'s rank is from ``p`` percent."""
+    s = np.sort(values)
+    lo, hi = np.searchsorted(s, got, "left"), np.searchsorted(s, got, "right")
+    target = p / 100.0 * len(s)
+    return 0.0 if lo <= target <= hi else min(abs(lo - target), abs(hi - target)) / len(s)
+
+
+def test_percentiles_past_the_exact_limit_come_from_merged_digests() -> None:
+    rnd = np.random.default_rng(5)
+    vals = rnd.lognormal(3, 1, 36_000)
+    docs = [{"n": float(v), "g": "ab"[i % 2]} for i, v in enumerate(vals)]
+    c = LocalCluster().create("idx", shards=3, mappings={"properties": {
+        "n": {"type": "double"}, "g": {"type": "keyword"}}})
+    c.index("idx", dict(enumerate(docs)))
+    aggs = {"p": {"percentiles": {"field": "n", "percents": [1, 25, 50, 75, 99]}},
+            "r": {"percentile_ranks": {"field": "n", "values": [10, 20, 40]}},
+            "g": {"terms": {"field": "g"}, "aggs": {"m": {"percentiles": {
+                "field": "n", "percents": [50], "tdigest": {"compression": 200}}}}}}
+    got = c.search("idx", {"size": 0, "aggs": aggs})["aggregations"]
+    for p in (1, 25, 50, 75, 99):
+        tolerance = 0.04 if 10 <= p <= 90 else 0.005   # k = 100: see sketches.py
+        assert _rank_error(vals, p, got["p"]["values"][f"{float(p)}"]) <= tolerance, p
+    for v in (10, 20, 40):
+        exact = float(np.mean(vals < v) * 100)
+        assert abs(got["r"]["values"][f"{float(v)}"] - exact) <= 4.0
+    for b in got["g"]["buckets"]:   # 18,000 values per bucket, 6,000 per shard: exact
+        part = vals[0::2] if b["key"] == "a" else vals[1::2]
+        assert b["m"]["values"]["50.0"] == float(np.sort(part)[len(part) // 2])

@@ -14,7 +14,8 @@ from .bucket import _pairs
 from .collect import COLLECTORS, Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
 from .partials import Distinct, Stats, Values
-from .sketches import lg_k, precision_threshold, sketch_of
+from .sketches import (EXACT_PERCENTILE_VALUES, digest_k, digest_of, lg_k,
+                       precision_threshold, sketch_of)
 
 
 def _owner_values(node: AggNode, view: ShardView, rows: Rows, kind: str
@@ -107,10 +108,21 @@ def cardinality(node: AggNode, view: ShardView, rows: Rows) -> Distinct:
 
 
 def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
-    """Every value and its owner: the coordinator ranks them exactly."""
+    """Every value and its owner (the coordinator ranks them exactly); a percentiles owner with
+    more than ``EXACT_PERCENTILE_VALUES`` ships a t-digest of them instead."""
     kind = _numeric_kind(node, view)
     owner, values, _ = _owner_values(node, view, rows, kind)
-    return Values(owner, values.astype(np.float64))
+    values = values.astype(np.float64)
+    if node.type == "median_absolute_deviation":
+        return Values(owner, values)
+    per_owner = np.bincount(owner, minlength=rows.n_owners)
+    big = np.flatnonzero(per_owner > EXACT_PERCENTILE_VALUES)
+    if not len(big):
+        return Values(owner, values)
+    k = digest_k(node.params)
+    digests = {int(o): digest_of(values[owner == o], k) for o in big}
+    keep = ~np.isin(owner, big)
+    return Values(owner[keep], values[keep], digests, k)
 
 
 METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",

@@ -37,10 +37,14 @@ class Distinct:
 
 @dataclass
 class Values:
-    """percentiles, percentile_ranks: every value with its owner (exact; see README)."""
+    """percentiles, percentile_ranks: every value with its owner; an owner with more than
+    ``EXACT_PERCENTILE_VALUES`` ships a t-digest instead (``sketches.py``; not
+    median_absolute_deviation, still exact)."""
 
     owner: np.ndarray
     values: np.ndarray
+    digests: dict[int, bytes] = field(default_factory=dict)   # local owner -> t-digest
+    k: int = 0
 
 
 @dataclass

@@ -17,7 +17,7 @@ import numpy as np
 from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
 from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats, Values
-from ...engine.aggs.sketches import merged_estimate
+from ...engine.aggs.sketches import merged_digest, merged_estimate
 
 
 @dataclass
@@ -29,7 +29,8 @@ class Result:
     stats: Stats | None = None
     distinct: np.ndarray | None = None     # cardinality per owner
     values: np.ndarray | None = None       # percentiles: values sorted by (owner, value)
-    extra: Any = None                      # top_hits: (owner, sort key, tie, document) rows
+    extra: Any = None                      # top_hits: (owner, sort key, tie, document) rows;
+                                           # percentiles: owner -> merged t-digest
     owner: np.ndarray | None = None        # keyed: rows in (owner, key) order
     keys: np.ndarray | None = None
     counts: np.ndarray | None = None       # keyed: per row; fixed: per owner × width
@@ -115,6 +116,14 @@ def _reduce_values(res: Result, got: list[tuple[Values, np.ndarray]]) -> None:
     values = np.concatenate([p.values for p, _ in got]) if got else np.zeros(0)
     order = np.lexsort((values, owner))
     res.owner, res.values = owner[order], values[order]
+    sketched: dict[int, list[bytes]] = {}
+    for p, m in got:
+        for o, b in p.digests.items():
+            sketched.setdefault(int(m[o]), []).append(b)
+    if sketched:   # a digest per owner some shard sketched (``engine/aggs/sketches.py``)
+        k = max(p.k for p, _ in got)
+        res.extra = {o: merged_digest(blobs, [res.values[slice(*res.rows_of(o))]], k)
+                     for o, blobs in sketched.items()}
 
 
 def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
