@@ -1,6 +1,8 @@
 """Aggregations as a property: for random documents, mappings and aggregation trees, 1, 3 and 7
 shards give the answer a straightforward single-process computation gives — exact for
 counts, keys, extremes and long sums; double sums and averages to floating-point rounding.
+Top-level ``terms`` by count or key run the bounded rounds (``search/aggs/tput.py``; with
+``shard_size`` = ``size`` every round is needed), nested ones ship whole partials.
 
 The in-process backend runs the real shard and coordinator code (no Ray); the reference below
 is plain Python over the documents' ``_source``, written from Elasticsearch's documented
@@ -34,8 +36,8 @@ metric_field = st.sampled_from(["n", "x"])
 
 @st.composite
 def agg_tree(draw: Any, depth: int = 0) -> dict[str, Any]:
-    kind = draw(st.sampled_from(["terms", "terms_n", "histogram", "range", "filter", "metric"]
-                                if depth < 2 else ["metric"]))
+    kind = draw(st.sampled_from(["terms", "terms_n", "terms_cut", "histogram", "range",
+                                 "filter", "metric"] if depth < 2 else ["metric"]))
     if kind == "metric":
         return {draw(metric): {"field": draw(metric_field)}}
     if kind == "terms":
@@ -45,6 +47,10 @@ def agg_tree(draw: Any, depth: int = 0) -> dict[str, Any]:
                                                {"_key": "desc"}, {"_count": "asc"}]))}}
     elif kind == "terms_n":
         spec = {"terms": {"field": "n", "size": draw(st.integers(1, 8))}}
+    elif kind == "terms_cut":   # shard_size = size: a top-level one runs every TPUT round
+        size = draw(st.integers(1, 4))
+        spec = {"terms": {"field": draw(st.sampled_from(["n", "tag"])), "size": size,
+                          "shard_size": size}}
     elif kind == "histogram":
         spec = {"histogram": {"field": draw(metric_field), "interval": draw(
             st.sampled_from([5, 10, 7.5])), "min_doc_count": draw(st.sampled_from([0, 1]))}}

@@ -46,6 +46,8 @@ class ShardQuery:
                                          # raise StaleGeneration when the shard moved past it
     aggs: Any = None                     # engine.aggs.AggRequest: also compute partials
     agg_query: Query | None = None       # with a post_filter: the query aggregations see
+    agg_cuts: dict[str, Any] | None = None   # top-level terms name -> engine.aggs.tput.Cut
+    max_shard_terms: int | None = None   # refuse to ship more keyed buckets (None: no limit)
 
 
 @dataclass

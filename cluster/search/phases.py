@@ -7,6 +7,8 @@
 3. ``_query``: every shard returns its top ``from + size`` in the global order, as arrays — or,
    for a deep page, samples then a range, or a single shard's window (``query_phase.py``);
 4. ``_merge``: order the union, cut ``[from, from + size)`` (``reduce.py``);
+4b. ``_aggregate``: the extra rounds a cut top-level ``terms`` needs to be exact
+   (``aggs/rounds.py``; none for other aggregations);
 5. ``_fetch``: only the shards on the page return ``_source`` for the page's documents, unless
    the query round brought them (``fetch_phase.py``); ``explain`` asks the same shards;
 6. ``_response``: Elasticsearch's response, hits rendered by ``hits.py``, aggregations reduced
@@ -30,7 +32,8 @@ from ..engine.sorting import SCORE_SORT, SortField, score_only
 from ..errors import SearchPhaseExecution, StaleGeneration
 from ..indices.catalog import IndexMeta
 from ..indices.routing import selected_shards
-from .aggs.phase import plan_shard_queries, response_aggregations
+from .aggs.phase import (aggregation_rounds, plan_shard_queries, refuse_too_many,
+                         response_aggregations)
 from .checks import check_request
 from .cursors import raw_sort_values
 from .failures import all_failed
@@ -94,8 +97,10 @@ class SearchPath:
                            for f in s.failures):
             self.statistics.forget()   # a shard refreshed: statistics and snapshot afresh
             return await self.run(req, snapshot)
+        refuse_too_many(s.failures)   # search.aggs.max_shard_terms: a 400, never partial
         _check_failures(s.failures, s.hits_list, req, "query")
         reduced = self._merge(s)
+        await self._aggregate(s)
         page, hits = await self._fetch(s, reduced)
         return self._response(s, reduced, page, hits)
 
@@ -144,7 +149,7 @@ class SearchPath:
                               deadline=s.deadline, profile=req.profile, latest=guessed)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
-            plan_shard_queries(queries, req)   # search/aggs/phase.py
+            plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py
         return queries
 
     # --- 3. query -----------------------------------------------------------------------------
@@ -188,6 +193,18 @@ class SearchPath:
         if s.prof is not None:
             s.prof.phase("merge")
         return reduced
+
+    # --- 4b. aggregation rounds ------------------------------------------------------------
+
+    async def _aggregate(self, s: _Search) -> None:
+        if s.req.aggs is None:
+            return
+        failures = await aggregation_rounds(self.shards, s.req, s.shard_list, s.queries,
+                                            s.hits_list, s.deadline, s.prof)
+        _check_failures(failures, s.hits_list, s.req, "query")
+        s.failures = s.failures + failures
+        if s.prof is not None:
+            s.prof.phase("aggregate")
 
     # --- 5. fetch (and explain) ---------------------------------------------------------------
 

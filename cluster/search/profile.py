@@ -114,6 +114,7 @@ class ShardCost:
     fetched: int = 0
     fetch_bytes: int = 0
     simulated_delay_ns: int = 0
+    agg_rounds: dict[str, dict[str, int]] = field(default_factory=dict)   # cut terms, by name
 
 
 class SearchProfile:
@@ -183,6 +184,14 @@ class SearchProfile:
             c.sample_candidates += len(o.value[1])
             c.payloads.append(o.value)
 
+    def agg_rounds(self, entry: Any, name: str, rounds: int, shipped: int,
+                   distinct: int) -> None:
+        """A cut ``terms`` (``aggs/rounds.py``): how many rounds, how many of the shard's
+        ``distinct`` keys it shipped to find the top (rounds 1-3 never ship a key twice; the
+        last round's sub-aggregations of the final keys are not counted)."""
+        self.cost(entry).agg_rounds[name] = {"rounds": rounds, "keys_shipped": shipped,
+                                             "distinct_keys": distinct}
+
     def fetch(self, entry: Any, o: Outcome) -> None:
         c = self.cost(entry)
         self._outcome(c, o)
@@ -226,6 +235,7 @@ class SearchProfile:
                 "stats_phase_ns": self.phase_ns.get("stats", 0),
                 "query_phase_ns": self.phase_ns.get("query", 0),
                 "merge_ns": self.phase_ns.get("merge", 0),
+                "aggregate_phase_ns": self.phase_ns.get("aggregate", 0),
                 "fetch_phase_ns": self.phase_ns.get("fetch", 0),
                 "took_ns": took_ns, "unanswered": unanswered}
         return {"shards": shards, "shardsearch": ours}
@@ -254,7 +264,10 @@ class SearchProfile:
             "collector": [{"name": "TopDocsCollector", "reason": "search_top_hits",
                            "time_in_nanos": c.collect_ns}],
         }]
-        entry["aggregations"] = []
+        entry["aggregations"] = [   # Elasticsearch's shape; our counters under ``debug``
+            {"type": "StringTermsAggregator", "description": name, "time_in_nanos": 0,
+             "breakdown": {}, "debug": {"result_strategy": "tput", **figures}}
+            for name, figures in c.agg_rounds.items()]
         if c.fetch_ns is not None:
             entry["fetch"] = {
                 "type": "fetch", "description": "", "time_in_nanos": c.fetch_ns,

@@ -1,7 +1,8 @@
 """The ``search.*`` cluster settings (``PUT /_cluster/settings``): the only ones we keep.
 
 Cursors obey ``search.max_keep_alive`` / ``search.default_keep_alive``; the query checks obey
-``search.allow_expensive_queries``; aggregations ``search.max_buckets``. Settings we do not know
+``search.allow_expensive_queries``; aggregations ``search.max_buckets`` and
+``search.aggs.max_shard_terms``. Settings we do not know
 are refused, as Elasticsearch refuses them.
 """
 from __future__ import annotations
@@ -10,11 +11,12 @@ from typing import Any
 
 from ..errors import IllegalArgument
 from ..values import flatten, nest, parse_bool
-from .aggs.phase import check_max_buckets
+from .aggs.phase import check_max_buckets, check_max_shard_terms
 from .cursors import MAX_KEEP_ALIVE_MS, parse_keep_alive
 
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive",
-                   "search.allow_expensive_queries", "search.max_buckets"}
+                   "search.allow_expensive_queries", "search.max_buckets",
+                   "search.aggs.max_shard_terms"}
 
 
 class SearchSettings:
@@ -48,6 +50,8 @@ class SearchSettings:
                     staged[scope][key] = str(parse_bool(value, key)).lower()
                 elif key == "search.max_buckets":
                     staged[scope][key] = str(check_max_buckets(value))
+                elif key == "search.aggs.max_shard_terms":
+                    staged[scope][key] = str(check_max_shard_terms(value))
                 else:
                     parse_keep_alive(value, key)
                     staged[scope][key] = str(value)

@@ -85,7 +85,7 @@ def terms(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
     kind = field_kind(node, view)
     if kind == "date_nanos":
         kind = "date"
-    allowed = _include_exclude(node, view, kind)
+    allowed = _only_keys(node, view, kind, _include_exclude(node, view, kind))
     if kind == "unmapped" and "missing" not in node.params:
         return Keyed(np.zeros(0, np.int64), np.zeros(0, object), np.zeros(0, np.int64),
                      value_kind="unmapped")
@@ -110,6 +110,36 @@ def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int,
     part.counts = np.concatenate([part.counts, np.zeros(len(keys), dtype=np.int64)])
 
 
+def _only_keys(node: AggNode, view: ShardView, kind: str,
+               allowed: Callable[[np.ndarray], np.ndarray] | None
+               ) -> Callable[[np.ndarray], np.ndarray] | None:
+    """The coordinator's ``_keys`` (an internal parameter of the later rounds of a cut terms,
+    ``tput.py``): only these keys' buckets, so their sub-aggregations are all collected."""
+    only = node.params.get("_keys")
+    if only is None:
+        return allowed
+    if kind in ("keyword", "unmapped"):
+        distinct, _ = dictionary(view.segments, node.field or "")
+        if "missing" in node.params:
+            distinct = np.append(distinct, np.array([missing_value(node, view, kind)],
+                                                    dtype=object))
+        ok = np.isin(distinct.astype(object), np.asarray(list(only), dtype=object)) \
+            if len(distinct) else np.zeros(0, dtype=bool)
+
+        def keep(v: np.ndarray) -> np.ndarray:   # a segment without the field: float []
+            return ok[v.astype(np.int64)] if len(ok) else np.zeros(len(v), dtype=bool)
+    else:
+        exact = all(isinstance(k, (int, np.integer)) for k in only)
+        wanted = np.asarray(list(only), dtype=np.int64 if exact else np.float64)
+
+        def keep(v: np.ndarray) -> np.ndarray:   # longs compare as longs (no 2^53 rounding)
+            return np.isin(v if exact and v.dtype.kind in "iu" else v.astype(np.float64),
+                           wanted)
+    if allowed is None:
+        return keep
+    return lambda v: keep(v) & allowed(v)
+
+
 def _include_exclude(node: AggNode, view: ShardView, kind: str
                      ) -> Callable[[np.ndarray], np.ndarray] | None:
     """A filter over values (keyword ranks or numbers) from ``include`` / ``exclude``."""
@@ -121,7 +151,8 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
         if "missing" in node.params:
             distinct = np.append(distinct, np.array([str(node.params["missing"])], dtype=object))
         ok = np.array([_accepts(str(t), inc, exc) for t in distinct.tolist()], dtype=bool)
-        return lambda v: ok[v] if len(ok) else np.zeros(len(v), dtype=bool)
+        # a segment without the field has float ranks (none): index with ints
+        return lambda v: ok[v.astype(np.int64)] if len(ok) else np.zeros(len(v), dtype=bool)
     if isinstance(inc, str) or isinstance(exc, str):
         raise IllegalArgument(f"Aggregation [{node.name}] cannot support regular expression "
                               f"style include/exclude settings as they can only be applied "

@@ -19,6 +19,7 @@ from ..query.validation import validate
 from ..query.nodes import Query
 from ..segment import Segment
 from .collect import ShardView, collect
+from .tput import apply_cut, check_shipped
 
 
 def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any]],
@@ -55,4 +56,9 @@ def leaf_aggregate(core: Any, q: Any, parts: list[tuple[Segment, np.ndarray, Any
         matched = [np.asarray(by_seg.get(id(s), empty)[0], dtype=np.int64) for s in segments]
         scores = [np.asarray(by_seg.get(id(s), empty)[1], dtype=np.float32) for s in segments]
     cancel.check()
-    return collect(q.aggs, view, matched, scores)
+    partials = collect(q.aggs, view, matched, scores)
+    for name, cut in (q.agg_cuts or {}).items():   # bounded terms rounds (``tput.py``)
+        partials[name] = apply_cut(partials[name], cut)
+    if q.max_shard_terms is not None:
+        check_shipped(partials, q.max_shard_terms)
+    return partials

@@ -14,6 +14,8 @@ from .bucket import _pairs
 from .collect import COLLECTORS, Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
 from .partials import Distinct, Stats, Values
+from .sketches import (EXACT_PERCENTILE_VALUES, digest_k, digest_of, lg_k,
+                       precision_threshold, sketch_of)
 
 
 def _owner_values(node: AggNode, view: ShardView, rows: Rows, kind: str
@@ -86,19 +88,41 @@ def weighted_avg(node: AggNode, view: ShardView, rows: Rows) -> Stats:
 
 
 def cardinality(node: AggNode, view: ShardView, rows: Rows) -> Distinct:
-    """The distinct ``(owner, value)`` pairs: exact, O(p log p) for p values."""
+    """The distinct ``(owner, value)`` pairs, O(p log p) for p values; an owner with more
+    than ``precision_threshold`` ships an HLL sketch of them instead (bounded transfer)."""
     kind = field_kind(node, view)
     owner, values, distinct = _owner_values(node, view, rows, kind)
     u_owner, u_value, _ = group(owner, values.astype(np.int64) if distinct is not None
                                 else values)
-    return Distinct(u_owner, distinct[u_value] if distinct is not None else u_value)
+    vals = distinct[u_value] if distinct is not None else u_value
+    limit = precision_threshold(node.params)
+    per_owner = np.bincount(u_owner, minlength=rows.n_owners)
+    big = np.flatnonzero(per_owner > limit)
+    if not len(big):
+        return Distinct(u_owner, vals)
+    lg = lg_k(limit)
+    starts = np.searchsorted(u_owner, big)   # pairs are in owner order
+    sketches = {int(o): sketch_of(vals[a:a + per_owner[o]], lg) for o, a in zip(big, starts)}
+    keep = ~np.isin(u_owner, big)
+    return Distinct(u_owner[keep], vals[keep], sketches, lg)
 
 
 def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
-    """Every value and its owner: the coordinator ranks them exactly."""
+    """Every value and its owner (the coordinator ranks them exactly); a percentiles owner with
+    more than ``EXACT_PERCENTILE_VALUES`` ships a t-digest of them instead."""
     kind = _numeric_kind(node, view)
     owner, values, _ = _owner_values(node, view, rows, kind)
-    return Values(owner, values.astype(np.float64))
+    values = values.astype(np.float64)
+    if node.type == "median_absolute_deviation":
+        return Values(owner, values)
+    per_owner = np.bincount(owner, minlength=rows.n_owners)
+    big = np.flatnonzero(per_owner > EXACT_PERCENTILE_VALUES)
+    if not len(big):
+        return Values(owner, values)
+    k = digest_k(node.params)
+    digests = {int(o): digest_of(values[owner == o], k) for o in big}
+    keep = ~np.isin(owner, big)
+    return Values(owner[keep], values[keep], digests, k)
 
 
 METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",

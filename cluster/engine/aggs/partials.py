@@ -26,18 +26,25 @@ class Stats:
 
 @dataclass
 class Distinct:
-    """cardinality: the distinct ``(owner, value)`` pairs (exact; see README)."""
+    """cardinality: the distinct ``(owner, value)`` pairs of owners with at most
+    ``precision_threshold`` of them; past it, an HLL sketch per owner (``sketches.py``)."""
 
     owner: np.ndarray
     values: np.ndarray       # object (strings) or numbers
+    sketches: dict[int, bytes] = field(default_factory=dict)   # local owner -> HLL
+    lg_k: int = 0
 
 
 @dataclass
 class Values:
-    """percentiles, percentile_ranks: every value with its owner (exact; see README)."""
+    """percentiles, percentile_ranks: every value with its owner; an owner with more than
+    ``EXACT_PERCENTILE_VALUES`` ships a t-digest instead (``sketches.py``; not
+    median_absolute_deviation, still exact)."""
 
     owner: np.ndarray
     values: np.ndarray
+    digests: dict[int, bytes] = field(default_factory=dict)   # local owner -> t-digest
+    k: int = 0
 
 
 @dataclass
@@ -49,6 +56,13 @@ class Keyed:
     counts: np.ndarray
     subs: dict[str, Any] = field(default_factory=dict)   # owners = rows of this partial
     value_kind: str = "keyword"   # keyword / long / double / date / boolean / unmapped
+    # a top-level ``terms`` cut on the shard (``tput.py``): the counts of every key the shard
+    # holds (``total``) and how many keys (``distinct``); ``bound``: no key left out has more
+    # documents; ``other``: documents in buckets the coordinator cut (added once, at render)
+    total: int = 0
+    distinct: int = 0
+    bound: int = 0
+    other: int = 0
 
 
 @dataclass

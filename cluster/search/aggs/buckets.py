@@ -145,8 +145,10 @@ def _terms(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderContext
     buckets = [_bucket(_key_out(kind, _py(keys[i]), node, ctx), counts[i], node, res, rows[i],
                        ctx) for i in top]
     buckets = run_parents(node, buckets, ctx.typed_keys)
+    other = res.other if res is not None else 0   # cut by the rounds (top level only)
     out: dict[str, Any] = {"doc_count_error_upper_bound": 0,
-                           "sum_other_doc_count": sum(counts) - sum(counts[i] for i in top),
+                           "sum_other_doc_count": other + sum(counts)
+                           - sum(counts[i] for i in top),
                            "buckets": buckets}
     return out
 

@@ -17,6 +17,7 @@ import numpy as np
 from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
 from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats, Values
+from ...engine.aggs.sketches import merged_digest, merged_estimate
 
 
 @dataclass
@@ -28,12 +29,14 @@ class Result:
     stats: Stats | None = None
     distinct: np.ndarray | None = None     # cardinality per owner
     values: np.ndarray | None = None       # percentiles: values sorted by (owner, value)
-    extra: Any = None                      # top_hits: (owner, sort key, tie, document) rows
+    extra: Any = None                      # top_hits: (owner, sort key, tie, document) rows;
+                                           # percentiles: owner -> merged t-digest
     owner: np.ndarray | None = None        # keyed: rows in (owner, key) order
     keys: np.ndarray | None = None
     counts: np.ndarray | None = None       # keyed: per row; fixed: per owner × width
     width: int = 0
     value_kind: str = "unmapped"
+    other: int = 0                         # terms: documents of buckets cut before the reduce
     subs: dict[str, Result] = field(default_factory=dict)
 
     def rows_of(self, owner: int) -> tuple[int, int]:
@@ -113,6 +116,14 @@ def _reduce_values(res: Result, got: list[tuple[Values, np.ndarray]]) -> None:
     values = np.concatenate([p.values for p, _ in got]) if got else np.zeros(0)
     order = np.lexsort((values, owner))
     res.owner, res.values = owner[order], values[order]
+    sketched: dict[int, list[bytes]] = {}
+    for p, m in got:
+        for o, b in p.digests.items():
+            sketched.setdefault(int(m[o]), []).append(b)
+    if sketched:   # a digest per owner some shard sketched (``engine/aggs/sketches.py``)
+        k = max(p.k for p, _ in got)
+        res.extra = {o: merged_digest(blobs, [res.values[slice(*res.rows_of(o))]], k)
+                     for o, blobs in sketched.items()}
 
 
 def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -126,12 +137,24 @@ def _codes(values: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _reduce_distinct(got: list[tuple[Distinct, np.ndarray]], n: int) -> np.ndarray:
+    """Exact union sizes per owner; an owner some shard sketched gets the merged sketches'
+    estimate (``engine/aggs/sketches.py``)."""
     if not got:
         return np.zeros(n, dtype=np.int64)
     _, codes = _codes([p.values for p, _ in got])
     owners = np.concatenate([m[p.owner] for p, m in got])
     u_owner, _, _ = group(owners, codes)
-    return np.bincount(u_owner, minlength=n).astype(np.int64)
+    out = np.bincount(u_owner, minlength=n).astype(np.int64)
+    sketched: dict[int, list[bytes]] = {}
+    for p, m in got:
+        for o, b in p.sketches.items():
+            sketched.setdefault(int(m[o]), []).append(b)
+    if sketched:
+        lg = max(p.lg_k for p, _ in got)
+        for o, blobs in sketched.items():
+            exact = [p.values[m[p.owner] == o] for p, m in got]
+            out[o] = merged_estimate(blobs, exact, lg)
+    return out
 
 
 def _reduce_keyed(res: Result, got: list[tuple[Keyed, np.ndarray]]) -> None:
@@ -141,6 +164,7 @@ def _reduce_keyed(res: Result, got: list[tuple[Keyed, np.ndarray]]) -> None:
     counts = np.concatenate([p.counts for p, _ in got]) if got else np.zeros(0, np.int64)
     res.owner, res.keys = u_owner, uniq[u_code]
     res.counts = np.bincount(inv, weights=counts, minlength=len(u_owner)).astype(np.int64)
+    res.other = sum(p.other for p, _ in got)   # top-level terms after rounds (``tput.py``)
     if res.node.subs:
         cuts = np.cumsum([0] + [len(p.counts) for p, _ in got])
         maps = [inv[a:b] for a, b in zip(cuts[:-1], cuts[1:])]

@@ -210,7 +210,7 @@ def render_percentiles(node: AggNode, res: Result | None, owner: int | None,
                        ctx: RenderContext) -> dict[str, Any]:
     """Exact percentiles: the value at rank ``floor(p/100 · n)`` of the sorted values (what
     t-digest gives while every centroid is one value); ranks count values below plus half
-    those equal."""
+    those equal. A bucket some shard sketched answers from the merged t-digest."""
     vals = np.zeros(0)
     if res is not None and res.values is not None and owner is not None:
         a, b = res.rows_of(owner)
@@ -218,8 +218,12 @@ def render_percentiles(node: AggNode, res: Result | None, owner: int | None,
     n = len(vals)
     fmt = _Formatter(node, res, ctx)
     rows = []
+    digest = res.extra.get(owner) if res is not None and isinstance(res.extra, dict) else None
     for p in node.params["_points"]:
-        if node.type == "percentiles":
+        if digest is not None:   # some shard sketched this bucket (``sketches.py``)
+            v = float(digest.get_quantile(p / 100.0)) if node.type == "percentiles" \
+                else min(100.0, float(digest.get_rank(p)) * 100.0)
+        elif node.type == "percentiles":
             v = float(vals[min(int(math.floor(p / 100.0 * n)), n - 1)]) if n else None
         else:
             below = int(np.searchsorted(vals, p, "left"))
