@@ -103,8 +103,10 @@ class IndexAdmin:
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
                 ignore_unavailable: bool = False, allow_no_indices: bool = True,
-                wildcard_ok: bool = True) -> list[str]:
-        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``)."""
+                wildcard_ok: bool = True, expand_wildcards: bool = True) -> list[str]:
+        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``);
+        ``expand_wildcards`` False (``expand_wildcards=none``): patterns and ``_all`` match
+        nothing, as in Elasticsearch."""
         if expr is None or expr == "" or expr == ():
             parts = ["_all"]
         elif isinstance(expr, str):
@@ -113,6 +115,8 @@ class IndexAdmin:
             parts = [p for e in expr for p in str(e).split(",") if p]
         out: list[str] = []
         for i, p in enumerate(parts):
+            if not expand_wildcards and (p == "_all" or "*" in p or "?" in p):
+                continue
             if p in ("_all", "*"):
                 out.extend(n for n in sorted(self.indices) if n not in out)
             elif p.startswith("-") and i > 0:

@@ -84,6 +84,7 @@ class SearchPath:
     def targets(self, req: SearchRequest) -> list[IndexMeta]:
         """The indices ``req`` names, in the order that ranks them for tie-breaks."""
         names = self.catalog.resolve(req.indices, ignore_unavailable=req.ignore_unavailable,
+                                     expand_wildcards=req.expand_wildcards,
                                      allow_no_indices=req.allow_no_indices)
         return [self.catalog.indices[n] for n in sorted(names)]
 

@@ -50,10 +50,10 @@ SEARCH_PARAMS = {
     "ignore_unavailable", "allow_no_indices", "expand_wildcards", "ignore_throttled",
     "preference", "routing", "request_cache", "batched_reduce_size", "max_concurrent_shard_requests",
     "pre_filter_shard_size", "typed_keys", "ccs_minimize_roundtrips", "pretty", "human",
-    "error_trace", "filter_path", "format", "min_score", "profile", "consistent_page",
+    "error_trace", "filter_path", "format", "min_score", "consistent_page",
     "include_named_queries_score", "stats", "suggest_field", "suggest_mode", "suggest_size",
     "suggest_text", "force_synthetic_source",
-    "allow_no_indices", "keep_alive", "paging",
+    "allow_no_indices", "paging",
 }
 
 
@@ -83,6 +83,7 @@ class SearchRequest:
     allow_partial_search_results: bool = True
     ignore_unavailable: bool = False
     allow_no_indices: bool = True
+    expand_wildcards: bool = True      # False: ``expand_wildcards`` names no open index state
     profile: bool = False
     stored_fields: tuple[str, ...] | None = None
     unsupported: tuple[str, ...] = ()   # refused after the per-index limits (refuse_unsupported)
@@ -161,6 +162,20 @@ def _unsupported(body: dict[str, Any], params: dict[str, str]) -> tuple[str, ...
     if parse_bool(params.get("force_synthetic_source", "false"), "force_synthetic_source"):
         out.append("force_synthetic_source")
     return tuple(out)
+
+
+WILDCARD_STATES = ("open", "closed", "hidden", "all", "none")
+
+
+def expands_open_indices(value: str) -> bool:
+    """``expand_wildcards``: whether patterns reach open indices (every index here is open and
+    none is hidden, so ``closed``, ``hidden`` and ``none`` alone match nothing)."""
+    states = [v.strip() for v in value.split(",") if v.strip()]
+    for s in states:
+        if s not in WILDCARD_STATES:
+            raise IllegalArgument(f"No enum constant org.elasticsearch.action.support."
+                                  f"IndicesOptions.WildcardStates.{s.upper()}")
+    return "open" in states or "all" in states
 
 
 def refuse_unsupported(req: SearchRequest) -> None:
@@ -354,6 +369,10 @@ def _parse_cursor_and_targets(req: SearchRequest, params: dict[str, str],
     req.ignore_unavailable = parse_bool(params.get("ignore_unavailable", "false"),
                                         "ignore_unavailable")
     req.allow_no_indices = parse_bool(params.get("allow_no_indices", "true"), "allow_no_indices")
+    req.expand_wildcards = expands_open_indices(params.get("expand_wildcards", "open"))
+    if params.get("format", "json") != "json":
+        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
+                              "(JSON only)")
 
 
 def _parse_fields(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
