@@ -115,23 +115,25 @@ def test_a_merge_changes_no_answer_now_or_at_a_pinned_snapshot(ops, later, shard
 
 
 def test_churn_keeps_the_segment_count_bounded() -> None:
-    """2,000 refreshes of one document each: never more than ``segments_per_tier`` segments
-    (all are tiny: one tier), and every document found."""
+    """400 refreshes of one document each: never more than ``segments_per_tier`` segments
+    (all are tiny: one tier), and every document found. (Each refresh here pays a full
+    ``gc.collect`` in the test process's big heap: ~0.1 s; the 2,000-cycle figure is the
+    benchmark's, ``benchmarks/churn.py``.)"""
     async def run():
         c = Coordinator(LocalBackend())
         c.create_index("idx", {"settings": {"number_of_shards": 1}})
         core = _cores(c)[0]
         worst = 0
-        for i in range(2000):
-            await c.bulk([{"action": "index", "index": "idx", "id": str(i % 1500),
+        for i in range(400):
+            await c.bulk([{"action": "index", "index": "idx", "id": str(i % 300),
                            "source": {"n": i}}], refresh=True)
             worst = max(worst, len(core.segments))
         r = await c.search(parse_search(("idx",), {}, {"size": 0}))
         return worst, r["hits"]["total"]["value"], core
     worst, total, core = asyncio.run(run())
     assert worst <= 10
-    assert total == 1500
-    assert core.merges["dropped"] > 0          # the 500 overwritten versions were dropped
+    assert total == 300
+    assert core.merges["dropped"] > 0          # the 100 overwritten versions were dropped
 
 
 def test_policy_merges_the_smallest_similar_segments_over_the_allowed_count() -> None:
