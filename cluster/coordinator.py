@@ -23,6 +23,7 @@ from .distribution.simulation import SimulationControl
 from .documents import bulk
 from .documents.get import get_doc
 from .engine.query.nodes import Query
+from .indices import segments
 from .indices.admin import IndexAdmin
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps
@@ -57,6 +58,7 @@ class Coordinator:
         # indices
         "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
+        "force_merge", "segments", "cat_segments",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -182,6 +184,20 @@ class Coordinator:
 
     def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.search_settings.put(body)
+
+    # --- segments (indices/segments.py) -----------------------------------------------------
+
+    async def force_merge(self, expr: str | None, max_num_segments: int | None = None,
+                          only_expunge_deletes: bool = False, flush: bool = True
+                          ) -> dict[str, Any]:
+        return await segments.force_merge(self.admin, expr, max_num_segments,
+                                          only_expunge_deletes, flush)
+
+    async def segments(self, expr: str | None) -> dict[str, Any]:
+        return await segments.segments(self.admin, self.status, expr)
+
+    async def cat_segments(self, expr: str | None) -> list[dict[str, Any]]:
+        return segments.cat_rows(await segments.segment_rows(self.admin, self.status, expr))
 
     # --- cluster (indices/status.py, distribution/simulation.py) --------------------------------
 

@@ -1,4 +1,4 @@
-"""``/``, ``/_cluster/health``, ``/_cat/indices``."""
+"""``/``, ``/_cluster/health``, ``/_cat/indices``, ``/_cat/shards``, ``/_cat/segments``."""
 from __future__ import annotations
 
 from typing import Any
@@ -77,3 +77,16 @@ async def cat_shards(request: Request, coord: Coord, index: str | None = None) -
             if index is None or i["index"] == index]
     return _cat(rows, query_params(request), ["index", "shard", "prirep", "state", "docs",
                                               "node"])
+
+
+_SEGMENT_COLS = ["index", "shard", "prirep", "ip", "segment", "generation", "docs.count",
+                 "docs.deleted", "size", "size.memory", "committed", "searchable", "version",
+                 "compound"]
+
+
+@router.get("/_cat/segments")
+@router.get("/_cat/segments/{index}")
+async def cat_segments(request: Request, coord: Coord, index: str | None = None) -> Response:
+    if index is not None:
+        await coord.call("resolve", index, allow_no_indices=False)
+    return _cat(await coord.call("cat_segments", index), query_params(request), _SEGMENT_COLS)

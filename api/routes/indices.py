@@ -1,4 +1,4 @@
-"""Index management: create, get, exists, delete, mappings, settings, refresh."""
+"""Index management: create, get, exists, delete, mappings, settings, refresh, forcemerge, segments."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
@@ -130,6 +130,11 @@ async def _field_caps(index: str | None, request: Request, coord: Coord) -> dict
         types=types or None, filters=parse_filters(params.get("filters")))
 
 
+@router.get("/_segments")
+async def segments_all(coord: Coord) -> JSONResponse:
+    return JSONResponse(await coord.call("segments", None))
+
+
 @router.put("/{index}")
 async def create_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     check_params(query_params(request), _CREATE_PARAMS, f"/{index}")
@@ -161,3 +166,41 @@ async def delete_index(index: str, request: Request, coord: Coord) -> JSONRespon
         if bool_param(params, "ignore_unavailable"):
             return JSONResponse({"acknowledged": True})
         raise
+
+
+# --- merges ------------------------------------------------------------------------------------
+
+_MERGE_PARAMS = COMMON | {"max_num_segments", "only_expunge_deletes", "flush",
+                          "ignore_unavailable", "allow_no_indices", "expand_wildcards"}
+
+
+async def _force_merge(index: str | None, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, _MERGE_PARAMS, "/{index}/_forcemerge")
+    raw = params.get("max_num_segments")
+    try:
+        max_num = int(raw) if raw is not None else None
+    except ValueError:
+        raise IllegalArgument(f"Failed to parse int parameter [max_num_segments] with value "
+                              f"[{raw}]") from None
+    if index is not None and not bool_param(params, "ignore_unavailable"):
+        await coord.call("resolve", index, allow_no_indices=False)
+    return JSONResponse(await coord.call(
+        "force_merge", index, max_num, bool_param(params, "only_expunge_deletes"),
+        bool_param(params, "flush", True)))
+
+
+@router.post("/_forcemerge")
+async def force_merge_all(request: Request, coord: Coord) -> JSONResponse:
+    return await _force_merge(None, request, coord)
+
+
+@router.post("/{index}/_forcemerge")
+async def force_merge(index: str, request: Request, coord: Coord) -> JSONResponse:
+    return await _force_merge(index, request, coord)
+
+
+@router.get("/{index}/_segments")
+async def segments(index: str, coord: Coord) -> JSONResponse:
+    await coord.call("resolve", index, allow_no_indices=False)
+    return JSONResponse(await coord.call("segments", index))

@@ -54,6 +54,7 @@ from ..engine.doc_parsing import parse_document
 from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
+from ..engine.merge_policy import MergePolicy
 from ..engine.shard import ShardCore
 from ..engine.writes import WriteBatch, WriteOp
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
@@ -115,6 +116,7 @@ class ShardCopy(ShardService):
             self.wal = WriteAheadLog(self.dir)
             self._open_files()
         self._configure_syncer()
+        self.core.merge_policy = MergePolicy.from_settings(self.settings)  # validated upstream
 
     @property
     def last_result(self) -> Any:
@@ -202,6 +204,7 @@ class ShardCopy(ShardService):
             for k in [k for k, v in args[0].items() if v is None]:
                 self.settings.pop(k, None)
             self._configure_syncer()
+            self.core.merge_policy = MergePolicy.from_settings(self.settings)
             return None
         raise ValueError(f"unknown shard command [{method}]")
 
@@ -427,6 +430,7 @@ class ShardCopy(ShardService):
                     core.tombstones[doc_id] = (int(seq), int(version))
         core.max_seq = int(header["max_seq"])
         self.settings = dict(header.get("settings") or self.settings)
+        self.core.merge_policy = MergePolicy.from_settings(self.settings)
         self.last_op = int(header["last_op"])
         self.last_id = header.get("last_id")
         self.last_result = _from_json_safe(header.get("last_result"))
@@ -491,11 +495,11 @@ class ShardCopy(ShardService):
         if gen is not None and gen > self.core.generation:
             raise GenerationAhead(f"generation [{gen}] of shard [{self.core.index}]"
                                   f"[{self.core.shard}] not reached yet on copy [{self.copy}]")
-        if gen is not None and gen < self.min_generation:
+        if gen is not None and (gen < self.min_generation or not self.core.can_read(gen)):
             raise GenerationGone(f"generation [{gen}] of shard [{self.core.index}]"
                                  f"[{self.core.shard}] is no longer available on copy "
                                  f"[{self.copy}] (rebuilt at generation "
-                                 f"[{self.min_generation}])")
+                                 f"[{self.min_generation}], or merged since)")
 
     # (arguments passed through as they come: the shard's signatures may grow)
     def query(self, q: ShardQuery, *args: Any, **kwargs: Any) -> Any:

@@ -498,6 +498,8 @@ class ShardGroup:
                          "last_op": c.last_op, "reason": c.reason,
                          "generation": c.info.get("generation"),
                          "max_seq": c.info.get("max_seq"),
+                         "segment_list": c.info.get("segment_list") if c.state == STARTED
+                         else None,
                          "pins": c.info.get("pins", 0) if c.state == STARTED else 0,
                          "storage_failures": _failures(c.info)})
         return rows

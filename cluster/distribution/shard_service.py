@@ -122,6 +122,15 @@ class ShardService:
     def pinned_generations(self) -> dict[int, int]:
         return self.core.pinned_generations()
 
+    def force_merge(self, max_num_segments: int | None, only_expunge_deletes: bool,
+                    flush: bool) -> int:
+        """``_forcemerge`` on this copy (merges are per copy: segments are not replicated);
+        ``flush`` then writes a snapshot where the copy has files (``ShardCopy.flush``)."""
+        merges = self.core.force_merge(max_num_segments, only_expunge_deletes)
+        if flush and getattr(self, "dir", None) is not None:
+            self.flush()  # type: ignore[attr-defined]
+        return merges
+
     def info(self) -> dict[str, Any]:
         node = None
         try:
@@ -133,6 +142,7 @@ class ShardService:
         return {"index": self.core.index, "shard": self.core.shard,
                 "generation": self.core.generation, "docs": self.core.doc_count(),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
+                "segment_list": self.core.segments_info(), "merges": dict(self.core.merges),
                 "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped)}
 
 

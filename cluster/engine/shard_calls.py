@@ -77,6 +77,12 @@ class ShardCalls:
         """Set (None: clear) the shard's simulated trouble (``distribution/simulation.py``)."""
         return await self.backend.call(ref, "simulate", spec)
 
+    async def force_merge(self, ref: Any, max_num_segments: int | None,
+                          only_expunge_deletes: bool, flush: bool) -> int:
+        """``_forcemerge`` on every in-sync copy (each merges its own segments)."""
+        return await self.backend.call(ref, "force_merge", max_num_segments,
+                                       only_expunge_deletes, flush)
+
     # --- commands (numbered, every in-sync copy) -----------------------------------------------
 
     async def apply(self, ref: Any, batch: Any, mapping: Mapping, refresh: bool) -> Any:

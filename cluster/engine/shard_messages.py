@@ -20,7 +20,7 @@ from .sorting import SortField
 # commands change the shard: numbered, sent to every in-sync copy, durable before acknowledged
 COMMANDS = frozenset({"apply", "refresh", "set_mapping", "configure"})
 # broadcasts reach every in-sync copy without a number (a pin must hold wherever a search reads)
-BROADCASTS = frozenset({"pin", "unpin", "simulate"})
+BROADCASTS = frozenset({"pin", "unpin", "simulate", "force_merge"})
 # a search's reads: served on a copy's fast lane too (every other call goes to one copy by Ray)
 READS = frozenset({"query", "fetch", "fetch_seqs", "term_stats", "sample", "range", "window"})
 

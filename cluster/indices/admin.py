@@ -16,6 +16,7 @@ from typing import Any
 
 from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
+from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, ResourceAlreadyExists
 from .field_caps import field_caps
@@ -69,6 +70,7 @@ class IndexAdmin:
         self._check_shard_room(shards, replicas)
         if "max_result_window" in settings:
             int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
+        _check_merge_settings(settings)
         mapping = Mapping.from_body(body.get("mappings"))
         settings["number_of_shards"] = shards
         settings["number_of_replicas"] = replicas
@@ -196,6 +198,8 @@ class IndexAdmin:
         if "max_result_window" in flat and flat["max_result_window"] is not None:
             int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         for n in names:
+            _check_merge_settings({**self.indices[n].settings, **flat})
+        for n in names:
             meta = self.indices[n]
             for k, v in flat.items():
                 if v is None:
@@ -252,3 +256,11 @@ class IndexAdmin:
         failed = sum(1 for o in outcomes if isinstance(o, BaseException))
         return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
                             "failed": failed}}
+
+
+def _check_merge_settings(settings: dict[str, Any]) -> None:
+    """``index.merge.*``: the policy's settings parse, any other is refused by name (400)."""
+    try:
+        MergePolicy.from_settings(settings)
+    except ValueError as e:
+        raise IllegalArgument(str(e)) from None
