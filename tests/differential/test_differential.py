@@ -87,3 +87,19 @@ def test_errors_agree_with_opensearch(pair, case, size):
     index = body.pop("_index", INDEX)
     params = None if size is None else {"size": size}
     check(pair, "POST", f"/{index}/_search", body, params)
+
+
+@pytest.mark.parametrize("fields", ["*", "t*,n", "price,date,uid", "nothing*", "tag"])
+def test_field_caps_agree_with_opensearch(pair, fields):
+    """``_field_caps`` of the mapped fields. Two differences by design (README): OpenSearch lists
+    its internal metadata fields (``_seq_no``, ``_field_names`` ...), and we add Elasticsearch
+    8's ``metadata_field`` flag, which OpenSearch 2.19 does not send."""
+    ours, theirs = pair.send("GET", f"/{INDEX}/_field_caps", params={"fields": fields})
+    assert ours[0] == theirs[0] == 200, (ours, theirs)
+
+    def mapped(body):
+        return {k: {t: {a: b for a, b in caps.items() if a != "metadata_field"}
+                    for t, caps in v.items()}
+                for k, v in body["fields"].items() if not k.startswith("_")}
+    assert ours[1]["indices"] == theirs[1]["indices"]
+    assert mapped(ours[1]) == mapped(theirs[1])
