@@ -20,8 +20,9 @@ import orjson
 
 from .damage import (CORRUPTED_PREFIX, MANIFEST, is_torn_tail, missing_files, move_aside,
                      note_files)
+from .fsync import fsync_dir
 from .storage import (MAX_RECORD, StorageCorrupt, _numbered, damage_detail, decode_snapshot,
-                      fsync_dir, scan)
+                      scan)
 
 
 @dataclass

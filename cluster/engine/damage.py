@@ -18,6 +18,8 @@ from pathlib import Path
 
 import orjson
 
+from .fsync import fsync_dir
+
 _FRAME = struct.Struct("<II")
 MANIFEST = "files.json"                 # the snapshot and log files a copy must have
 FAULT_ENOSPC = ".inject-enospc"         # test hook: present -> writes fail with ENOSPC
@@ -88,22 +90,9 @@ def move_aside(directory: Path, names: list[str], reason: str, keep: bool = Fals
         else:
             os.replace(directory / n, dest / n)
     (dest / "REASON.txt").write_text(reason.rstrip() + "\n")
-    _fsync_dir(dest)
-    _fsync_dir(directory)
+    fsync_dir(dest)
+    fsync_dir(directory)
     return dest
-
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 # --- the manifest: which files a copy must have ---------------------------------------------------
@@ -127,7 +116,7 @@ def note_files(directory: Path, drop: set[str] | frozenset[str] = frozenset()) -
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, directory / MANIFEST)
-    _fsync_dir(directory)
+    fsync_dir(directory)
 
 
 def missing_files(directory: Path) -> list[str]:

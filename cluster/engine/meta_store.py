@@ -12,7 +12,8 @@ from typing import Any
 
 import orjson
 
-from .storage import fsync_dir, write_atomic
+from .fsync import fsync_dir
+from .storage import write_atomic
 
 log = logging.getLogger("shardsearch.storage")
 

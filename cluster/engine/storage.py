@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from .fsync import fsync_dir
 from .damage import (check_fault, is_torn_tail, missing_files,
                      next_good_record, note_files)
 
@@ -117,20 +118,6 @@ def damage_detail(data: bytes, good_end: int, problem: str, later_files: int = 0
 
 
 # --- durable file helpers -----------------------------------------------------------------------
-
-def fsync_dir(path: str | os.PathLike[str]) -> None:
-    """Make a rename or a new file in ``path`` durable (POSIX: fsync the directory)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
 
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace ``path`` with ``data`` all at once: temp file, fsync, rename, fsync the dir."""
