@@ -93,24 +93,20 @@ def max_shard_terms(settings: dict[str, dict[str, str]] | None) -> int:
 
 
 def check_max_shard_terms(value: Any) -> int:
-    try:
-        n = int(str(value))
-    except ValueError:
-        raise IllegalArgument(f"Failed to parse value [{value}] for setting "
-                              "[search.aggs.max_shard_terms]") from None
-    if n < 1:
-        raise IllegalArgument(f"Failed to parse value [{value}] for setting "
-                              "[search.aggs.max_shard_terms] must be >= 1")
-    return n
+    return positive_setting("search.aggs.max_shard_terms", value)
 
 
 def check_max_buckets(value: Any) -> int:
+    return positive_setting("search.max_buckets", value)
+
+
+def positive_setting(name: str, value: Any) -> int:
+    """A cluster setting that must be a whole number of at least 1, in Elasticsearch's words."""
     try:
         n = int(str(value))
     except ValueError:
-        raise IllegalArgument(f"Failed to parse value [{value}] for setting "
-                              "[search.max_buckets]") from None
+        raise IllegalArgument(f"Failed to parse value [{value}] for setting [{name}]") from None
     if n < 1:
-        raise IllegalArgument(f"Failed to parse value [{value}] for setting "
-                              "[search.max_buckets] must be >= 1")
+        raise IllegalArgument(f"Failed to parse value [{value}] for setting [{name}] must be "
+                              ">= 1")
     return n
