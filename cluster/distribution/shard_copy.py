@@ -47,8 +47,7 @@ import numpy as np
 import orjson
 
 from .coalescing import run_many
-from ..errors import IllegalArgument, SearchError
-from ..values import parse_time_ms
+from ..errors import IllegalArgument
 from .lanes import ThreadLane, serialized
 from ..engine.doc_parsing import parse_document
 from ..engine.mapping import Mapping
@@ -57,33 +56,19 @@ from ..engine.segment import NEVER, BufferedDoc
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard import ShardCore
 from ..engine.writes import WriteBatch, WriteOp
+from .copy_answers import from_json_safe, json_safe, pack, unpack
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
                           GenerationAhead, GenerationGone)
 from .shard_service import ShardService, node_id
+from .translog_settings import translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
-                      encode_snapshot, encode_value, parse_byte_size)
+                      encode_snapshot, encode_value)
 
 log = logging.getLogger("shardsearch.storage")
-DEFAULT_FLUSH_THRESHOLD = 64 << 20
 SNAPSHOT_CHUNK = 2000
-
-
-def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
-    """(durability, sync interval in seconds, snapshot threshold in bytes) of index settings."""
-    durability = str(settings.get("translog.durability", "request")).lower()
-    if durability not in ("request", "async"):
-        durability = "request"
-    try:
-        interval = parse_time_ms(settings.get("translog.sync_interval", "5s"),
-                                 "index.translog.sync_interval") / 1000.0
-    except SearchError:
-        interval = 5.0
-    threshold = parse_byte_size(settings.get("translog.flush_threshold_size"),
-                                DEFAULT_FLUSH_THRESHOLD)
-    return durability, max(0.05, interval), max(1, threshold)
 
 
 class ShardCopy(ShardService):
@@ -121,11 +106,11 @@ class ShardCopy(ShardService):
     @property
     def last_result(self) -> Any:
         """The last command's answer, given again to a retry of that command."""
-        return _unpack(self._last_result)
+        return unpack(self._last_result)
 
     @last_result.setter
     def last_result(self, value: Any) -> None:
-        self._last_result = _pack(value)
+        self._last_result = pack(value)
 
     # --- recovery ---------------------------------------------------------------------------
 
@@ -391,7 +376,7 @@ class ShardCopy(ShardService):
                   "last_op": self.last_op, "last_id": self.last_id, "generation": gen,
                   "max_seq": core.max_seq,
                   "mapping": encode_mapping(core.mapping), "settings": self.settings,
-                  "last_result": _json_safe(self.last_result), "created": time.time()}
+                  "last_result": json_safe(self.last_result), "created": time.time()}
         return header, sections
 
     def _restore(self, header: dict[str, Any], sections: list[dict[str, Any]]) -> None:
@@ -433,7 +418,7 @@ class ShardCopy(ShardService):
         self.core.merge_policy = MergePolicy.from_settings(self.settings)
         self.last_op = int(header["last_op"])
         self.last_id = header.get("last_id")
-        self.last_result = _from_json_safe(header.get("last_result"))
+        self.last_result = from_json_safe(header.get("last_result"))
         self.min_generation = gen
 
     # --- catching up ----------------------------------------------------------------------
@@ -597,49 +582,6 @@ def _parse_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, lis
         return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
     except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
         return {}
-
-
-class _Packed(bytes):
-    """An ``apply`` answer kept as JSON (see :func:`_pack`)."""
-
-
-def _pack(value: Any) -> Any:
-    """``apply``'s answer ``(results, generation)`` as one bytes object.
-
-    Kept until the next command, a batch's results are thousands of small dicts; the next
-    command is often the refresh, which frees the write buffer and lays out what stays in the
-    memory it leaves — around them, keeping those pages (~10 MiB per 60,000 documents).
-    """
-    if not (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], list)):
-        return value
-    try:
-        return _Packed(orjson.dumps(value))
-    except TypeError:
-        return value
-
-
-def _unpack(value: Any) -> Any:
-    if isinstance(value, _Packed):
-        results, gen = orjson.loads(memoryview(value))
-        return results, gen
-    return value
-
-
-def _json_safe(value: Any) -> Any:
-    try:
-        return {"json": orjson.loads(orjson.dumps(value))}
-    except TypeError:
-        return None
-
-
-def _from_json_safe(value: Any) -> Any:
-    if isinstance(value, dict) and "json" in value:
-        v = value["json"]
-        # ``apply`` answers (results, generation): JSON made the tuple a list
-        if isinstance(v, list) and len(v) == 2 and isinstance(v[0], list):
-            return v[0], v[1]
-        return v
-    return None
 
 
 def copy_actor_class():
