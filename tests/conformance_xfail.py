@@ -107,11 +107,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
             'Least impact smoke test',
             'Search with new response format',
         ]),
-    "opensearch/scroll/12_slices.yml": (
-        19, [
-            'Sliced scroll',
-            'Sliced scroll with invalid arguments',
-        ]),
     "opensearch/search.highlight/10_unified.yml": (
         19, [
             'Basic',
@@ -187,9 +182,6 @@ XFAIL: dict[str, str] = {
     # stretch (INDEX.md)
     "elasticsearch/search/350_point_in_time.yml::msearch":
         "stretch: msearch not implemented",
-    "elasticsearch/search/350_point_in_time.yml::point-in-time with slicing":
-        "stretch: slice is refused with a 400 until issue 19 implements it (it passed while "
-        "slice was silently ignored)",
     # aggregations (issue 17): OpenSearch-internal checks and capabilities outside aggregations
     "opensearch/search.aggregation/200_top_hits_metric.yml::top_hits aggregation with sequence numbers":
         "nested documents (nested/reverse_nested) not supported",

@@ -94,6 +94,7 @@ NO_EFFECT = {"stats", "search_type", "request_cache", "batched_reduce_size",
              "analyze_wildcard"}
 # keys whose effect another test shows, with more set-up than one request pair
 ELSEWHERE = {"pit": "tests/test_cursors.py (a point in time keeps its snapshot)",
+             "slice": "tests/test_slices.py (slices of a scroll or PIT partition it)",
              "timeout": "tests/test_cancellation.py, tests/test_simulation.py (slow shards)",
              "allow_partial_search_results": "tests/test_simulation.py (a failing shard)"}
 
@@ -165,7 +166,7 @@ def test_an_accepted_url_parameter_changes_the_answer(acc: httpx.Client, key: st
 UNSUPPORTED_VALUES: dict[str, Any] = {
     "highlight": {"fields": {"title": {}}}, "script_fields": {"x": {"script": "1"}},
     "rescore": {"query": {"rescore_query": {"match_all": {}}}}, "indices_boost": [{"acc": 2}],
-    "collapse": {"field": "tag"}, "slice": {"id": 0, "max": 2},
+    "collapse": {"field": "tag"},
     "suggest": {"s": {"text": "fox", "term": {"field": "title"}}}, "ext": {"x": {}},
     "runtime_mappings": {"r": {"type": "long"}},
 }

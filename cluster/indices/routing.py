@@ -9,43 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-_C1 = 0xCC9E2D51
-_C2 = 0x1B873593
-_MASK = 0xFFFFFFFF
-
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """Murmur3 x86_32 of ``data`` as a signed 32-bit int (as Java returns it). O(len(data))."""
-    h = seed & _MASK
-    n = len(data)
-    nblocks = n // 4
-    for i in range(nblocks):
-        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
-        k = (k * _C1) & _MASK
-        k = ((k << 15) | (k >> 17)) & _MASK
-        k = (k * _C2) & _MASK
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & _MASK
-        h = (h * 5 + 0xE6546B64) & _MASK
-    tail = data[4 * nblocks:]
-    k = 0
-    if len(tail) >= 3:
-        k ^= tail[2] << 16
-    if len(tail) >= 2:
-        k ^= tail[1] << 8
-    if len(tail) >= 1:
-        k ^= tail[0]
-        k = (k * _C1) & _MASK
-        k = ((k << 15) | (k >> 17)) & _MASK
-        k = (k * _C2) & _MASK
-        h ^= k
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _MASK
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _MASK
-    h ^= h >> 16
-    return h - (1 << 32) if h & 0x80000000 else h
+from ..engine.murmur3 import C1, C2, MASK, murmur3_32
 
 
 def routing_hash(value: str) -> int:
@@ -69,7 +33,7 @@ def routing_hashes(values: list[str]) -> np.ndarray:
     by_len: dict[int, list[int]] = {}
     for i, b in enumerate(encoded):
         by_len.setdefault(len(b), []).append(i)
-    c1, c2 = np.uint32(_C1), np.uint32(_C2)
+    c1, c2 = np.uint32(C1), np.uint32(C2)
     for n, idx in by_len.items():
         rows = np.frombuffer(b"".join([encoded[i] for i in idx]), dtype=np.uint8)
         rows = rows.reshape(len(idx), n)
@@ -91,7 +55,7 @@ def routing_hashes(values: list[str]) -> np.ndarray:
             k = k * c1
             k = (k << np.uint32(15)) | (k >> np.uint32(17))
             h ^= k * c2
-        h ^= np.uint32(n & _MASK)
+        h ^= np.uint32(n & MASK)
         h ^= h >> np.uint32(16)
         h = h * np.uint32(0x85EBCA6B)
         h ^= h >> np.uint32(13)

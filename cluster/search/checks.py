@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..engine.limits import check_expensive_queries, expensive_allowed
 from ..engine.query.rewrite import expand
 from ..engine.query.validation import check_clause_limits
+from .slicing import check_slice_field, check_slice_limit
 from ..errors import IllegalArgument, SearchError
 from ..indices.catalog import IndexMeta
 from .failures import shard_level
@@ -32,7 +33,18 @@ def check_request(req: SearchRequest, metas: list[IndexMeta],
             raise shard_level(m.name, e) from None
         if not expensive_allowed(cluster_settings):
             check_expensive_queries(expand(req.query, m.mapping), m.mapping)
+        _check_slice(req, m)
     refuse_unsupported(req)
+
+
+def _check_slice(req: SearchRequest, m: IndexMeta) -> None:
+    """A slice's field and, for a scroll, ``index.max_slices_per_scroll`` (slicing.py)."""
+    if req.slice is None:
+        return
+    if req.scroll:
+        check_slice_limit(req.slice, m.settings)
+    ft = m.mapping.get(req.slice.field) if req.slice.field else None
+    check_slice_field(req.slice, ft.kind if ft is not None else None)
 
 
 def _check_window(req: SearchRequest, metas: list[IndexMeta]) -> None:

@@ -35,6 +35,7 @@ from ..indices.routing import selected_shards
 from .aggs.phase import (aggregation_rounds, plan_shard_queries, refuse_too_many,
                          response_aggregations)
 from .checks import check_request
+from .slicing import shard_part, sliced_query
 from .cursors import raw_sort_values
 from .failures import all_failed
 from .fetch_phase import explain_page, fetch_page
@@ -117,7 +118,8 @@ class SearchPath:
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
                       for sid, ref in enumerate(self.backend.session(m.shards))
-                      if sid in selected_shards(m.number_of_shards, req.routing, req.preference)]
+                      if sid in selected_shards(m.number_of_shards, req.routing, req.preference)
+                      and _in_slice(req, m, sid)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
@@ -142,7 +144,7 @@ class SearchPath:
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
         k = req.from_ + req.size if req.search_after is None else req.size
-        queries = [ShardQuery(query=req.query, sort=s.sort, k=k, index_rank=rank,
+        queries = [ShardQuery(query=_shard_query(req, m, sid), sort=s.sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
                               after=req.search_after,
                               track_scores=s.scoring or not req.sort,
@@ -294,3 +296,16 @@ def _partial(phase: str, failures: list[dict[str, Any]]) -> SearchPhaseExecution
     return SearchPhaseExecution("Partial shards failure", phase=phase, grouped=True,
                                 failed_shards=failures,
                                 root_cause=[f["reason"] for f in failures])
+
+
+def _in_slice(req: SearchRequest, meta: IndexMeta, sid: int) -> bool:
+    """Whether a sliced request reads shard ``sid`` at all (``slicing.py``)."""
+    return req.slice is None or shard_part(req.slice, sid, meta.number_of_shards) is not None
+
+
+def _shard_query(req: SearchRequest, meta: IndexMeta, sid: int) -> Any:
+    """The query one shard runs: the request's, narrowed to the shard's part of a slice."""
+    if req.slice is None:
+        return req.query
+    part = shard_part(req.slice, sid, meta.number_of_shards)
+    return req.query if part is None else sliced_query(req.query, part)

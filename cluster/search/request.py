@@ -16,6 +16,7 @@ from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
 from ..indices.routing import parse_shards_preference
+from .slicing import SliceSpec, check_slice, parse_slice
 
 DEFAULT_SIZE = 10
 # how the query phase finds a from/size page: ``auto`` (deep_page at or beyond the coordinator's
@@ -34,7 +35,7 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "highlight", "script_fields", "rescore", "indices_boost", "collapse", "slice", "suggest",
+    "highlight", "script_fields", "rescore", "indices_boost", "collapse", "suggest",
     "ext", "runtime_mappings",
 )
 
@@ -100,6 +101,7 @@ class SearchRequest:
     aggs: Any = None                       # engine.aggs.AggRequest (``aggs``/``aggregations``)
     post_filter: Query | None = None       # narrows the hits after aggregations are computed
     typed_keys: bool = False               # prefix aggregation names with their type
+    slice: SliceSpec | None = None         # one part of a sliced scroll or PIT (slicing.py)
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -409,6 +411,8 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
     if "request_cache" in params:
         req.request_cache = parse_bool(params["request_cache"], "request_cache")
     req.unsupported = _unsupported(body, params)
+    if body.get("slice") is not None:
+        req.slice = parse_slice(body["slice"])
     req.routing = params.get("routing")
     req.preference = params.get("preference")
     try:
@@ -479,3 +483,5 @@ def validate(req: SearchRequest) -> None:
     if errors:
         raise ActionRequestValidation(
             "Validation Failed: " + "".join(f"{i}: {e};" for i, e in enumerate(errors, 1)))
+    if req.slice is not None:
+        check_slice(req.slice, scroll=req.scroll is not None, pit=req.pit is not None)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import nodes as Q
+from .slicing import slice_mask
 from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
@@ -570,4 +571,5 @@ _EVAL: dict[type, Any] = {
     Q.Bool: _e_bool,
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
+    Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
 }

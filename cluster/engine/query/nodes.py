@@ -144,3 +144,15 @@ class QueryString(Query):
     simple: bool = False
     lenient: bool = False
     analyzer: str | None = None
+
+
+@dataclass(frozen=True)
+class Slice(Query):
+    """One part of a sliced scroll or point in time within a shard (never parsed from the DSL:
+    the coordinator adds it as a filter, ``search/slicing.py``). Without ``field``, a document
+    belongs to part ``floorMod(murmur3(_id, 7919), max)``; with a numeric ``field``, to
+    ``floorMod(value, max)`` of any of its values (as Elasticsearch's ``DocValuesSliceQuery``)."""
+
+    id: int = 0
+    max: int = 2
+    field: str | None = None
