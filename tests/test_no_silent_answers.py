@@ -101,7 +101,7 @@ def test_routing_restricts_a_search_to_the_routing_values_shard(idx) -> None:
 def test_a_malformed_shards_preference_is_refused(idx) -> None:
     r = idx.get("/t/_search?preference=_shards:x")
     assert r.status_code == 400
-    assert r.json()["error"]["type"] == "illegal_argument_exception"
+    assert r.json()["error"]["type"] == "number_format_exception"   # Java's Integer.parseInt
 
 
 def test_min_score_on_count_counts_only_documents_above_it(idx) -> None:

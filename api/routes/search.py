@@ -9,7 +9,7 @@ from ...cluster.errors import IllegalArgument, ParsingError
 from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll, QueryString
 from ...cluster.search.request import check_params, parse_search
-from ...cluster.indices.routing import parse_shards_preference
+from ...cluster.indices.preference import parse_preference
 from ..body import json_body
 from ..deps import Coord
 from ..disconnect import unless_disconnected
@@ -86,10 +86,7 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
             min_score = float(params["min_score"])
         except ValueError:
             raise ParsingError("[min_score] must be a number") from None
-    try:
-        parse_shards_preference(params.get("preference"))
-    except ValueError as e:
-        raise IllegalArgument(str(e)) from None
+    parse_preference(params.get("preference"))   # Elasticsearch's errors before any fan-out
     terminate_after = None
     if "terminate_after" in params:
         try:

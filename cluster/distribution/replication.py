@@ -57,11 +57,13 @@ from typing import Any
 import numpy as np
 
 from ..engine.mapping import Mapping
+from ..indices.preference import Preference, order_copies, parse_preference
 from ..engine.shard_messages import BROADCASTS, COMMANDS
 from ..engine.sorting import SEQ_MASK
 from .shard_group import (DEFAULT_WRITE_TIMEOUT, INITIALIZING, MONITOR_INTERVAL,
                           STARTED, UNASSIGNED, Copy, NoShardAvailable, ShardGroup,
                           has_error_type)
+from .shard_service import node_id
 from .transport import Placement, RayTransport, is_unreachable
 
 log = logging.getLogger("shardsearch.replication")
@@ -78,8 +80,9 @@ class GroupSession:
     goes to another copy by sequence number (``ShardCopy.fetch_seqs``) and ``explain`` fails.
     """
 
-    def __init__(self, group: ShardGroup) -> None:
+    def __init__(self, group: ShardGroup, pref: Preference | None = None) -> None:
         self.group = group
+        self.pref = pref or Preference()
         self.copy: Copy | None = None
         self.addr_copy: Copy | None = None
         self._seq_of: dict[int, int] = {}
@@ -92,6 +95,18 @@ class GroupSession:
             seqs = np.asarray(ties, dtype=np.int64) & np.int64(SEQ_MASK)
             self._seq_of.update(zip((int(a) for a in addr), (int(s) for s in seqs)))
 
+    def _pick(self, tried: set[int]) -> Copy | None:
+        """The next copy to try: the preference's order, else the group's round robin."""
+        g = self.group
+        if self.pref.kind is None:
+            return g.pick(tried)
+        started = {c.no: c for c in g.started}
+        order = order_copies(self.pref, [(c.no, c.info.get("node_id")) for c in started.values()],
+                             f"[{g.index}][{g.shard}]", node_id())
+        if order is None:
+            return g.pick(tried)
+        return next((started[no] for no in order if no not in tried), None)
+
     async def call(self, method: str, args: tuple) -> Any:
         g = self.group
         if method in COMMANDS:
@@ -103,7 +118,7 @@ class GroupSession:
         waits = 0
         while True:
             c = self.copy if self.copy is not None and self.copy.state == STARTED \
-                and self.copy.no not in tried else g.pick(tried)
+                and self.copy.no not in tried else self._pick(tried)
             if c is None:
                 if last is not None and not is_unreachable(last):
                     raise last
@@ -200,9 +215,11 @@ class ReplicatedBackend:
             for h in handles:
                 self.transport.kill(h)
 
-    def session(self, refs: list[Any]) -> list[Any]:
-        """Per-search views of the groups (see :class:`GroupSession`)."""
-        return [GroupSession(r) if isinstance(r, ShardGroup) else r for r in refs]
+    def session(self, refs: list[Any], preference: str | None = None) -> list[Any]:
+        """Per-search views of the groups (see :class:`GroupSession`); ``preference`` orders
+        each shard's copies (``indices/preference.py``)."""
+        pref = parse_preference(preference)
+        return [GroupSession(r, pref) if isinstance(r, ShardGroup) else r for r in refs]
 
     async def describe(self, ref: Any) -> list[dict[str, Any]]:
         return await ref.describe()

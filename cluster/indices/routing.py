@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine.murmur3 import C1, C2, MASK, murmur3_32
+from .preference import parse_preference
 
 
 def routing_hash(value: str) -> int:
@@ -74,22 +75,9 @@ def shards_for(routing_values: list[str], number_of_shards: int) -> np.ndarray:
 
 def parse_shards_preference(preference: str | None) -> frozenset[int] | None:
     """``preference=_shards:0,2`` (optionally ``|<other preference>``): the shard numbers a
-    search is restricted to, or None when the preference does not restrict shards.
-
-    Other preferences (``_local``, ``_only_local``, custom strings) choose among copies of a
-    shard; every copy answers the same here (one total order), so they leave results unchanged.
-    """
-    if not preference or not preference.startswith("_shards:"):
-        return None
-    spec = preference[len("_shards:"):].split("|", 1)[0]
-    out = set()
-    for part in spec.split(","):
-        part = part.strip()
-        if not part.isdigit():
-            raise ValueError(f"No shard id specified in preference [{preference}]" if not part
-                             else f"Invalid shard id [{part}] in preference [{preference}]")
-        out.add(int(part))
-    return frozenset(out)
+    search is restricted to, or None when the preference does not restrict shards (the rest of
+    the preference chooses among copies: ``preference.py``)."""
+    return parse_preference(preference).shards
 
 
 def selected_shards(number_of_shards: int, routing: str | None,

@@ -117,7 +117,7 @@ class SearchPath:
         check_request(req, metas, self.settings.store)
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
-                      for sid, ref in enumerate(self.backend.session(m.shards))
+                      for sid, ref in enumerate(self.backend.session(m.shards, req.preference))
                       if sid in selected_shards(m.number_of_shards, req.routing, req.preference)
                       and _in_slice(req, m, sid)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \

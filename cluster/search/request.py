@@ -15,7 +15,7 @@ from ..engine.query.dsl import parse_query
 from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
-from ..indices.routing import parse_shards_preference
+from ..indices.preference import parse_preference
 from .slicing import SliceSpec, check_slice, parse_slice
 
 DEFAULT_SIZE = 10
@@ -415,10 +415,7 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
         req.slice = parse_slice(body["slice"])
     req.routing = params.get("routing")
     req.preference = params.get("preference")
-    try:
-        parse_shards_preference(req.preference)
-    except ValueError as e:
-        raise IllegalArgument(str(e)) from None
+    parse_preference(req.preference)   # Elasticsearch's errors before any fan-out
 
 
 def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[str, Any]
