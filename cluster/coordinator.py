@@ -63,6 +63,7 @@ class Coordinator:
         "bulk", "get_doc",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
+        "read_plan",
         "get_cluster_settings", "put_cluster_settings",
         # cluster
         "health", "info", "cat_indices", "shard_infos", "simulate", "simulate_clear", "simulation",
@@ -171,6 +172,19 @@ class Coordinator:
 
     def list_pits(self) -> list[dict[str, Any]]:
         return self.cursor_ops.list_pits()
+
+    async def read_plan(self, expr: str, keep_alive: str = "5m") -> dict[str, Any]:
+        """One consistent snapshot for parallel readers (Ray Data, ``client/data.py``): a point
+        in time on ``expr`` and, per shard, a copy to read directly, its node and the pinned
+        generation. The reader closes the point in time (``close_pits``) when done."""
+        opened = await self.cursor_ops.open_pit(expr, keep_alive)
+        cursor = self.cursor_ops.cursors.get(opened["id"], "pit")
+        shards = []
+        for (name, sid), gen in sorted(cursor.snapshot.items()):
+            handle, node = self.backend.read_target(self.admin.indices[name].shards[sid])
+            shards.append({"index": name, "shard": sid, "generation": gen, "handle": handle,
+                           "node_id": node})
+        return {"pit_id": opened["id"], "shards": shards}
 
     async def scroll(self, scroll_id: str, keep_alive: str | None = None,
                      rest_total_hits_as_int: bool = False) -> dict[str, Any]:

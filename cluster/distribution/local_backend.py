@@ -9,6 +9,7 @@ import asyncio
 from typing import Any, Protocol
 
 from ..engine.mapping import Mapping
+from ..errors import IllegalArgument
 from .shard_service import ShardService
 
 
@@ -18,6 +19,8 @@ class ShardBackend(Protocol):
     def destroy(self, ref: Any) -> None: ...
     # one search's view of the shards (the replicated backend: the same copy for every phase)
     def session(self, refs: list[Any], preference: str | None = None) -> list[Any]: ...
+    # a copy's actor handle and node, for readers that call it directly (client/data.py)
+    def read_target(self, ref: Any) -> tuple[Any, str | None]: ...
     # one row per shard copy: prirep, state, node_id, docs...
     async def describe(self, ref: Any) -> list[dict[str, Any]]: ...
     def reconfigure(self, refs: list[Any], settings: dict[str, Any], replicas: int) -> None: ...
@@ -29,6 +32,10 @@ class _OneCopy:
 
     def session(self, refs: list[Any], preference: str | None = None) -> list[Any]:
         return refs   # one copy: nothing for a preference to choose
+
+    def read_target(self, ref: Any) -> tuple[Any, str | None]:
+        raise IllegalArgument("reading shards directly (Ray Data) needs shards that are Ray "
+                              "actors; this coordinator holds them in process")
 
     async def describe(self, ref: Any) -> list[dict[str, Any]]:
         try:

@@ -261,6 +261,16 @@ class ReplicatedBackend:
             if c.handle is not None:
                 c.state = INITIALIZING
 
+    def read_target(self, ref: Any) -> tuple[Any, str | None]:
+        """A started copy's actor handle and node, for a reader that calls the copy directly
+        (``client/data.py``); every started copy holds a point in time's pins (a broadcast)."""
+        started = ref.started if isinstance(ref, ShardGroup) else []
+        if not started:
+            raise NoShardAvailable(f"[{ref.index}][{ref.shard}] no copy of the shard is "
+                                   "available", index=ref.index, shard=str(ref.shard))
+        c = started[0]
+        return c.handle, c.info.get("node_id") or getattr(c.placement, "node_id", None)
+
     def nodes(self) -> list[dict[str, Any]]:
         try:
             return self.transport.nodes()
