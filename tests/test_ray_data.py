@@ -102,7 +102,7 @@ def test_write_index_surfaces_item_errors(es: httpx.Client, coordinator: Any) ->
     ds = ray.data.from_items([{"_id": "a", "n": "not a number"}, {"_id": "b", "n": "2"}])
     out = write_index(ds, "we", coordinator=coordinator)
     assert out["docs"] == 1 and out["errors"] == 1
-    assert out["failures"][0]["type"] == "document_parsing_exception"
+    assert out["failures"][0]["type"] == "mapper_parsing_exception"
 
 
 def test_bad_batch_sizes_are_refused(coordinator: Any) -> None:
