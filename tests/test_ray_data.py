@@ -13,7 +13,6 @@ import pytest
 import ray
 
 from shardsearch.data import read_index, write_index
-from shardsearch.cluster.client.data import scan_shard  # noqa: F401 - the reader's unit
 
 N_DOCS = 300
 
