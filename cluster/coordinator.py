@@ -173,18 +173,26 @@ class Coordinator:
     def list_pits(self) -> list[dict[str, Any]]:
         return self.cursor_ops.list_pits()
 
-    async def read_plan(self, expr: str, keep_alive: str = "5m") -> dict[str, Any]:
+    async def read_plan(self, expr: str, keep_alive: str = "5m",
+                        query: Query | None = None) -> dict[str, Any]:
         """One consistent snapshot for parallel readers (Ray Data, ``client/data.py``): a point
         in time on ``expr`` and, per shard, a copy to read directly, its node and the pinned
-        generation. The reader closes the point in time (``close_pits``) when done."""
+        generation; with ``query``, its global statistics on that snapshot (so that scores do
+        not depend on the shard). The reader closes the point in time when done."""
         opened = await self.cursor_ops.open_pit(expr, keep_alive)
         cursor = self.cursor_ops.cursors.get(opened["id"], "pit")
-        shards = []
+        shards, shard_list = [], []
         for (name, sid), gen in sorted(cursor.snapshot.items()):
-            handle, node = self.backend.read_target(self.admin.indices[name].shards[sid])
+            meta = self.admin.indices[name]
+            handle, node = self.backend.read_target(meta.shards[sid])
             shards.append({"index": name, "shard": sid, "generation": gen, "handle": handle,
                            "node_id": node})
-        return {"pit_id": opened["id"], "shards": shards}
+            shard_list.append((0, meta, sid, meta.shards[sid]))
+        stats = None
+        if query is not None:
+            stats, _, _ = await self.search_path.statistics.gather(
+                shard_list, SearchRequest(query=query), True, cursor.snapshot, None, None)
+        return {"pit_id": opened["id"], "shards": shards, "stats": stats}
 
     async def scroll(self, scroll_id: str, keep_alive: str | None = None,
                      rest_total_hits_as_int: bool = False) -> dict[str, Any]:

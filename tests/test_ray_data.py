@@ -80,10 +80,16 @@ def test_read_index_equals_parallel_sliced_pit_reads_over_http(
     assert {k: v for k, v in theirs.items() if v["n"] >= 100} == ours
 
 
-def test_read_index_can_add_the_index_name(es: httpx.Client, coordinator: Any) -> None:
+def test_read_index_can_add_the_index_name_and_the_searchs_score(
+        es: httpx.Client, coordinator: Any) -> None:
     _load(es, "ri", 2)
-    rows = read_index("ri", with_index=True, coordinator=coordinator).take(3)
+    query = {"match": {"tag": "t3"}}
+    rows = read_index("ri", query=query, with_index=True, with_score=True,
+                      coordinator=coordinator).take_all()
     assert {r["_index"] for r in rows} == {"ri"}
+    hits = es.post("/ri/_search", json={"query": query, "size": 100}).json()["hits"]["hits"]
+    assert {r["_id"]: r["_score"] for r in rows} == pytest.approx(
+        {h["_id"]: h["_score"] for h in hits})
 
 
 def test_write_index_bulk_loads_a_dataset_and_counts(es: httpx.Client, coordinator: Any) -> None:

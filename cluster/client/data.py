@@ -7,7 +7,7 @@ gone) which calls the copy's actor directly — no HTTP, no coordinator in the d
 walks the shard in ``_shard_doc`` order with ``search_after``, ``batch_size`` documents per
 call, yielding one Arrow table per batch. The point in time is closed when the last read task
 has finished (or by its keep-alive if the reader is abandoned). Rows are documents: ``_id`` and
-the ``_source`` fields (``with_index`` adds ``_index``).
+the ``_source`` fields (``with_index`` adds ``_index``, ``with_score`` ``_score``).
 
 ``write_index`` sends a Dataset's batches to the coordinator's bulk verb with at most
 ``max_in_flight`` batches outstanding (back-pressure: the next batch is read only when one has
@@ -30,20 +30,22 @@ MAX_BATCH = 10_000
 _SHARD_DOC = (SortField("_shard_doc", "asc"),)
 
 
-def _rows(hits: Any, index: str, with_index: bool) -> list[dict[str, Any]]:
+def _rows(hits: Any, index: str, with_index: bool, with_score: bool) -> list[dict[str, Any]]:
     out = []
-    for d in hits.docs or []:
-        row = {"_id": d.id}
+    for i, d in enumerate(hits.docs or []):
+        row: dict[str, Any] = {"_id": d.id}
         if with_index:
             row["_index"] = index
+        if with_score:
+            row["_score"] = float(hits.scores[i])
         source = orjson.loads(d.source) if isinstance(d.source, (bytes, str)) else d.source
         row.update(source or {})
         out.append(row)
     return out
 
 
-def scan_shard(handle: Any, index: str, generation: int, query: Query, batch_size: int,
-               with_index: bool) -> Iterator[Any]:
+def scan_shard(handle: Any, index: str, generation: int, query: Query, stats: Any,
+               batch_size: int, with_index: bool, with_score: bool) -> Iterator[Any]:
     """A shard's documents at ``generation`` matching ``query``, as Arrow tables of at most
     ``batch_size`` rows, straight from the copy's actor. O(n / batch_size) actor calls."""
     import pyarrow as pa
@@ -51,11 +53,12 @@ def scan_shard(handle: Any, index: str, generation: int, query: Query, batch_siz
     after: list[Any] | None = None
     while True:
         q = ShardQuery(query=query, sort=_SHARD_DOC, k=batch_size, index_rank=0,
-                       generation=generation, after=after, track_scores=False,
+                       generation=generation, after=after, stats=stats,
+                       track_scores=with_score,
                        prefetch=batch_size)
         hits = ray.get(handle.query.remote(q))
         if len(hits):
-            yield pa.Table.from_pylist(_rows(hits, index, with_index))
+            yield pa.Table.from_pylist(_rows(hits, index, with_index, with_score))
         if len(hits) < batch_size:
             return
         after = [int(hits.columns[0][-1])]
@@ -85,9 +88,9 @@ def _datasource_class() -> Any:
         """One read task per shard of a pinned snapshot (see the module docstring)."""
 
         def __init__(self, plan: dict[str, Any], query: Query, batch_size: int,
-                     with_index: bool) -> None:
+                     with_index: bool, with_score: bool) -> None:
             self.plan, self.query = plan, query
-            self.batch_size, self.with_index = batch_size, with_index
+            self.batch_size, self.with_index, self.with_score = batch_size, with_index, with_score
 
         def estimate_inmemory_data_size(self) -> int | None:
             return None
@@ -98,7 +101,8 @@ def _datasource_class() -> Any:
                     for t in self.plan["shards"]]
 
         def _reader(self, target: dict[str, Any]) -> Any:
-            query, size, with_index = self.query, self.batch_size, self.with_index
+            query, size, stats = self.query, self.batch_size, self.plan["stats"]
+            flags = (self.with_index, self.with_score)
 
             def read() -> Iterator[Any]:
                 import ray
@@ -108,8 +112,8 @@ def _datasource_class() -> Any:
                     opts["scheduling_strategy"] = NodeAffinitySchedulingStrategy(
                         target["node_id"], soft=True)
                 gen = _remote_scan().options(**opts).remote(
-                    target["handle"], target["index"], target["generation"], query, size,
-                    with_index)
+                    target["handle"], target["index"], target["generation"], query, stats, size,
+                    *flags)
                 for ref in gen:
                     yield ray.get(ref)
             return read
@@ -118,24 +122,25 @@ def _datasource_class() -> Any:
 
 
 def read_index(index: str, query: dict[str, Any] | None = None, *, batch_size: int = 1000,
-               with_index: bool = False, keep_alive: str = "5m", coordinator: Any = None
-               ) -> Any:
+               with_index: bool = False, with_score: bool = False, keep_alive: str = "5m",
+               coordinator: Any = None) -> Any:
     """The documents of ``index`` (an index expression) matching ``query`` (query DSL) as a
     ``ray.data.Dataset`` with one read task per shard, from one consistent snapshot.
 
     The snapshot is read eagerly: the Dataset is materialized before this returns, so the
     point in time it pins can be released here, whatever the caller does with the Dataset
     afterwards (Ray Data datasets are lazy; an unconsumed one would otherwise hold its pins
-    until ``keep_alive`` runs out)."""
+    until ``keep_alive`` runs out). ``with_score`` adds ``_score``, from the query's global
+    statistics on the snapshot (the same score a search gives)."""
     import ray
     from ..coordinator import get_coordinator
     if not 1 <= batch_size <= MAX_BATCH:
         raise ValueError(f"batch_size must be between 1 and {MAX_BATCH}")
     coord = coordinator or get_coordinator()
     parsed = parse_query(query) if query is not None else MatchAll()
-    plan = ray.get(coord.call.remote("read_plan", index, keep_alive))
+    plan = ray.get(coord.call.remote("read_plan", index, keep_alive, parsed))
     try:
-        source = _datasource_class()(plan, parsed, batch_size, with_index)
+        source = _datasource_class()(plan, parsed, batch_size, with_index, with_score)
         return ray.data.read_datasource(source).materialize()
     finally:
         _PitCloser(coord, plan["pit_id"]).close()
