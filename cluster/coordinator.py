@@ -22,6 +22,7 @@ from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
 from .documents import bulk
 from .documents.get import get_doc
+from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
@@ -60,7 +61,7 @@ class Coordinator:
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         # documents
-        "bulk", "get_doc",
+        "bulk", "get_doc", "update_script",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "get_cluster_settings", "put_cluster_settings",
@@ -134,6 +135,13 @@ class Coordinator:
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
         return await get_doc(self.indices, self.backend, index, doc_id, routing)
+
+    async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
+                            routing: str | None = None, refresh: bool = False,
+                            retry_on_conflict: int = 0) -> dict[str, Any]:
+        """``_update`` with a script (``documents/update_script.py``)."""
+        return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
+                                        refresh, retry_on_conflict)
 
     # --- search and cursors (search/) -----------------------------------------------------------
 

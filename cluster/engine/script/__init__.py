@@ -96,6 +96,10 @@ def compile_script(script: Any, context: frozenset[str] = UPDATE_CONTEXT) -> Com
             tree = parse(source, context)
         except ScriptFault as f:
             raise script_error(source, f, compile_time=True) from None
+        except RecursionError:    # a long operator chain: nesting is bounded, chains are not
+            raise script_error(source, ScriptFault(
+                "illegal_argument_exception", "the script nests too deeply", 0, 0),
+                compile_time=True) from None
         with _cache_lock:
             _cache[key] = tree
             while len(_cache) > CACHE_SIZE:

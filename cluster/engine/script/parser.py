@@ -19,7 +19,7 @@ from typing import Any
 from .errors import ScriptFault
 from .lexer import Token, tokenize
 
-MAX_DEPTH = 64           # nested expressions / statements
+MAX_DEPTH = 32           # nested expressions / statements (each level is ~15 Python frames)
 
 TYPES = frozenset({
     "def", "int", "long", "short", "byte", "char", "float", "double", "boolean", "String",
