@@ -21,7 +21,10 @@ from typing import Any
 from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
 from .documents import bulk
+from .documents.by_query import submit
+from .documents.by_query_request import ByQuery
 from .documents.get import get_doc
+from .documents.tasks import TaskRegistry
 from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import segments
@@ -61,7 +64,7 @@ class Coordinator:
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         # documents
-        "bulk", "get_doc", "update_script",
+        "bulk", "get_doc", "update_script", "by_query", "get_task", "list_tasks", "cancel_tasks",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "get_cluster_settings", "put_cluster_settings",
@@ -87,6 +90,7 @@ class Coordinator:
         self.search_path = SearchPath(self.admin, backend, self.search_settings, self.tuning)
         self.cursor_ops = CursorOps(self.admin, backend, self.search_settings, self.search_path)
         self.sim = SimulationControl(self.admin, backend)
+        self.tasks = TaskRegistry(self.status.node_name)
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
@@ -142,6 +146,20 @@ class Coordinator:
         """``_update`` with a script (``documents/update_script.py``)."""
         return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
                                         refresh, retry_on_conflict)
+
+    async def by_query(self, job: ByQuery) -> tuple[int, dict[str, Any]]:
+        """``_delete_by_query``, ``_update_by_query``, ``_reindex`` (``documents/by_query.py``):
+        ``(http status, response)``."""
+        return await submit(job, self, self.tasks)
+
+    def get_task(self, task_id: str) -> dict[str, Any]:
+        return self.tasks.get(task_id)
+
+    def list_tasks(self, actions: str | None = None, detailed: bool = False) -> dict[str, Any]:
+        return self.tasks.list(actions, detailed, self.status.node_name)
+
+    def cancel_tasks(self, task_id: str | None, actions: str | None = None) -> dict[str, Any]:
+        return self.tasks.cancel(task_id, actions, self.status.node_name)
 
     # --- search and cursors (search/) -----------------------------------------------------------
 

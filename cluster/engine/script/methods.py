@@ -28,8 +28,8 @@ class DocField:
     def value(self) -> Any:
         if not self.values:
             raise ScriptFault("illegal_state_exception",
-                              f"A document doesn't have a value for a field! Use doc[<field>]"
-                              f".size()==0 to check if a document is missing a field!", 0, 0)
+                              "A document doesn't have a value for a field! Use doc[<field>]"
+                              ".size()==0 to check if a document is missing a field!", 0, 0)
         return self.values[0]
 
 
