@@ -128,7 +128,7 @@ async def run_job(job: ByQuery, target: JobTarget, task: Task | None = None
     if task is not None:
         task.status = lambda: status(job, slices, job.requests_per_second)
     pit = await target.open_pit(",".join(names), KEEP_ALIVE)
-    run = _Run(job, target, names, pit["pit_id"], task, job.max_docs)
+    run = _Run(job, target, names, pit["id"], task, job.max_docs)
     try:
         await asyncio.gather(*(_run_slice(run, p, c) for p, c in zip(prefs, slices)))
     finally:
@@ -187,7 +187,7 @@ async def _read_batch(run: _Run, preference: str | None, size: int, after: list[
                         pit={"id": run.pit_id, "keep_alive": KEEP_ALIVE},
                         preference=preference, source=run.job.source)
     resp = await run.target.search(req)
-    total = resp["hits"]["total"]
+    total = resp["hits"].get("total") or 0      # asked for on the first batch only
     return resp["hits"]["hits"], total["value"] if isinstance(total, dict) else int(total)
 
 
