@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import orjson
 
-from ..engine.script import Compiled
+from ..engine.script import Compiled, json_value
 from ..errors import ActionRequestValidation, IllegalArgument, SearchError, domain_error
 from ..search.cursors import SHARD_DOC
 from ..search.request import SearchRequest
@@ -303,7 +303,7 @@ def _apply_script(job: ByQuery, script: Compiled, source: Any, meta: dict[str, A
         raise IllegalArgument("[_index] and [_id] must be strings")
     if not isinstance(ctx.get("_source"), dict):
         raise IllegalArgument("[ctx._source] must be a map")
-    return op, ctx["_source"], new_meta
+    return op, json_value(script.source, ctx["_source"]), new_meta
 
 
 async def submit(job: ByQuery, target: JobTarget, registry: TaskRegistry

@@ -66,7 +66,7 @@ def _positive_int(value: Any, name: str, low: int = 1, high: int | None = None) 
         n = int(value)
         if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
             raise ValueError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise IllegalArgument(f"Failed to parse int parameter [{name}] with value [{value}]"
                               ) from None
     if n < low or (high is not None and n > high):

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ..engine.script import UPDATE_CONTEXT, Compiled, compile_script
+from ..engine.script import UPDATE_CONTEXT, Compiled, compile_script, json_value
 from ..errors import IllegalArgument, SearchError
 
 MAX_RETRY_ON_CONFLICT = 100
@@ -35,7 +35,7 @@ def apply_update_script(source: dict[str, Any] | None, script: Compiled,
                            "_now": int(time.time() * 1000), **meta}
     script.run({"ctx": ctx})
     op = ctx.get("op")
-    new_source = ctx.get("_source")
+    new_source = json_value(script.source, ctx.get("_source"))
     if op in ("index", "create") and op == ("create" if creating else "index"):
         if not isinstance(new_source, dict):
             raise IllegalArgument("failed to execute script",

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..engine.script import SEARCH_CONTEXT, Compiled, DocField, ScriptError, compile_script
+from ..engine.script import (SEARCH_CONTEXT, Compiled, DocField, ScriptError, compile_script,
+                             json_value)
 from ..engine.script.errors import ScriptFault
 from ..engine.script.lexer import Long
 from ..errors import ParsingError
@@ -120,8 +121,8 @@ def script_values(fields: tuple[ScriptField, ...], source: dict[str, Any], meta:
     doc = DocLookup(source, meta)
     for f in fields:
         try:
-            value = f.script.run({"doc": doc,
-                                  "params": {**f.script.params, "_source": source}})
+            value = json_value(f.script.source, f.script.run(
+                {"doc": doc, "params": {**f.script.params, "_source": source}}))
         except ScriptError as e:
             if f.ignore_failure:
                 continue

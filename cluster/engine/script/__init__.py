@@ -17,10 +17,13 @@ from ...errors import IllegalArgument
 from ..cancellation import NO_LIMIT, Cancellation
 from .errors import ScriptError, ScriptFault, script_error
 from .interpreter import Interpreter
+from .javavalues import to_string
+from .lexer import Float, Long
 from .methods import DocField
 from .parser import Node, parse
 
-__all__ = ["Compiled", "DocField", "ScriptError", "compile_script", "parse_script_object",
+__all__ = ["Compiled", "DocField", "ScriptError", "compile_script", "json_value",
+           "parse_script_object",
            "UPDATE_CONTEXT", "SEARCH_CONTEXT", "SCORE_CONTEXT"]
 
 UPDATE_CONTEXT = frozenset({"ctx", "params"})
@@ -52,6 +55,40 @@ class Compiled:
         except RecursionError:
             raise script_error(self.source, ScriptFault(
                 "stack_overflow_error", "the script nests too deeply", 0, 0), False) from None
+
+
+def json_value(source: str, value: Any) -> Any:
+    """``value`` as plain JSON data (a document, a field of a hit): ``doc['f']`` becomes its
+    values; anything else that JSON cannot hold (``doc`` itself, a List that contains itself)
+    is the script's runtime error."""
+    try:
+        return _plain(value, 0)
+    except (TypeError, ValueError, RecursionError):
+        raise script_error(source, ScriptFault(
+            "illegal_argument_exception", "the script's value cannot be written as JSON", 0,
+            len(source)), compile_time=False) from None
+
+
+def _plain(value: Any, depth: int) -> Any:
+    if depth > 100:
+        raise ValueError("too deep")
+    if value is None or type(value) in (bool, str, float, int, Long, Float):
+        return value
+    if isinstance(value, DocField):
+        return list(value.values)
+    if type(value) is list:
+        return [_plain(v, depth + 1) for v in value]
+    if type(value) is dict:
+        return {_key(k): _plain(v, depth + 1) for k, v in value.items()}
+    raise TypeError(type(value).__name__)
+
+
+def _key(k: Any) -> str:
+    if isinstance(k, str):
+        return k
+    if k is None or isinstance(k, (bool, int, float)):
+        return to_string(k)
+    raise TypeError("a Map key must be a String or a number")
 
 
 def parse_script_object(script: Any) -> tuple[str, dict[str, Any]]:

@@ -175,6 +175,11 @@ class Interpreter:
             if f.end == 0 and f.start == 0:
                 f.start, f.end = node.start, node.end
             raise
+        except (TypeError, ValueError, ArithmeticError, LookupError) as e:
+            # a value our tables did not foresee (an unhashable Map key, an infinite cast):
+            # a runtime error of the script, never an error of the server
+            raise ScriptFault("illegal_argument_exception", f"{type(e).__name__}: {e}",
+                              node.start, node.end) from None
 
     def e_lit(self, node: Node) -> Any:
         return node.args[0]

@@ -182,7 +182,10 @@ def truth(v: Any) -> bool:
 def cast(type_: str, v: Any) -> Any:
     """``(type) v``: numeric conversions truncate as Java's; anything else must already fit."""
     if type_ in ("int", "long", "short", "byte", "Integer", "Long") and is_number(v):
-        n = math.trunc(v) if not (isinstance(v, float) and (math.isnan(v))) else 0
+        if isinstance(v, float) and not math.isfinite(v):   # Java clamps, NaN is 0
+            n = 0 if math.isnan(v) else (2 ** 63 if v > 0 else -2 ** 63 - 1)
+        else:
+            n = math.trunc(v)
         bits = {"int": 32, "Integer": 32, "long": 64, "Long": 64, "short": 16, "byte": 8}[type_]
         if isinstance(v, float):
             n = max(-2 ** (bits - 1), min(2 ** (bits - 1) - 1, n)) if bits >= 32 else \
