@@ -95,6 +95,13 @@ def test_another_language_is_refused(doc: httpx.Client) -> None:
     assert r.status_code == 400 and "mustache" in r.text
 
 
+def test_the_lang_url_parameter_must_be_painless(doc: httpx.Client) -> None:
+    r = _update(doc, {"script": "ctx._source.n = 2"}, params="?lang=expression")
+    assert r.status_code == 400 and "expression" in r.text
+    assert _update(doc, {"script": "ctx._source.n = 2"}, params="?lang=painless"
+                   ).status_code == 200
+
+
 def test_script_and_doc_together_are_refused(doc: httpx.Client) -> None:
     r = _update(doc, {"script": "ctx._source.n = 2", "doc": {"n": 3}})
     assert r.status_code == 400 and "script and doc" in r.text
