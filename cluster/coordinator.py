@@ -65,6 +65,7 @@ class Coordinator:
         "force_merge", "segments", "cat_segments",
         # documents
         "bulk", "get_doc", "update_script", "by_query", "get_task", "list_tasks", "cancel_tasks",
+        "rethrottle",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "get_cluster_settings", "put_cluster_settings",
@@ -160,6 +161,9 @@ class Coordinator:
 
     def cancel_tasks(self, task_id: str | None, actions: str | None = None) -> dict[str, Any]:
         return self.tasks.cancel(task_id, actions, self.status.node_name)
+
+    def rethrottle(self, task_id: str, requests_per_second: float | None) -> dict[str, Any]:
+        return self.tasks.rethrottle(task_id, requests_per_second, self.status.node_name)
 
     # --- search and cursors (search/) -----------------------------------------------------------
 

@@ -173,6 +173,19 @@ def test_a_throttled_task_is_listed_and_can_be_cancelled(books: httpx.Client) ->
     assert out["task"]["cancelled"] is True
 
 
+def test_rethrottle_lifts_the_throttle_of_a_running_task(books: httpx.Client) -> None:
+    r = books.post("/books/_update_by_query?wait_for_completion=false&scroll_size=1"
+                   "&requests_per_second=0.5", json={})
+    task = r.json()["task"]
+    r = books.post(f"/_update_by_query/{task}/_rethrottle?requests_per_second=-1")
+    assert r.status_code == 200, r.text
+    assert task in next(iter(r.json()["nodes"].values()))["tasks"]
+    out = _wait_task(books, task)["response"]
+    assert out["updated"] == N and out["requests_per_second"] == -1.0
+    r = books.post(f"/_update_by_query/{task}/_rethrottle?requests_per_second=5")
+    assert r.status_code == 400
+
+
 def test_an_unknown_task_is_a_404(es: httpx.Client) -> None:
     r = es.get("/_tasks/abc:12345")
     assert r.status_code == 404 and r.json()["error"]["type"] == "resource_not_found_exception"

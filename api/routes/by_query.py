@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 
 from ...cluster.documents.by_query_request import (BY_QUERY_PARAMS, REINDEX_PARAMS,
-                                                   parse_by_query)
+                                                   parse_by_query, parse_rps)
 from ...cluster.engine.query.nodes import QueryString
 from ...cluster.errors import IllegalArgument
 from ...cluster.search.request import check_params
@@ -85,3 +85,15 @@ async def cancel_task(task_id: str, request: Request, coord: Coord) -> JSONRespo
     check_params(params, COMMON, request.url.path)
     return JSONResponse(await coord.call("cancel_tasks", task_id, None))
 
+
+
+@router.post("/_delete_by_query/{task_id}/_rethrottle")
+@router.post("/_update_by_query/{task_id}/_rethrottle")
+@router.post("/_reindex/{task_id}/_rethrottle")
+async def rethrottle(task_id: str, request: Request, coord: Coord) -> JSONResponse:
+    params = query_params(request)
+    check_params(params, COMMON | {"requests_per_second"}, request.url.path)
+    if "requests_per_second" not in params:
+        raise IllegalArgument("requests_per_second is a required parameter")
+    return JSONResponse(await coord.call("rethrottle", task_id,
+                                         parse_rps(params["requests_per_second"])))

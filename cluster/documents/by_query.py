@@ -127,6 +127,7 @@ async def run_job(job: ByQuery, target: JobTarget, task: Task | None = None
     slices = [Counters() for _ in prefs]
     if task is not None:
         task.status = lambda: status(job, slices, job.requests_per_second)
+        task.rethrottle = lambda rps: setattr(job, "requests_per_second", rps)
     pit = await target.open_pit(",".join(names), KEEP_ALIVE)
     run = _Run(job, target, names, pit["id"], task, job.max_docs)
     try:

@@ -44,6 +44,7 @@ class Task:
     response: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
     handle: Any = None                   # the asyncio task running it (when in background)
+    rethrottle: Any = None               # (requests_per_second or None) -> None, while running
 
     @property
     def completed(self) -> bool:
@@ -155,6 +156,15 @@ class TaskRegistry:
         for t in targets:
             t.cancelled = True
         return self.nodes_view({self.task_id(t): t.info(self.node) for t in targets}, node_name)
+
+    def rethrottle(self, task_id: str, rps: float | None, node_name: str) -> dict[str, Any]:
+        """``POST /_update_by_query/{id}/_rethrottle``: the new ``requests_per_second`` holds
+        from the task's next batch on."""
+        task = self.find(task_id)
+        if task.completed or task.rethrottle is None:
+            raise IllegalArgument(f"task [{task_id}] is not running, it cannot be rethrottled")
+        task.rethrottle(rps)
+        return self.nodes_view({self.task_id(task): task.info(self.node)}, node_name)
 
 
 def _missing(task_id: str) -> SearchError:
