@@ -21,7 +21,11 @@ from typing import Any
 from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
 from .documents import bulk
+from .documents.by_query import submit
+from .documents.by_query_request import ByQuery
 from .documents.get import get_doc
+from .documents.tasks import TaskRegistry
+from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
@@ -60,7 +64,8 @@ class Coordinator:
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         # documents
-        "bulk", "get_doc",
+        "bulk", "get_doc", "update_script", "by_query", "get_task", "list_tasks", "cancel_tasks",
+        "rethrottle",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "read_plan",
@@ -87,6 +92,7 @@ class Coordinator:
         self.search_path = SearchPath(self.admin, backend, self.search_settings, self.tuning)
         self.cursor_ops = CursorOps(self.admin, backend, self.search_settings, self.search_path)
         self.sim = SimulationControl(self.admin, backend)
+        self.tasks = TaskRegistry(self.status.node_name)
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
@@ -135,6 +141,30 @@ class Coordinator:
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
         return await get_doc(self.indices, self.backend, index, doc_id, routing)
+
+    async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
+                            routing: str | None = None, refresh: bool = False,
+                            retry_on_conflict: int = 0) -> dict[str, Any]:
+        """``_update`` with a script (``documents/update_script.py``)."""
+        return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
+                                        refresh, retry_on_conflict)
+
+    async def by_query(self, job: ByQuery) -> tuple[int, dict[str, Any]]:
+        """``_delete_by_query``, ``_update_by_query``, ``_reindex`` (``documents/by_query.py``):
+        ``(http status, response)``."""
+        return await submit(job, self, self.tasks)
+
+    def get_task(self, task_id: str) -> dict[str, Any]:
+        return self.tasks.get(task_id)
+
+    def list_tasks(self, actions: str | None = None, detailed: bool = False) -> dict[str, Any]:
+        return self.tasks.list(actions, detailed, self.status.node_name)
+
+    def cancel_tasks(self, task_id: str | None, actions: str | None = None) -> dict[str, Any]:
+        return self.tasks.cancel(task_id, actions, self.status.node_name)
+
+    def rethrottle(self, task_id: str, requests_per_second: float | None) -> dict[str, Any]:
+        return self.tasks.rethrottle(task_id, requests_per_second, self.status.node_name)
 
     # --- search and cursors (search/) -----------------------------------------------------------
 

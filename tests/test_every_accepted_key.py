@@ -44,6 +44,8 @@ BODY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "aggs": ({"size": 0}, {"size": 0, "aggs": {"m": {"max": {"field": "n"}}}}),
     "aggregations": ({"size": 0}, {"size": 0, "aggregations": {"m": {"max": {"field": "n"}}}}),
     "post_filter": ({}, {"post_filter": {"term": {"tag": "t0"}}}),
+    "script_fields": ({"size": 1}, {"size": 1, "script_fields": {
+        "x": {"script": {"source": "doc['n'].value * params.f", "params": {"f": 2}}}}}),
 }
 PARAM_CHANGES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "q": ({}, {"q": "title:fox"}),
@@ -164,7 +166,7 @@ def test_an_accepted_url_parameter_changes_the_answer(acc: httpx.Client, key: st
 
 
 UNSUPPORTED_VALUES: dict[str, Any] = {
-    "highlight": {"fields": {"title": {}}}, "script_fields": {"x": {"script": "1"}},
+    "highlight": {"fields": {"title": {}}},
     "rescore": {"query": {"rescore_query": {"match_all": {}}}}, "indices_boost": [{"acc": 2}],
     "collapse": {"field": "tag"},
     "suggest": {"s": {"text": "fox", "term": {"field": "title"}}}, "ext": {"x": {}},

@@ -94,6 +94,12 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     if not isinstance(body, dict):
         raise SearchError("Validation Failed: 1: script or doc is missing;",
                           es_type="action_request_validation_exception", status=400)
+    if "script" in body:    # cluster/documents/update_script.py
+        if params.get("lang", "painless") != "painless":
+            raise IllegalArgument(f"script_lang not supported [{params['lang']}]")
+        return _single_result(await coord.call(
+            "update_script", index, doc_id, body, params.get("routing"), refresh_param(params),
+            int_param(params, "retry_on_conflict") or 0))
     item = {"action": "update", "index": index, "id": doc_id, "source": body,
             "routing": params.get("routing")}
     resp = await coord.call("bulk", [item], refresh_param(params))

@@ -167,6 +167,9 @@ def _source_of_update(item: dict[str, Any], meta: IndexMeta, doc_id: str,
                       changed: set[str]) -> bytes:
     src = item.get("source")
     doc = src.get("doc") if isinstance(src, dict) else None
+    if isinstance(src, dict) and "script" in src:   # POST /{index}/_update/{id} runs scripts
+        raise IllegalArgument("[script] in a _bulk update is not supported by this server; "
+                              "send it to POST /{index}/_update/{id}")
     if not isinstance(doc, dict):
         raise ActionRequestValidationError("script or doc is missing")
     _, did_change = parse_document(doc, meta.mapping, doc_id)

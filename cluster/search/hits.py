@@ -17,6 +17,7 @@ from ..engine.sorting import SortField, score_only, sort_value_out
 from ..engine.source_filter import filter_source
 from ..indices.catalog import IndexMeta
 from .request import SearchRequest
+from .script_fields import script_values
 
 
 def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, row: int,
@@ -46,6 +47,9 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
                                     list(req.fields) + list(req.docvalue_fields), meta)
         if fields_out:
             hit["fields"] = fields_out
+    if req.script_fields:
+        hit.setdefault("fields", {}).update(
+            script_values(req.script_fields, orjson.loads(doc.source), meta))
     if (req.sort and not score_only(req.sort)) or req.search_after is not None:
         vals = []
         for j, sf in enumerate(sort):

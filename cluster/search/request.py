@@ -16,6 +16,7 @@ from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
 from ..engine.sorting import SortField, parse_sort, parse_sort_param
 from ..indices.preference import parse_preference
+from .script_fields import parse_script_fields
 from .slicing import SliceSpec, check_slice, parse_slice
 
 DEFAULT_SIZE = 10
@@ -35,7 +36,7 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "highlight", "script_fields", "rescore", "indices_boost", "collapse", "suggest",
+    "highlight", "rescore", "indices_boost", "collapse", "suggest",
     "ext", "runtime_mappings",
 )
 
@@ -95,7 +96,7 @@ class SearchRequest:
     from_given: bool = False
     consistent_page: str | None = None
     paging: str = "auto"                   # ours: auto | from_size | deep_page (query phase)
-    script_fields: tuple[str, ...] = ()    # names only: checked against index.max_script_fields
+    script_fields: tuple[Any, ...] = ()    # script_fields.ScriptField, run on the page's hits
     rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
     request_cache: bool | None = None
     aggs: Any = None                       # engine.aggs.AggRequest (``aggs``/``aggregations``)
@@ -402,8 +403,8 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
         if req.paging not in PAGING_METHODS:
             raise IllegalArgument(f"[paging] must be one of {list(PAGING_METHODS)} but was "
                                   f"[{req.paging}]")
-    if isinstance(body.get("script_fields"), dict):
-        req.script_fields = tuple(body["script_fields"])
+    if body.get("script_fields") is not None:
+        req.script_fields = parse_script_fields(body["script_fields"])
     rescore = body.get("rescore")
     rescorers = rescore if isinstance(rescore, list) else [rescore] if rescore else []
     req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
