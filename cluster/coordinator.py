@@ -25,6 +25,7 @@ from .documents.get import get_doc
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
+from .indices.stats import index_stats
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
@@ -59,6 +60,8 @@ class Coordinator:
         "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
+        "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
+        "cat_aliases", "close_index", "open_index", "stats",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -124,6 +127,37 @@ class Coordinator:
     async def refresh(self, expr: str | None) -> dict[str, Any]:
         return await self.admin.refresh(expr)
 
+    # --- aliases, open and close (indices/aliases.py, indices/admin.py) -------------------------
+
+    def update_aliases(self, actions: Any) -> dict[str, Any]:
+        return self.admin.update_aliases(actions)
+
+    def put_alias(self, expr: str, name: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        return self.admin.put_alias(expr, name, body)
+
+    def delete_alias(self, expr: str, name: str) -> dict[str, Any]:
+        return self.admin.delete_alias(expr, name)
+
+    def get_alias(self, expr: str | None, name: str | None, **options: Any) -> dict[str, Any]:
+        return self.admin.get_alias(expr, name, **options)
+
+    def alias_exists(self, expr: str | None, name: str) -> bool:
+        return self.admin.alias_exists(expr, name)
+
+    def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
+        return self.admin.cat_aliases(name)
+
+    def close_index(self, expr: str) -> dict[str, Any]:
+        return self.admin.set_state(expr, "close")
+
+    def open_index(self, expr: str) -> dict[str, Any]:
+        return self.admin.set_state(expr, "open")
+
+    async def stats(self, expr: str | None, metrics: list[str] | None = None,
+                    level: str = "indices") -> dict[str, Any]:
+        """``_stats``: the copies' counters summed per index (``indices/stats.py``)."""
+        return index_stats(self.admin, await self.status.shard_infos(), expr, metrics, level)
+
     # --- documents (documents/) -----------------------------------------------------------------
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
@@ -133,6 +167,7 @@ class Coordinator:
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
+        index, routing = self.admin.read_index(index, routing)   # aliases, closed indices
         return await get_doc(self.indices, self.backend, index, doc_id, routing)
 
     # --- search and cursors (search/) -----------------------------------------------------------

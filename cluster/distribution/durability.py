@@ -50,6 +50,7 @@ class Durability:
                 "number_of_shards": meta.number_of_shards,
                 "number_of_replicas": meta.number_of_replicas,
                 "settings": meta.settings, "mapping": encode_mapping(meta.mapping),
+                "aliases": meta.aliases, "state": meta.state,
                 "seq_reserved": self.reserved.get(meta.name, 0),
                 "shards": [g.record() if hasattr(g, "record") else {} for g in meta.shards]}
 
@@ -101,7 +102,9 @@ class Durability:
                                  created_ms=int(d["created_ms"]),
                                  number_of_shards=int(d["number_of_shards"]),
                                  number_of_replicas=int(d["number_of_replicas"]),
-                                 settings=settings, mapping=mapping)
+                                 settings=settings, mapping=mapping,
+                                 aliases=dict(d.get("aliases") or {}),
+                                 state=str(d.get("state") or "open"))
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 # one index's unusable metadata stops that index only, never the service
                 path = self.store.indices / str(d.get("uuid"))
