@@ -13,7 +13,7 @@ from .deps import CoordinatorClient
 from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
-from .routes import cluster, cursors, documents, indices, search, simulation
+from .routes import aliases, cat, cluster, cursors, documents, indices, search, simulation
 
 
 class _ProductHeader:
@@ -63,6 +63,6 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
     if auth is not None and auth.enabled:   # inside _ProductHeader: a 401 carries it too
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
-    for module in (cluster, simulation, cursors, search, documents, indices):
+    for module in (cluster, cat, aliases, simulation, cursors, search, documents, indices):
         app.include_router(module.router)
     return app

@@ -61,7 +61,7 @@ class Coordinator:
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
-        "cat_aliases", "close_index", "open_index", "stats",
+        "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -239,9 +239,9 @@ class Coordinator:
     async def shard_infos(self) -> list[dict[str, Any]]:
         return await self.status.shard_infos()
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self, expr: str | None = None, level: str = "cluster") -> dict[str, Any]:
         """Health from the copies' states, and the simulated trouble when some is on."""
-        out = await self.status.health()
+        out = await self.status.health(expr, level)
         sim = self.simulation()
         if sim["enabled"]:
             out["simulation"] = sim
@@ -252,6 +252,9 @@ class Coordinator:
 
     def info(self) -> dict[str, Any]:
         return self.status.info()
+
+    async def cat_nodes(self) -> list[dict[str, Any]]:
+        return await self.status.cat_nodes()
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

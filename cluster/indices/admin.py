@@ -9,7 +9,6 @@ a data directory, is told of every change of the catalog before it is acknowledg
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import time
 import uuid
 from typing import Any
@@ -144,13 +143,14 @@ class IndexAdmin:
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
                 ignore_unavailable: bool = False, allow_no_indices: bool = True,
                 wildcard_ok: bool = True, expand_wildcards: bool = True,
-                refuse_closed: bool = False) -> list[str]:
+                refuse_closed: bool = False, include_closed: bool = False) -> list[str]:
         """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``, aliases,
         date math); the rules are in ``resolver.py``, the one place that resolves names."""
         return list(self.resolve_access(expr, ignore_unavailable=ignore_unavailable,
                                         allow_no_indices=allow_no_indices,
                                         expand_wildcards=expand_wildcards,
-                                        refuse_closed=refuse_closed))
+                                        refuse_closed=refuse_closed,
+                                        include_closed=include_closed))
 
     def resolve_access(self, expr: str | tuple[str, ...] | list[str] | None,
                        **options: Any) -> dict[str, Access]:
@@ -291,9 +291,7 @@ class IndexAdmin:
     def set_state(self, expr: str, state: str) -> dict[str, Any]:
         """``POST /{index}/_close`` and ``_open``: a closed index keeps its data and refuses
         reads and writes (``index_closed_exception``) until it is opened again."""
-        names = list(self.resolve_access(expr, allow_no_indices=False,
-                                         expand_wildcards=True) if state == "close"
-                     else self._closed_too(expr))
+        names = self.resolve(expr, allow_no_indices=False, include_closed=state == "open")
         for n in names:
             meta = self.indices[n]
             if meta.state != state:
@@ -303,19 +301,6 @@ class IndexAdmin:
             return {"acknowledged": True, "shards_acknowledged": True,
                     "indices": {n: {"closed": True} for n in names}}
         return {"acknowledged": True, "shards_acknowledged": True}
-
-    def _closed_too(self, expr: str) -> list[str]:
-        """``_open``'s patterns match closed indices too."""
-        out = []
-        for part in str(expr).split(","):
-            if "*" in part or "?" in part or part == "_all":
-                out += [n for n in sorted(self.indices)
-                        if fnmatch.fnmatchcase(n, "*" if part == "_all" else part)]
-            else:
-                out += self.resolve(part, allow_no_indices=False)
-        if not out:
-            raise IndexNotFound(expr)
-        return list(dict.fromkeys(out))
 
     def _saved(self, meta: IndexMeta) -> None:
         if self.durable is not None:

@@ -59,10 +59,12 @@ def _reach(out: dict[str, Access], name: str, spec: dict[str, Any] | None) -> No
 def resolve_access(indices: dict[str, Any], expr: str | tuple[str, ...] | list[str] | None, *,
                    ignore_unavailable: bool = False, allow_no_indices: bool = True,
                    expand_wildcards: bool = True, refuse_closed: bool = False,
+                   include_closed: bool = False,
                    unopenable: dict[str, str] | None = None) -> dict[str, Access]:
     """Concrete index -> :class:`Access`, in the order the expression names them.
     ``refuse_closed``: a closed index named explicitly is ``index_closed_exception`` (skipped
-    with ``ignore_unavailable``)."""
+    with ``ignore_unavailable``); ``include_closed``: patterns match closed indices too
+    (``expand_wildcards=all``)."""
     parts = _split(expr)
     out: dict[str, Access] = {}
     for i, p in enumerate(parts):
@@ -75,7 +77,7 @@ def resolve_access(indices: dict[str, Any], expr: str | tuple[str, ...] | list[s
             pat = p[1:]
             out = {n: a for n, a in out.items() if not fnmatch.fnmatchcase(n, pat)}
         elif wild:
-            _expand_pattern(indices, "*" if p == "_all" else p, out)
+            _expand_pattern(indices, "*" if p == "_all" else p, out, include_closed)
         elif p in indices:
             _explicit(indices[p], ignore_unavailable, refuse_closed, out)
         elif any(p in m.aliases for m in indices.values()):
@@ -100,11 +102,12 @@ def _explicit(meta: Any, ignore_unavailable: bool, refuse_closed: bool,
     _reach(out, meta.name, None)
 
 
-def _expand_pattern(indices: dict[str, Any], pat: str, out: dict[str, Access]) -> None:
+def _expand_pattern(indices: dict[str, Any], pat: str, out: dict[str, Access],
+                    include_closed: bool = False) -> None:
     """Open indices whose name matches, then the indices of visible aliases that match."""
     for n in sorted(indices):
         meta = indices[n]
-        if meta.state != "open":
+        if meta.state != "open" and not include_closed:
             continue
         if fnmatch.fnmatchcase(n, pat):
             _reach(out, n, None)
