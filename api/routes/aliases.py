@@ -1,11 +1,11 @@
-"""Aliases (``_alias``, ``_aliases``), open/close, ``_stats``, and the legacy ``_template``
-answering 404 as Elasticsearch does for a missing resource (legacy templates are not built)."""
+"""Aliases (``_alias``, ``_aliases``), open/close, ``_stats``; the legacy ``_template`` and
+``_data_stream`` answer 404 as Elasticsearch does for a missing resource (neither is built)."""
 from __future__ import annotations
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from ...cluster.errors import IllegalArgument, SearchError
+from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.indices.stats import parse_metrics
 from ...cluster.search.request import check_params
 from ...cluster.values import parse_time_ms
@@ -188,7 +188,7 @@ async def stats_index_metric(index: str, metric: str, request: Request,
     return await _stats(index, metric, request, coord)
 
 
-# --- legacy templates: none exist ------------------------------------------------------------
+# --- data streams and legacy templates: none exist (clients probe for them) ------------------------------------------------------------
 
 @router.get("/_template")
 async def legacy_templates() -> JSONResponse:
@@ -205,3 +205,17 @@ async def legacy_template(name: str) -> JSONResponse:
 @router.head("/_template/{name}")
 async def legacy_template_exists(name: str) -> Response:
     return Response(status_code=404)
+
+
+@router.get("/_data_stream")
+async def data_streams() -> JSONResponse:
+    return JSONResponse({"data_streams": []})
+
+
+@router.get("/_data_stream/{name}")
+async def data_stream(name: str) -> JSONResponse:
+    """No data stream exists here: Elasticsearch's 404 for a missing one (elasticsearch-py's
+    ``helpers.reindex`` asks whether its target is one)."""
+    if "*" in name or name == "_all":
+        return JSONResponse({"data_streams": []})
+    raise IndexNotFound(name)

@@ -13,8 +13,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import PlainTextResponse, Response
 
+from ...cluster.engine.query.dsl import parse_query
+from ...cluster.engine.query.nodes import MatchAll
 from ...cluster.errors import IllegalArgument
 from ...cluster.search.request import check_params
+from ..body import json_body
 from ..cat_table import CAT_PARAMS, Column, render
 from ..deps import Coord
 from ..params import query_params
@@ -185,12 +188,20 @@ def _clock() -> dict[str, Any]:
 
 
 @router.get("/_cat/count")
+@router.post("/_cat/count")
 @router.get("/_cat/count/{index}")
+@router.post("/_cat/count/{index}")
 async def cat_count(request: Request, coord: Coord, index: str | None = None) -> Response:
-    from ...cluster.engine.query.nodes import MatchAll
+    """The documents a ``query`` in the body (all by default) matches."""
     params = _params(request)
+    body = await json_body(request) or {}
+    if not isinstance(body, dict) or any(k != "query" for k in body):
+        bad = next((k for k in body), "body") if isinstance(body, dict) else "body"
+        raise IllegalArgument(f"request body or source parameter is required, [{bad}] is not "
+                              "a _cat/count key", es_type="parsing_exception")
+    query = parse_query(body["query"]) if "query" in body else MatchAll()
     indices = tuple(p for p in (index or "_all").split(",") if p)
-    out = await coord.call("count", indices, MatchAll())
+    out = await coord.call("count", indices, query)
     return render([{**_clock(), "count": out["count"]}], COUNT, params)
 
 
