@@ -2,6 +2,8 @@
 ``_data_stream`` answer 404 as Elasticsearch does for a missing resource (neither is built)."""
 from __future__ import annotations
 
+import fnmatch
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -98,7 +100,11 @@ async def _get_alias(index: str | None, name: str | None, request: Request,
         if e.es_type != "aliases_not_found_exception":
             raise
         # Elasticsearch answers 404 with what it found and an ``error`` line
+        named = [p for p in name.split(",") if p] if name else []
         found = await coord.call("get_alias", index, "*")
+        found = {n: {"aliases": {a: s for a, s in v["aliases"].items()
+                                 if any(fnmatch.fnmatchcase(a, p) for p in named)}}
+                 for n, v in found.items()}
         found = {n: v for n, v in found.items() if v["aliases"]}
         missing = str(e.extra.get("resource.id", ""))
         word = "aliases" if "," in missing else "alias"

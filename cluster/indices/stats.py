@@ -21,6 +21,8 @@ SERVED = ("docs", "store", "indexing", "get", "search", "merge", "refresh", "flu
 NOT_SERVED = ("completion", "fielddata", "query_cache", "request_cache", "translog", "warmer",
               "bulk", "shard_stats", "mappings", "dense_vector", "sparse_vector", "recovery")
 LEVELS = ("cluster", "indices", "shards")
+_KEY = {"merge": "merges"}          # the metric's name in the URL -> its key in the answer
+_METRIC = {v: k for k, v in _KEY.items()}
 
 
 def parse_metrics(raw: str | None, path: str) -> list[str]:
@@ -79,7 +81,7 @@ def copy_stats(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
                    "query_time_in_millis": _ms(c.get("query_time_ns", 0)), "query_current": 0,
                    "fetch_total": c.get("fetch_total", 0),
                    "fetch_time_in_millis": _ms(c.get("fetch_time_ns", 0)), "fetch_current": 0},
-        "merge": {"current": 0, "total": int(merges.get("total", 0)),
+        "merges": {"current": 0, "total": int(merges.get("total", 0)),
                   "total_docs": int(merges.get("docs", 0))},
         "refresh": {"total": c.get("refresh_total", 0),
                     "total_time_in_millis": _ms(c.get("refresh_time_ns", 0))},
@@ -109,8 +111,8 @@ def _add(into: dict[str, Any], more: dict[str, Any]) -> None:
 def _sums(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for r in rows:
-        _add(out, {g: v for g, v in copy_stats(r).items() if g in metrics})
-    return {g: out.get(g, {}) for g in metrics}
+        _add(out, {g: v for g, v in copy_stats(r).items() if _METRIC.get(g, g) in metrics})
+    return {_KEY.get(g, g): out.get(_KEY.get(g, g), {}) for g in metrics}
 
 
 def _started(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -153,7 +155,7 @@ def index_stats(catalog: Any, infos: list[dict[str, Any]], expr: str | None,
 def _shard_entries(rows: list[dict[str, Any]], metrics: list[str]) -> dict[str, Any]:
     out: dict[str, list[dict[str, Any]]] = {}
     for r in _started(rows):
-        stats = {g: v for g, v in copy_stats(r).items() if g in metrics}
+        stats = {g: v for g, v in copy_stats(r).items() if _METRIC.get(g, g) in metrics}
         out.setdefault(str(r["shard"]), []).append(
             {"routing": {"state": r["state"], "primary": r.get("prirep", "p") == "p",
                          "node": r.get("node_id")}, **stats})
