@@ -62,6 +62,7 @@ class Coordinator:
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
+        "put_index_template", "get_index_template", "delete_index_template",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -146,6 +147,15 @@ class Coordinator:
 
     def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
         return self.admin.cat_aliases(name)
+
+    def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
+        return self.admin.put_index_template(name, body, create)
+
+    def get_index_template(self, name: str | None) -> dict[str, Any]:
+        return self.admin.get_index_template(name)
+
+    def delete_index_template(self, name: str) -> dict[str, Any]:
+        return self.admin.delete_index_template(name)
 
     def close_index(self, expr: str) -> dict[str, Any]:
         return self.admin.set_state(expr, "close")

@@ -153,3 +153,37 @@ def test_an_index_created_by_date_math_is_found_by_it():
     name = resolve_date_math("<day-{now/d}>")
     assert c.coord.resolve("<day-{now/d}>") == [name]
     assert c.coord.get_alias(None, "today") == {name: {"aliases": {"today": {}}}}
+
+
+def test_the_matching_template_of_highest_priority_shapes_a_new_index():
+    c = LocalCluster()
+    c.coord.put_index_template("low", {"index_patterns": ["logs-*"], "priority": 1,
+                                       "template": {"settings": {"number_of_shards": 3}}})
+    c.coord.put_index_template("high", {"index_patterns": ["logs-app*"], "priority": 5,
+                                        "template": {
+                                            "settings": {"number_of_shards": 2},
+                                            "mappings": {"properties": {
+                                                "kind": {"type": "keyword"}}},
+                                            "aliases": {"apps": {}}}})
+    c.coord.create_index("logs-app1", {"mappings": {"properties": {"n": {"type": "long"}}}})
+    meta = c.coord.indices["logs-app1"]
+    assert meta.number_of_shards == 2 and meta.aliases == {"apps": {}}
+    assert set(meta.mapping.to_body()["properties"]) == {"kind", "n"}
+    c.bulk([{"action": "index", "index": "logs-db", "id": "1", "source": {}}])   # auto-created
+    assert c.coord.indices["logs-db"].number_of_shards == 3
+    c.coord.create_index("other")
+    assert c.coord.indices["other"].number_of_shards == 1
+
+
+def test_templates_with_overlapping_patterns_need_different_priorities():
+    c = LocalCluster()
+    c.coord.put_index_template("a", {"index_patterns": ["x*"]})
+    with pytest.raises(IllegalArgument, match="have the same priority"):
+        c.coord.put_index_template("b", {"index_patterns": ["xy*"]})
+    with pytest.raises(IllegalArgument, match="composed_of"):
+        c.coord.put_index_template("c", {"index_patterns": ["z*"], "composed_of": ["ct"]})
+    with pytest.raises(SearchError, match="not found"):
+        c.coord.get_index_template("nope")
+    assert [t["name"] for t in c.coord.get_index_template("*")["index_templates"]] == ["a"]
+    c.coord.delete_index_template("a")
+    assert c.coord.get_index_template(None) == {"index_templates": []}

@@ -225,3 +225,41 @@ async def data_stream(name: str) -> JSONResponse:
     if "*" in name or name == "_all":
         return JSONResponse({"data_streams": []})
     raise IndexNotFound(name)
+
+
+# --- composable index templates --------------------------------------------------------------
+
+@router.put("/_index_template/{name}")
+@router.post("/_index_template/{name}")
+async def put_index_template(name: str, request: Request, coord: Coord) -> JSONResponse:
+    params = _params(request, _ACK | {"create", "cause"})
+    body = await json_body(request)
+    return JSONResponse(await coord.call("put_index_template", name, body,
+                                         bool_param(params, "create")))
+
+
+@router.get("/_index_template")
+@router.get("/_index_template/{name}")
+async def get_index_template(request: Request, coord: Coord,
+                             name: str | None = None) -> JSONResponse:
+    _params(request, COMMON | {"local", "master_timeout", "flat_settings",
+                               "include_defaults"})
+    return JSONResponse(await coord.call("get_index_template", name))
+
+
+@router.head("/_index_template/{name}")
+async def index_template_exists(name: str, request: Request, coord: Coord) -> Response:
+    _params(request, COMMON | {"local", "master_timeout", "flat_settings"})
+    try:
+        await coord.call("get_index_template", name)
+    except SearchError as e:
+        if e.status == 404:
+            return Response(status_code=404)
+        raise
+    return Response(status_code=200)
+
+
+@router.delete("/_index_template/{name}")
+async def delete_index_template(name: str, request: Request, coord: Coord) -> JSONResponse:
+    _params(request, _ACK)
+    return JSONResponse(await coord.call("delete_index_template", name))

@@ -20,10 +20,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..engine.meta_store import DataDirLock, MetaStore
-from ..engine.storage import decode_mapping, encode_mapping
+from ..engine.storage import decode_mapping, encode_mapping, write_atomic
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000
@@ -65,6 +68,22 @@ class Durability:
             self.reserved[meta.name] = meta.next_seq + SEQ_BLOCK
         self.store.save(self._record(meta))
 
+    def save_templates(self, templates: dict[str, Any]) -> None:
+        """The composable index templates (``<data_dir>/templates.json``, atomic)."""
+        write_atomic(Path(self.data_dir) / "templates.json",
+                     orjson.dumps(templates, option=orjson.OPT_INDENT_2))
+
+    def _load_templates(self) -> None:
+        path = Path(self.data_dir) / "templates.json"
+        admin = getattr(self.coord, "admin", None)
+        if admin is None or not path.exists():
+            return
+        try:
+            admin.templates = dict(orjson.loads(path.read_bytes()))
+        except (OSError, ValueError, TypeError) as e:
+            # kept as it is on disk and reported; index creation goes on without them
+            log.error("index templates in %s cannot be read: %r; left as they are", path, e)
+
     def deleted(self, meta: Any) -> None:
         self.reserved.pop(meta.name, None)
         self.store.delete(meta.uuid)
@@ -90,6 +109,7 @@ class Durability:
         from ..indices.catalog import IndexMeta
         from .shard_group import recover_group
         t0 = time.monotonic()
+        self._load_templates()
         backend = self.coord.backend
         metas = []
         loaded = self.store.load_all()

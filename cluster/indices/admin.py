@@ -9,6 +9,7 @@ a data directory, is told of every change of the catalog before it is acknowledg
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import time
 import uuid
 from typing import Any
@@ -19,6 +20,7 @@ from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexClosed, IndexNotFound, MapperParsing, ResourceAlreadyExists
 from . import aliases as alias_rules
+from . import templates
 from .field_caps import field_caps
 from .date_math import resolve_date_math
 from .resolver import Access, resolve_access
@@ -33,6 +35,7 @@ class IndexAdmin:
         self.backend = backend
         self.shards = ShardCalls(backend)
         self.indices: dict[str, IndexMeta] = {}
+        self.templates: dict[str, dict[str, Any]] = {}   # composable index templates
         # index metadata on disk and recovery (durability.py); None keeps indices in memory
         self.durable: Any = None
         # index name -> why its directory could not be opened (a request naming it says so)
@@ -64,6 +67,7 @@ class IndexAdmin:
             if key not in ("settings", "mappings", "aliases"):
                 raise IllegalArgument(f"unknown key [{key}] for create index",
                                       es_type="parse_exception")
+        body = templates.compose(templates.matching(self.templates, name), body)
         settings = flat_settings(body.get("settings") or {})
         shards = int_setting(settings, "number_of_shards", 1, minimum=1)
         if shards > 1024:
@@ -285,6 +289,33 @@ class IndexAdmin:
 
     def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
         return alias_rules.cat_rows(self.indices, name)
+
+    # --- composable index templates (templates.py) -----------------------------------------
+
+    def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
+        if create and name in self.templates:
+            raise IllegalArgument(f"index template [{name}] already exists")
+        self.templates[name] = templates.parse_template(name, body, self.templates)
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def get_index_template(self, name: str | None) -> dict[str, Any]:
+        return templates.get_templates(self.templates, name)
+
+    def delete_index_template(self, name: str) -> dict[str, Any]:
+        gone = [n for n in self.templates if fnmatch.fnmatchcase(n, name)] if "*" in name \
+            else [name] if name in self.templates else []
+        if not gone:
+            raise templates.TemplateMissing(f"index_template [{name}] missing",
+                                            es_type="resource_not_found_exception")
+        for n in gone:
+            del self.templates[n]
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def _templates_saved(self) -> None:
+        if self.durable is not None:
+            self.durable.save_templates(self.templates)
 
     # --- open and close -------------------------------------------------------------------
 
