@@ -25,6 +25,8 @@ from .documents.get import get_doc
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
+from .indices.analyze import analyze
+from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps
@@ -62,7 +64,8 @@ class Coordinator:
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
-        "put_index_template", "get_index_template", "delete_index_template",
+        "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
+        "analyze",
         # documents
         "bulk", "get_doc",
         # search and cursors
@@ -262,6 +265,17 @@ class Coordinator:
 
     def info(self) -> dict[str, Any]:
         return self.status.info()
+
+    async def cluster_state(self, metrics: list[str], expr: str | None = None
+                            ) -> dict[str, Any]:
+        """``_cluster/state``: the metadata subset and routing table (``cluster_state.py``)."""
+        infos = await self.status.shard_infos() if "routing_table" in metrics else []
+        return cluster_state(self.admin, self.status, infos, metrics, expr)
+
+    def analyze(self, index: str | None, body: Any) -> dict[str, Any]:
+        """``_analyze`` with the built-in analyzers or an index field's (``analyze.py``)."""
+        mapping = self.indices[self.admin.read_index(index)[0]].mapping if index else None
+        return analyze(body, mapping)
 
     async def cat_nodes(self) -> list[dict[str, Any]]:
         return await self.status.cat_nodes()

@@ -167,3 +167,51 @@ def test_date_math_index_names_through_the_clients(es: httpx.Client, esc: Elasti
     esc.index(index="<day-{now/d}>", id="1", document={"n": 1}, refresh=True)
     assert esc.count(index="<day-{now/d}>")["count"] == 1
     assert esc.indices.exists(index=name)
+
+
+def test_index_templates_through_both_clients(es: httpx.Client, esc: Elasticsearch,
+                                              osc: OpenSearch):
+    esc.indices.put_index_template(name="tpl", index_patterns=["tpl-*"], priority=3,
+                                   template={"settings": {"number_of_shards": 2},
+                                             "aliases": {"tpl-all": {}}})
+    assert esc.indices.exists_index_template(name="tpl")
+    osc.index(index="tpl-a", id="1", body={"n": 1}, refresh=True)   # created automatically
+    assert esc.indices.get_settings(index="tpl-a")["tpl-a"]["settings"]["index"][
+        "number_of_shards"] == "2"
+    assert osc.count(index="tpl-all")["count"] == 1
+    got = osc.indices.get_index_template(name="tpl")["index_templates"][0]
+    assert got["name"] == "tpl" and got["index_template"]["priority"] == 3
+    with pytest.raises(elasticsearch.BadRequestError):
+        esc.indices.put_index_template(name="tpl2", index_patterns=["tpl-x*"], priority=3)
+    esc.indices.delete_index_template(name="tpl")
+    assert not esc.indices.exists_index_template(name="tpl")
+    with pytest.raises(opensearchpy.NotFoundError):
+        osc.indices.get_index_template(name="tpl")
+
+
+def test_cluster_state_metadata_and_routing(es: httpx.Client, esc: Elasticsearch,
+                                            osc: OpenSearch):
+    _load(es, "cs", ["a"], shards=2)
+    esc.indices.put_alias(index="cs", name="cs-alias")
+    state = esc.cluster.state(metric="metadata,routing_table", index="cs").body
+    meta = state["metadata"]["indices"]["cs"]
+    assert meta["state"] == "open" and meta["aliases"] == ["cs-alias"]
+    assert meta["settings"]["index"]["number_of_shards"] == "2"
+    assert sorted(state["routing_table"]["indices"]["cs"]["shards"]) == ["0", "1"]
+    assert "metadata" in osc.cluster.state(metric="metadata")
+    with pytest.raises(opensearchpy.RequestError):
+        osc.cluster.state(metric="blocks")
+
+
+def test_analyze_shows_tokens_with_offsets(es: httpx.Client, esc: Elasticsearch,
+                                           osc: OpenSearch):
+    out = esc.indices.analyze(analyzer="standard", text="Quick Fox 42")
+    assert [(t["token"], t["start_offset"], t["end_offset"], t["type"], t["position"])
+            for t in out["tokens"]] == [("quick", 0, 5, "<ALPHANUM>", 0),
+                                        ("fox", 6, 9, "<ALPHANUM>", 1),
+                                        ("42", 10, 12, "<NUM>", 2)]
+    _load(es, "an", ["a"])
+    kw = osc.indices.analyze(index="an", body={"field": "kind", "text": "Two Words"})
+    assert [t["token"] for t in kw["tokens"]] == ["Two Words"]
+    with pytest.raises(elasticsearch.BadRequestError):
+        esc.indices.analyze(tokenizer="ngram", text="x")

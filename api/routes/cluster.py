@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument
+from ...cluster.indices.cluster_state import parse_metrics as parse_state_metrics
 from ...cluster.indices.health import RANK, health_reached
 from ...cluster.search.request import check_params
 from ...cluster.values import parse_time_ms
@@ -64,3 +65,20 @@ async def health(request: Request, coord: Coord, index: str | None = None) -> JS
         if time.monotonic() >= deadline:
             return JSONResponse({**body, "timed_out": True}, status_code=408)
         await asyncio.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+@router.get("/_cluster/state")
+@router.get("/_cluster/state/{metric}")
+@router.get("/_cluster/state/{metric}/{index}")
+async def cluster_state(request: Request, coord: Coord, metric: str | None = None,
+                        index: str | None = None) -> JSONResponse:
+    """The metadata subset and the routing table (``cluster/indices/cluster_state.py``)."""
+    params = query_params(request)
+    check_params(params, COMMON | {"local", "master_timeout"}, request.url.path)
+    bool_param(params, "local")   # one coordinator: always local
+    if "master_timeout" in params:
+        parse_time_ms(params["master_timeout"], "master_timeout")
+    metrics = parse_state_metrics(metric)
+    if index is not None:
+        await coord.call("resolve", index, allow_no_indices=False, include_closed=True)
+    return JSONResponse(await coord.call("cluster_state", metrics, index))

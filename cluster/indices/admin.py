@@ -163,10 +163,10 @@ class IndexAdmin:
 
     def get_index(self, expr: str) -> dict[str, Any]:
         return {n: {"aliases": self.indices[n].aliases, "mappings": self.indices[n].mapping.to_body(),
-                    "settings": {"index": self._settings_out(self.indices[n])}}
+                    "settings": {"index": self.settings_out(self.indices[n])}}
                 for n in self.resolve(expr, allow_no_indices=False)}
 
-    def _settings_out(self, meta: IndexMeta) -> dict[str, Any]:
+    def settings_out(self, meta: IndexMeta) -> dict[str, Any]:
         out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
         out.update({"number_of_shards": str(meta.number_of_shards),
                     "number_of_replicas": str(meta.number_of_replicas),
@@ -208,7 +208,7 @@ class IndexAdmin:
         return {"acknowledged": True}
 
     def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"settings": {"index": self._settings_out(self.indices[n])}}
+        return {n: {"settings": {"index": self.settings_out(self.indices[n])}}
                 for n in self.resolve(expr or "_all")}
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
