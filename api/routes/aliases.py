@@ -21,7 +21,7 @@ router = APIRouter()
 # ``timeout`` / ``master_timeout`` bound the wait for the cluster's acknowledgement; the
 # coordinator acknowledges a change once it is saved, so they are checked and cannot change it
 _ACK = COMMON | {"timeout", "master_timeout"}
-_GET = COMMON | {"ignore_unavailable", "allow_no_indices", "expand_wildcards", "local"}
+_GET = COMMON | {"ignore_unavailable", "local"}   # one coordinator: every answer is local
 
 
 def _params(request: Request, allowed: set[str]) -> dict[str, str]:
@@ -30,6 +30,8 @@ def _params(request: Request, allowed: set[str]) -> dict[str, str]:
     for key in ("timeout", "master_timeout"):
         if key in params:
             parse_time_ms(params[key], key)
+    if "local" in params:
+        bool_param(params, "local")
     return params
 
 
@@ -142,8 +144,7 @@ async def alias_exists(name: str, request: Request, coord: Coord,
 
 # --- open and close --------------------------------------------------------------------------
 
-_STATE = _ACK | {"wait_for_active_shards", "ignore_unavailable", "allow_no_indices",
-                 "expand_wildcards"}
+_STATE = _ACK
 
 
 @router.post("/{index}/_close")
@@ -160,7 +161,7 @@ async def open_index(index: str, request: Request, coord: Coord) -> JSONResponse
 
 # --- _stats ----------------------------------------------------------------------------------
 
-_STATS = COMMON | {"level", "expand_wildcards", "forbid_closed_indices"}
+_STATS = COMMON | {"level"}
 
 
 async def _stats(index: str | None, metric: str | None, request: Request,
@@ -232,7 +233,7 @@ async def data_stream(name: str) -> JSONResponse:
 @router.put("/_index_template/{name}")
 @router.post("/_index_template/{name}")
 async def put_index_template(name: str, request: Request, coord: Coord) -> JSONResponse:
-    params = _params(request, _ACK | {"create", "cause"})
+    params = _params(request, _ACK | {"create"})
     body = await json_body(request)
     return JSONResponse(await coord.call("put_index_template", name, body,
                                          bool_param(params, "create")))
@@ -242,14 +243,13 @@ async def put_index_template(name: str, request: Request, coord: Coord) -> JSONR
 @router.get("/_index_template/{name}")
 async def get_index_template(request: Request, coord: Coord,
                              name: str | None = None) -> JSONResponse:
-    _params(request, COMMON | {"local", "master_timeout", "flat_settings",
-                               "include_defaults"})
+    _params(request, COMMON | {"local", "master_timeout"})
     return JSONResponse(await coord.call("get_index_template", name))
 
 
 @router.head("/_index_template/{name}")
 async def index_template_exists(name: str, request: Request, coord: Coord) -> Response:
-    _params(request, COMMON | {"local", "master_timeout", "flat_settings"})
+    _params(request, COMMON | {"local", "master_timeout"})
     try:
         await coord.call("get_index_template", name)
     except SearchError as e:

@@ -17,10 +17,11 @@ from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll
 from ...cluster.errors import IllegalArgument
 from ...cluster.search.request import check_params
+from ...cluster.values import parse_time_ms
 from ..body import json_body
 from ..cat_table import CAT_PARAMS, Column, render
 from ..deps import Coord
-from ..params import query_params
+from ..params import bool_param, query_params
 
 router = APIRouter()
 
@@ -111,6 +112,10 @@ ENDPOINTS = ["/_cat/aliases", "/_cat/aliases/{alias}", "/_cat/count", "/_cat/cou
 def _params(request: Request, extra: set[str] = frozenset()) -> dict[str, str]:
     params = query_params(request)
     check_params(params, CAT_PARAMS | extra, request.url.path)
+    if "master_timeout" in params:   # one coordinator, always local: checked, no wait
+        parse_time_ms(params["master_timeout"], "master_timeout")
+    if "local" in params:
+        bool_param(params, "local")
     return params
 
 
@@ -123,8 +128,7 @@ async def cat_list() -> Response:
 @router.get("/_cat/indices")
 @router.get("/_cat/indices/{index}")
 async def cat_indices(request: Request, coord: Coord, index: str | None = None) -> Response:
-    params = _params(request, {"health", "pri", "include_unloaded_segments",
-                               "expand_wildcards"})
+    params = _params(request, {"health"})
     rows = await coord.call("cat_indices", index)
     want = params.get("health")
     if want is not None:
@@ -178,7 +182,7 @@ async def cat_segments(request: Request, coord: Coord, index: str | None = None)
 @router.get("/_cat/aliases")
 @router.get("/_cat/aliases/{alias}")
 async def cat_aliases(request: Request, coord: Coord, alias: str | None = None) -> Response:
-    params = _params(request, {"expand_wildcards"})
+    params = _params(request)
     return render(await coord.call("cat_aliases", alias), ALIASES, params)
 
 
@@ -224,5 +228,5 @@ async def cat_health(request: Request, coord: Coord) -> Response:
 
 @router.get("/_cat/nodes")
 async def cat_nodes(request: Request, coord: Coord) -> Response:
-    params = _params(request, {"full_id", "include_unloaded_segments"})
+    params = _params(request)
     return render(await coord.call("cat_nodes"), NODES, params)
