@@ -112,6 +112,10 @@ def test_a_closed_index_refuses_searches_and_writes_and_wildcards_skip_it(two: L
     assert sorted(two.ids("logs-*")) == ["a", "b"]
     out = two.bulk([{"action": "index", "index": "logs-2", "id": "q", "source": {}}])
     assert out["items"][0]["index"]["error"]["type"] == "index_closed_exception"
+    with pytest.raises(IndexClosed):
+        asyncio.run(two.coord.stats("logs-2"))
+    with pytest.raises(IndexClosed):
+        asyncio.run(two.coord.open_pit("logs-2", "1m"))
     two.coord.open_index("logs-*")
     assert sorted(two.ids("logs-2")) == ["c", "d"]
 

@@ -169,7 +169,7 @@ async def _stats(index: str | None, metric: str | None, request: Request,
     params = _params(request, _STATS)
     metrics = parse_metrics(metric, request.url.path)
     if index is not None:
-        await coord.call("resolve", index)
+        await coord.call("resolve", index, refuse_closed=True)
     return JSONResponse(await coord.call("stats", index, metrics,
                                          params.get("level", "indices")))
 

@@ -57,8 +57,8 @@ SHARDS = [C("index", ("i", "idx"), "index name"), C("shard", ("s", "sh"), "shard
           C("storage.failures", (), "failed flushes, syncs, writes (ours)", False)]
 SEGMENTS = [C("index", ("i", "idx"), "index name"), C("shard", ("s", "sh"), "shard name"),
             C("prirep", ("p", "pr", "primaryOrReplica"), "primary or replica"),
-            C("ip", (), "ip of node where it lives"), C("id", (), "unique id of node where it "
-                                                         "lives"),
+            C("ip", (), "ip of node where it lives"),
+            C("id", (), "unique id of node where it lives", False),
             C("segment", ("seg",), "segment name"), C("generation", ("g", "gen"),
                                                       "segment generation"),
             C("docs.count", ("dc", "docsCount"), "number of docs in segment"),

@@ -126,7 +126,7 @@ def index_stats(catalog: Any, infos: list[dict[str, Any]], expr: str | None,
         raise IllegalArgument(f"level parameter must be one of [cluster] or [indices] or "
                               f"[shards] but was [{level}]")
     metrics = metrics or list(SERVED)
-    names = catalog.resolve(expr or "_all")
+    names = catalog.resolve(expr or "_all", refuse_closed=True)   # as Elasticsearch forbids
     rows = [r for r in infos if r["index"] in names]
     started = _started(rows)
     primaries = [r for r in started if r.get("prirep", "p") == "p"]

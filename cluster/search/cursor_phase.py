@@ -179,7 +179,7 @@ class CursorOps:
         ms = parse_keep_alive(keep_alive, "keep_alive")
         check_keep_alive(ms, self.settings.max_keep_alive())
         names = self.catalog.resolve(expr, ignore_unavailable=ignore_unavailable,
-                                     allow_no_indices=allow_no_indices)
+                                     allow_no_indices=allow_no_indices, refuse_closed=True)
         cursor, failed = await self._open_cursor("pit", names, ms)
         total = sum(self.catalog.indices[n].number_of_shards for n in names)
         if failed and failed == total:
