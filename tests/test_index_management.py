@@ -191,3 +191,28 @@ def test_templates_with_overlapping_patterns_need_different_priorities():
     assert [t["name"] for t in c.coord.get_index_template("*")["index_templates"]] == ["a"]
     c.coord.delete_index_template("a")
     assert c.coord.get_index_template(None) == {"index_templates": []}
+
+
+def test_cat_tables_sort_numbers_as_numbers_and_missing_values_last():
+    from shardsearch.api.cat_table import Column, human_bytes, render
+    cols = [Column("i"), Column("n", ("num",), kind="number"), Column("b", kind="bytes")]
+    rows = [{"i": "a", "n": 10, "b": 2048}, {"i": "b", "n": 9, "b": None},
+            {"i": "c", "n": None, "b": 5}]
+    text = render(rows, cols, {"s": "num:desc", "h": "i,n,b"}).body.decode()
+    assert [line.split()[0] for line in text.splitlines()] == ["a", "b", "c"]
+    assert render(rows, cols, {"s": "n", "h": "i", "bytes": "kb"}).body.decode().split() == \
+        ["b", "a", "c"]
+    assert render(rows[:1], cols, {"h": "b", "bytes": "kb"}).body.decode().strip() == "2"
+    assert (human_bytes(225), human_bytes(4608), human_bytes(1 << 30)) == ("225b", "4.5kb",
+                                                                           "1gb")
+    with pytest.raises(IllegalArgument, match="unknown header"):
+        render(rows, cols, {"h": "zzz"})
+
+
+def test_analyze_continues_positions_and_offsets_across_texts():
+    from shardsearch.cluster.indices.analyze import analyze
+    out = analyze({"analyzer": "standard", "text": ["Ab cd", "EF"]})["tokens"]
+    assert [(t["token"], t["start_offset"], t["position"]) for t in out] == \
+        [("ab", 0, 0), ("cd", 3, 1), ("ef", 6, 102)]
+    with pytest.raises(IllegalArgument, match="failed to find global analyzer"):
+        analyze({"analyzer": "nope", "text": "x"})
