@@ -188,6 +188,9 @@ def test_templates_with_overlapping_patterns_need_different_priorities():
         c.coord.put_index_template("c", {"index_patterns": ["z*"], "composed_of": ["ct"]})
     with pytest.raises(SearchError, match="not found"):
         c.coord.get_index_template("nope")
+    with pytest.raises(SearchError):   # would fail every creation: refused when put
+        c.coord.put_index_template("d", {"index_patterns": ["d*"], "template": {
+            "mappings": {"properties": {"f": {"type": "no-such-type"}}}}})
     assert [t["name"] for t in c.coord.get_index_template("*")["index_templates"]] == ["a"]
     c.coord.delete_index_template("a")
     assert c.coord.get_index_template(None) == {"index_templates": []}

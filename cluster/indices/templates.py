@@ -16,7 +16,8 @@ from typing import Any
 
 from ..errors import IllegalArgument, SearchError
 from .aliases import alias_spec
-from .catalog import flat_settings
+from ..engine.mapping import Mapping
+from .catalog import flat_settings, int_setting
 
 _KEYS = {"index_patterns", "template", "priority", "version", "_meta", "composed_of",
          "data_stream", "allow_auto_create", "ignore_missing_component_templates",
@@ -70,11 +71,21 @@ def parse_template(name: str, body: Any, existing: dict[str, dict[str, Any]]
                                 es_type="x_content_parse_exception")
     for alias, spec in (template.get("aliases") or {}).items():
         alias_spec(spec or {}, alias)
-    flat_settings(template.get("settings") or {})
+    _check_contents(template)
     _check_overlap(name, patterns, priority, existing)
     out = copy.deepcopy(body)
     out["index_patterns"] = patterns
     return out
+
+
+def _check_contents(template: dict[str, Any]) -> None:
+    """Settings and mappings that would fail every index creation are refused now."""
+    settings = flat_settings(template.get("settings") or {})
+    for key, minimum in (("number_of_shards", 1), ("number_of_replicas", 0)):
+        if key in settings:
+            int_setting(settings, key, minimum, minimum=minimum)
+    if template.get("mappings") is not None:
+        Mapping.from_body(template["mappings"])
 
 
 def _check_overlap(name: str, patterns: list[str], priority: int,
