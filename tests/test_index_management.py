@@ -219,3 +219,17 @@ def test_analyze_continues_positions_and_offsets_across_texts():
         [("ab", 0, 0), ("cd", 3, 1), ("ef", 6, 102)]
     with pytest.raises(IllegalArgument, match="failed to find global analyzer"):
         analyze({"analyzer": "nope", "text": "x"})
+
+
+def test_scroll_and_point_in_time_through_a_filter_alias_keep_its_filter(two: LocalCluster):
+    from shardsearch.cluster.search.request import parse_search
+    two.coord.put_alias("logs-*", "errs", {"filter": {"term": {"kind": "err"}}})
+    first = asyncio.run(two.coord.search(parse_search(("errs",), {"scroll": "1m", "size": "1"},
+                                                      None)))
+    ids = [h["_id"] for h in first["hits"]["hits"]]
+    page = asyncio.run(two.coord.scroll(first["_scroll_id"], "1m"))
+    ids += [h["_id"] for h in page["hits"]["hits"]]
+    assert first["hits"]["total"]["value"] == 2 and sorted(ids) == ["a", "c"]
+    pit = asyncio.run(two.coord.open_pit("errs", "1m"))
+    resp = asyncio.run(two.coord.search(parse_search((), {}, {"pit": {"id": pit["id"]}})))
+    assert sorted(h["_id"] for h in resp["hits"]["hits"]) == ["a", "c"]

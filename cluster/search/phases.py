@@ -90,11 +90,15 @@ class SearchPath:
 
     def access(self, req: SearchRequest) -> dict[str, Access]:
         """The indices ``req`` names and the alias filters and routing they are reached by
-        (``indices/resolver.py``); a closed index named explicitly is refused."""
-        return self.catalog.resolve_access(
+        (``indices/resolver.py``); a closed index named explicitly is refused. A cursor's
+        later pages name its indices and carry the access they were first resolved with."""
+        out = self.catalog.resolve_access(
             req.indices, ignore_unavailable=req.ignore_unavailable,
             expand_wildcards=req.expand_wildcards, allow_no_indices=req.allow_no_indices,
             refuse_closed=True)
+        if req.access is not None:
+            out = {n: req.access.get(n, a) for n, a in out.items()}
+        return out
 
     async def run(self, req: SearchRequest,
                   snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
