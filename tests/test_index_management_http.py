@@ -54,6 +54,9 @@ def test_aliases_through_the_elasticsearch_client(es: httpx.Client, esc: Elastic
     assert esc.count(index="all-m")["count"] == 5
     hits = esc.search(index="m-errors", query={"match_all": {}})["hits"]["hits"]
     assert sorted(h["_id"] for h in hits) == ["m1-0", "m2-0"]
+    # helpers.scan scrolls: every page keeps the alias's filter
+    assert sorted(d["_id"] for d in es_helpers.scan(esc, index="m-errors", size=1)) == \
+        ["m1-0", "m2-0"]
     assert esc.indices.exists_alias(name="m-write")
     got = esc.indices.get_alias(name="m-write").body
     assert got == {"m2": {"aliases": {"m-write": {"is_write_index": True}}}}
