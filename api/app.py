@@ -13,8 +13,8 @@ from .deps import CoordinatorClient
 from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
-from .routes import (by_query, cluster, cursors, data_streams, documents, indices, search,
-                     simulation, ui)
+from .routes import (aliases, by_query, cat, cluster, cursors, data_streams, documents, indices,
+                     search, simulation, ui)
 
 
 class _ProductHeader:
@@ -64,7 +64,7 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
     if auth is not None and auth.enabled:   # inside _ProductHeader: a 401 carries it too
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
-    for module in (ui, cluster, simulation, cursors, search, documents, by_query, data_streams,
-                   indices):
+    for module in (ui, cluster, cat, aliases, simulation, cursors, search, documents, by_query,
+                   data_streams, indices):
         app.include_router(module.router)
     return app

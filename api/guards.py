@@ -17,6 +17,7 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..cluster.errors import SearchError
+from .date_math_paths import resolve_path
 from .errors import envelope, unwrap
 
 log = logging.getLogger("shardsearch.api")
@@ -70,6 +71,11 @@ class RequestGuard:
         refusal = content_type_refusal(ctype) if has_body else None
         if refusal is not None:
             await _send_json(send, 406, {"error": refusal, "status": 406}, head)
+            return
+        try:
+            scope = resolve_path(scope)     # <logs-{now/d}> in the path
+        except SearchError as e:
+            await _send_json(send, e.status, envelope(e), head)
             return
         started = False
 

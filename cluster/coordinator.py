@@ -29,6 +29,9 @@ from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
+from .indices.analyze import analyze
+from .indices.cluster_state import cluster_state
+from .indices.stats import index_stats
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
@@ -63,6 +66,10 @@ class Coordinator:
         "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
+        "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
+        "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
+        "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
+        "analyze",
         # documents
         "bulk", "get_doc", "update_script", "by_query", "get_task", "list_tasks", "cancel_tasks",
         "rethrottle",
@@ -131,6 +138,46 @@ class Coordinator:
     async def refresh(self, expr: str | None) -> dict[str, Any]:
         return await self.admin.refresh(expr)
 
+    # --- aliases, open and close (indices/aliases.py, indices/admin.py) -------------------------
+
+    def update_aliases(self, actions: Any) -> dict[str, Any]:
+        return self.admin.update_aliases(actions)
+
+    def put_alias(self, expr: str, name: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        return self.admin.put_alias(expr, name, body)
+
+    def delete_alias(self, expr: str, name: str) -> dict[str, Any]:
+        return self.admin.delete_alias(expr, name)
+
+    def get_alias(self, expr: str | None, name: str | None, **options: Any) -> dict[str, Any]:
+        return self.admin.get_alias(expr, name, **options)
+
+    def alias_exists(self, expr: str | None, name: str) -> bool:
+        return self.admin.alias_exists(expr, name)
+
+    def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
+        return self.admin.cat_aliases(name)
+
+    def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
+        return self.admin.put_index_template(name, body, create)
+
+    def get_index_template(self, name: str | None) -> dict[str, Any]:
+        return self.admin.get_index_template(name)
+
+    def delete_index_template(self, name: str) -> dict[str, Any]:
+        return self.admin.delete_index_template(name)
+
+    def close_index(self, expr: str) -> dict[str, Any]:
+        return self.admin.set_state(expr, "close")
+
+    def open_index(self, expr: str) -> dict[str, Any]:
+        return self.admin.set_state(expr, "open")
+
+    async def stats(self, expr: str | None, metrics: list[str] | None = None,
+                    level: str = "indices") -> dict[str, Any]:
+        """``_stats``: the copies' counters summed per index (``indices/stats.py``)."""
+        return index_stats(self.admin, await self.status.shard_infos(), expr, metrics, level)
+
     # --- documents (documents/) -----------------------------------------------------------------
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
@@ -140,6 +187,7 @@ class Coordinator:
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       realtime: bool = True) -> dict[str, Any]:
+        index, routing = self.admin.read_index(index, routing)   # aliases, closed indices
         return await get_doc(self.indices, self.backend, index, doc_id, routing)
 
     async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
@@ -256,9 +304,9 @@ class Coordinator:
     async def shard_infos(self) -> list[dict[str, Any]]:
         return await self.status.shard_infos()
 
-    async def health(self) -> dict[str, Any]:
+    async def health(self, expr: str | None = None, level: str = "cluster") -> dict[str, Any]:
         """Health from the copies' states, and the simulated trouble when some is on."""
-        out = await self.status.health()
+        out = await self.status.health(expr, level)
         sim = self.simulation()
         if sim["enabled"]:
             out["simulation"] = sim
@@ -269,6 +317,20 @@ class Coordinator:
 
     def info(self) -> dict[str, Any]:
         return self.status.info()
+
+    async def cluster_state(self, metrics: list[str], expr: str | None = None
+                            ) -> dict[str, Any]:
+        """``_cluster/state``: the metadata subset and routing table (``cluster_state.py``)."""
+        infos = await self.status.shard_infos() if "routing_table" in metrics else []
+        return cluster_state(self.admin, self.status, infos, metrics, expr)
+
+    def analyze(self, index: str | None, body: Any) -> dict[str, Any]:
+        """``_analyze`` with the built-in analyzers or an index field's (``analyze.py``)."""
+        mapping = self.indices[self.admin.read_index(index)[0]].mapping if index else None
+        return analyze(body, mapping)
+
+    async def cat_nodes(self) -> list[dict[str, Any]]:
+        return await self.status.cat_nodes()
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

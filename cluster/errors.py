@@ -102,6 +102,16 @@ class IndexNotFound(SearchError):
                             "index_uuid": "_na_"}, **kw)
 
 
+class IndexClosed(SearchError):
+    """A read or write that names a closed index (``POST /{index}/_close``)."""
+
+    es_type = "index_closed_exception"
+    status = 400
+
+    def __init__(self, index: str, uuid: str = "_na_") -> None:
+        super().__init__("closed", index=index, index_uuid=uuid)
+
+
 class ResourceAlreadyExists(SearchError):
     es_type = "resource_already_exists_exception"
     status = 400

@@ -17,62 +17,6 @@ _ISSUES = {
 }
 
 ROUND_TWO: dict[str, tuple[int, list[str]]] = {
-    "opensearch/cat.aliases/10_basic.yml": (
-        18, [
-            'Help',
-            'Empty cluster',
-            'Simple alias',
-            'Complex alias',
-            'Alias name',
-            'Multiple alias names',
-            'Column headers',
-            'Select columns',
-            'Alias against closed index',
-            'Alias sorting',
-        ]),
-    "opensearch/indices.put_alias/10_basic.yml": (
-        18, [
-            'Basic test for put alias',
-            "Can't create alias with invalid characters",
-            "Can't create alias with the same name as an index",
-            'Can set is_write_index',
-            'Can create filtered alias with a date_nanos range query',
-            'Can set index_routing',
-            'Can set routing',
-            'Can set search_routing',
-            'Index parameter supports multiple values',
-            'Index and alias in request body can override path parameters',
-            'Can set is_hidden',
-            'Throws exception with invalid parameters',
-        ]),
-    "opensearch/indices.stats/10_index.yml": (
-        18, [
-            'Index - blank',
-            'Index - all',
-            'Index - star',
-            'Index - star, no match',
-            'Index - one index',
-            'Index - multi-index',
-            'Index - pattern',
-            'Indices stats unrecognized parameter',
-        ]),
-    "opensearch/indices.update_aliases/20_routing.yml": (
-        18, [
-            'Routing',
-            'Index Routing',
-            'Search Routing',
-            'Index, Default Routing',
-            'Search, Default Routing',
-            'Index, Search, Default Routing',
-            'Numeric Routing',
-        ]),
-    "opensearch/indices.update_aliases/40_remove_with_must_exist.yml": (
-        18, [
-            'Throw aliases missing exception when removing non-existing alias with setting must_exist to true',
-            'Throw aliases missing exception when all of the specified aliases are non-existing',
-            'Remove successfully when some specified aliases are non-existing',
-            'Remove silently when all of the specified aliases are non-existing and must_exist is false',
-        ]),
     "opensearch/mget/10_basic.yml": (
         18, [
             'Basic multi-get',

@@ -211,3 +211,19 @@ def test_a_by_query_racing_with_writes_counts_conflicts_and_loses_no_write(
     docs = [books.get(f"/books/_doc/{i}").json()["_source"] for i in range(N)]
     assert all(d.get("concurrent") is True for d in docs), docs
     assert sum(1 for d in docs if d.get("job")) == out["updated"]
+
+
+def test_a_by_query_through_a_filter_alias_touches_only_what_the_filter_lets_through(
+        books: httpx.Client) -> None:
+    r = books.post("/_aliases", json={"actions": [{"add": {
+        "index": "books", "alias": "odd_books", "filter": {"term": {"tag": "odd"}}}}]})
+    assert r.status_code == 200, r.text
+    r = books.post("/odd_books/_update_by_query?refresh=true",
+                   json={"script": {"source": "ctx._source.seen = true"}})
+    assert r.status_code == 200 and r.json()["updated"] == N // 2, r.text
+    assert _count(books, "books", {"exists": {"field": "seen"}}) == N // 2
+    assert _count(books, "books", {"bool": {"must": [{"exists": {"field": "seen"}},
+                                                     {"term": {"tag": "even"}}]}}) == 0
+    r = books.post("/odd_books/_delete_by_query?refresh=true", json={"query": {"match_all": {}}})
+    assert r.status_code == 200 and r.json()["deleted"] == N // 2, r.text
+    assert _count(books, "books") == N // 2 and _count(books, "books", {"term": {"tag": "even"}}) == N // 2

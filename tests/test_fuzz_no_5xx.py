@@ -60,11 +60,19 @@ READS = [("GET", "/"), ("GET", "/_cat/indices"), ("GET", "/_cat/shards/{i}"),
          ("POST", "/_search/scroll/{d}"), ("DELETE", "/_search/scroll"), ("POST", "/{i}/_pit"),
          ("DELETE", "/_pit"), ("GET", "/{i}/_settings"), ("GET", "/{i}/_doc/{d}"),
          ("GET", "/{i}/_source/{d}"), ("HEAD", "/{i}"), ("POST", "/{i}/_refresh"),
-         ("GET", "/_settings"), ("GET", "/_cluster/settings")]
+         ("GET", "/_settings"), ("GET", "/_cluster/settings"),
+         # index management (aliases, stats, _cat tables, state, templates, analyze)
+         ("GET", "/_alias"), ("GET", "/_alias/{d}"), ("GET", "/{i}/_alias/{d}"),
+         ("HEAD", "/{i}/_alias/{d}"), ("GET", "/_stats"), ("GET", "/{i}/_stats/{d}"),
+         ("GET", "/_cat/aliases/{d}"), ("POST", "/_cat/count/{i}"), ("GET", "/_cat/health"),
+         ("GET", "/_cat/nodes"), ("GET", "/_cluster/state/{d}/{i}"),
+         ("GET", "/_index_template/{d}"), ("POST", "/_analyze"), ("POST", "/{i}/_analyze"),
+         ("GET", "/%3C{d}-%7Bnow%2Fd%7D%3E/_search")]
 WRITES = [("PUT", "/{i}"), ("DELETE", "/{i}"), ("POST", "/{i}/_doc"), ("PUT", "/{i}/_doc/{d}"),
           ("PUT", "/{i}/_create/{d}"), ("POST", "/{i}/_update/{d}"), ("DELETE", "/{i}/_doc/{d}"),
           ("PUT", "/{i}/_mapping"), ("PUT", "/{i}/_settings"), ("POST", "/_bulk"),
-          ("POST", "/{i}/_bulk"), ("PUT", "/_settings")]
+          ("POST", "/{i}/_bulk"), ("PUT", "/_settings"), ("POST", "/_aliases"),
+          ("PUT", "/{i}/_alias/{d}"), ("DELETE", "/{i}/_alias/{d}")]
 DOC_IDS = st.one_of(st.sampled_from(["0", "1", "%2F", "_all", "a" * 600]),
                     st.text(alphabet="abc019-_.", min_size=1, max_size=8))
 

@@ -1,14 +1,20 @@
-"""``/``, ``/_cluster/health``, ``/_cat/indices``, ``/_cat/shards``, ``/_cat/segments``."""
+"""``/`` and ``/_cluster/health`` (the ``_cat`` tables are in ``cat.py``)."""
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import time
 
 from fastapi import APIRouter, Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import Response
 
+from ...cluster.errors import IllegalArgument
+from ...cluster.indices.cluster_state import parse_metrics as parse_state_metrics
+from ...cluster.indices.health import RANK, health_reached
+from ...cluster.search.request import check_params
+from ...cluster.values import parse_time_ms
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import query_params
+from ..params import COMMON, bool_param, query_params
 
 router = APIRouter()
 
@@ -23,70 +29,56 @@ async def root_head() -> Response:
     return Response(status_code=200)
 
 
+_HEALTH = COMMON | {"level", "local", "timeout", "master_timeout", "wait_for_status",
+                    "wait_for_no_initializing_shards", "wait_for_no_relocating_shards",
+                    "wait_for_active_shards", "expand_wildcards"}
+MAX_WAIT_S = 60.0
+
+
 @router.get("/_cluster/health")
 @router.get("/_cluster/health/{index}")
-async def health(coord: Coord, index: str | None = None) -> JSONResponse:
+async def health(request: Request, coord: Coord, index: str | None = None) -> JSONResponse:
+    """Health, waiting (bounded by ``timeout``, 30s by default, at most a minute) for the
+    ``wait_for_*`` conditions; a wait that times out answers 408 with ``timed_out: true``."""
+    params = query_params(request)
+    check_params(params, _HEALTH, request.url.path)
+    level = params.get("level", "cluster")
+    if level not in ("cluster", "indices", "shards"):
+        raise IllegalArgument(f"No enum constant for [level]: [{level}]")
+    want = params.get("wait_for_status")
+    if want is not None and want not in RANK:
+        raise IllegalArgument(f"No enum constant for [wait_for_status]: [{want}]")
+    active = params.get("wait_for_active_shards")
+    if active is not None and active != "all" and not active.isdigit():
+        raise IllegalArgument(f"Illegal value for [wait_for_active_shards]: [{active}]")
+    no_init = bool_param(params, "wait_for_no_initializing_shards")
+    bool_param(params, "wait_for_no_relocating_shards")   # nothing relocates here
+    bool_param(params, "local")                           # one coordinator: always local
+    timeout_s = min(parse_time_ms(params.get("timeout", "30s"), "timeout") / 1000, MAX_WAIT_S)
     if index is not None:
         await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(await coord.call("health"))
+    deadline = time.monotonic() + timeout_s
+    while True:
+        body = await coord.call("health", index, level)
+        if health_reached(body, want, no_init, active):
+            return JSONResponse(body)
+        if time.monotonic() >= deadline:
+            return JSONResponse({**body, "timed_out": True}, status_code=408)
+        await asyncio.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
-def _cat(rows: list[dict], params: dict[str, str], default_cols: list[str]) -> Response:
-    if params.get("format") == "json":
-        cols = params["h"].split(",") if "h" in params else None
-        if cols:
-            rows = [{c: r.get(c) for c in cols} for r in rows]
-        return JSONResponse(rows)
-    cols = params["h"].split(",") if "h" in params else default_cols
-    table = [[("" if r.get(c) is None else str(r.get(c))) for c in cols] for r in rows]
-    verbose = params.get("v", "false") in ("", "true")
-    if verbose:
-        table.insert(0, cols)
-    widths = [max([len(row[i]) for row in table] + [0]) for i in range(len(cols))]
-    lines = [" ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in table]
-    return PlainTextResponse("\n".join(lines) + ("\n" if lines else ""))
-
-
-@router.get("/_cat/indices")
-@router.get("/_cat/indices/{index}")
-async def cat_indices(request: Request, coord: Coord, index: str | None = None) -> Response:
-    rows = await coord.call("cat_indices", index)
-    return _cat(rows, query_params(request), ["health", "status", "index", "uuid", "pri", "rep",
-                                              "docs.count", "docs.deleted", "store.size",
-                                              "pri.store.size"])
-
-
-def _failures(f: dict[str, Any] | None) -> str | None:
-    """A copy's failed flushes, syncs and writes (our column), e.g. ``flush=2,sync=0,write=1``."""
-    if not f:
-        return None
-    return ",".join(f"{k}={f.get(k, 0)}" for k in ("flush", "sync", "write"))
-
-
-@router.get("/_cat/shards")
-@router.get("/_cat/shards/{index}")
-async def cat_shards(request: Request, coord: Coord, index: str | None = None) -> Response:
-    infos = await coord.call("shard_infos")
-    # one row per copy (p: acting primary, r: replica); ``pid`` and ``copy`` are ours
-    rows = [{"index": i["index"], "shard": str(i["shard"]), "prirep": i.get("prirep", "p"),
-             "state": i["state"], "docs": i.get("docs"),
-             "node": i.get("node_name") or i.get("node_id"), "ip": i.get("node_ip"),
-             "id": i.get("node_id"), "unassigned.reason": i.get("reason"),
-             "pid": i.get("pid"), "copy": i.get("copy"),
-             "storage.failures": _failures(i.get("storage_failures"))} for i in infos
-            if index is None or i["index"] == index]
-    return _cat(rows, query_params(request), ["index", "shard", "prirep", "state", "docs",
-                                              "node"])
-
-
-_SEGMENT_COLS = ["index", "shard", "prirep", "ip", "segment", "generation", "docs.count",
-                 "docs.deleted", "size", "size.memory", "committed", "searchable", "version",
-                 "compound"]
-
-
-@router.get("/_cat/segments")
-@router.get("/_cat/segments/{index}")
-async def cat_segments(request: Request, coord: Coord, index: str | None = None) -> Response:
+@router.get("/_cluster/state")
+@router.get("/_cluster/state/{metric}")
+@router.get("/_cluster/state/{metric}/{index}")
+async def cluster_state(request: Request, coord: Coord, metric: str | None = None,
+                        index: str | None = None) -> JSONResponse:
+    """The metadata subset and the routing table (``cluster/indices/cluster_state.py``)."""
+    params = query_params(request)
+    check_params(params, COMMON | {"local", "master_timeout"}, request.url.path)
+    bool_param(params, "local")   # one coordinator: always local
+    if "master_timeout" in params:
+        parse_time_ms(params["master_timeout"], "master_timeout")
+    metrics = parse_state_metrics(metric)
     if index is not None:
-        await coord.call("resolve", index, allow_no_indices=False)
-    return _cat(await coord.call("cat_segments", index), query_params(request), _SEGMENT_COLS)
+        await coord.call("resolve", index, allow_no_indices=False, include_closed=True)
+    return JSONResponse(await coord.call("cluster_state", metrics, index))

@@ -130,6 +130,20 @@ async def _field_caps(index: str | None, request: Request, coord: Coord) -> dict
         types=types or None, filters=parse_filters(params.get("filters")))
 
 
+@router.get("/_analyze")
+@router.post("/_analyze")
+async def analyze_text(request: Request, coord: Coord) -> JSONResponse:
+    check_params(query_params(request), COMMON, "/_analyze")
+    return JSONResponse(await coord.call("analyze", None, await json_body(request)))
+
+
+@router.get("/{index}/_analyze")
+@router.post("/{index}/_analyze")
+async def analyze_index(index: str, request: Request, coord: Coord) -> JSONResponse:
+    check_params(query_params(request), COMMON, f"/{index}/_analyze")
+    return JSONResponse(await coord.call("analyze", index, await json_body(request)))
+
+
 @router.get("/_segments")
 async def segments_all(coord: Coord) -> JSONResponse:
     return JSONResponse(await coord.call("segments", None))

@@ -20,10 +20,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..engine.meta_store import DataDirLock, MetaStore
-from ..engine.storage import decode_mapping, encode_mapping
+from ..engine.storage import decode_mapping, encode_mapping, write_atomic
 
 log = logging.getLogger("shardsearch.durability")
 SEQ_BLOCK = 1_000_000
@@ -50,6 +53,7 @@ class Durability:
                 "number_of_shards": meta.number_of_shards,
                 "number_of_replicas": meta.number_of_replicas,
                 "settings": meta.settings, "mapping": encode_mapping(meta.mapping),
+                "aliases": meta.aliases, "state": meta.state,
                 "seq_reserved": self.reserved.get(meta.name, 0),
                 "shards": [g.record() if hasattr(g, "record") else {} for g in meta.shards]}
 
@@ -63,6 +67,22 @@ class Durability:
         if meta.next_seq >= self.reserved.get(meta.name, 0):
             self.reserved[meta.name] = meta.next_seq + SEQ_BLOCK
         self.store.save(self._record(meta))
+
+    def save_templates(self, templates: dict[str, Any]) -> None:
+        """The composable index templates (``<data_dir>/templates.json``, atomic)."""
+        write_atomic(Path(self.data_dir) / "templates.json",
+                     orjson.dumps(templates, option=orjson.OPT_INDENT_2))
+
+    def _load_templates(self) -> None:
+        path = Path(self.data_dir) / "templates.json"
+        admin = getattr(self.coord, "admin", None)
+        if admin is None or not path.exists():
+            return
+        try:
+            admin.templates = dict(orjson.loads(path.read_bytes()))
+        except (OSError, ValueError, TypeError) as e:
+            # kept as it is on disk and reported; index creation goes on without them
+            log.error("index templates in %s cannot be read: %r; left as they are", path, e)
 
     def deleted(self, meta: Any) -> None:
         self.reserved.pop(meta.name, None)
@@ -89,6 +109,7 @@ class Durability:
         from ..indices.catalog import IndexMeta
         from .shard_group import recover_group
         t0 = time.monotonic()
+        self._load_templates()
         backend = self.coord.backend
         metas = []
         loaded = self.store.load_all()
@@ -101,7 +122,9 @@ class Durability:
                                  created_ms=int(d["created_ms"]),
                                  number_of_shards=int(d["number_of_shards"]),
                                  number_of_replicas=int(d["number_of_replicas"]),
-                                 settings=settings, mapping=mapping)
+                                 settings=settings, mapping=mapping,
+                                 aliases=dict(d.get("aliases") or {}),
+                                 state=str(d.get("state") or "open"))
             except (KeyError, TypeError, ValueError, AttributeError) as e:
                 # one index's unusable metadata stops that index only, never the service
                 path = self.store.indices / str(d.get("uuid"))

@@ -55,6 +55,7 @@ from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard import ShardCore
+from ..engine.shard_counters import count, dir_bytes
 from ..engine.writes import WriteBatch, WriteOp
 from .copy_answers import from_json_safe, json_safe, pack, unpack
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
@@ -339,9 +340,11 @@ class ShardCopy(ShardService):
         """Write a snapshot of the current state and start a fresh log (ES's *flush*)."""
         if self.wal is None or self.snaps is None:
             return self.last_op
+        t0 = time.perf_counter_ns()
         header, sections = self.export_state()
         self.snaps.write(self.last_op, encode_snapshot(header, sections))
         self.wal.restart_after(self.last_op)
+        count(self.core.counters, "flush", 1, t0)
         return self.last_op
 
     # --- snapshots: state <-> records ---------------------------------------------------------
@@ -565,6 +568,8 @@ class ShardCopy(ShardService):
         out = super().info()
         out.update(self.position())
         out["recovery"] = self.recovery
+        if self.dir is not None:   # the bytes of its files on disk
+            out["store_bytes"] = dir_bytes(self.dir)
         return out
 
     def drop(self) -> None:

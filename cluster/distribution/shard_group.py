@@ -501,6 +501,9 @@ class ShardGroup:
                          "segment_list": c.info.get("segment_list") if c.state == STARTED
                          else None,
                          "pins": c.info.get("pins", 0) if c.state == STARTED else 0,
+                         "counters": c.info.get("counters") if c.state == STARTED else None,
+                         "store_bytes": c.info.get("store_bytes"),
+                         "merges": c.info.get("merges") if c.state == STARTED else None,
                          "storage_failures": _failures(c.info)})
         return rows
 

@@ -143,7 +143,8 @@ class ShardService:
                 "generation": self.core.generation, "docs": self.core.doc_count(),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
                 "segment_list": self.core.segments_info(), "merges": dict(self.core.merges),
-                "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped)}
+                "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped),
+                "counters": dict(self.core.counters)}
 
 
 def node_id() -> str:

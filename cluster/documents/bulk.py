@@ -49,6 +49,7 @@ class WriteTarget(Protocol):
     durable: Any
 
     def auto_create(self, name: str) -> IndexMeta: ...
+    def write_index(self, name: str, routing: Any) -> tuple[str, Any]: ...
     def mark_dirty(self, index: str, shard: int) -> None: ...
 
 
@@ -102,12 +103,12 @@ def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
     try:
         if not name:
             raise ActionRequestValidationError("index is missing")
+        name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
         validate_index_name(name)
         meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
         if meta is None:
             raise IndexNotFound(name)
         doc_id = _doc_id(item, action)
-        routing = item.get("routing")
         source_bytes = None
         if action in ("index", "create"):
             source_bytes = _source_of_index(item, meta, doc_id, changed)

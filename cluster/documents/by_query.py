@@ -128,7 +128,8 @@ async def run_job(job: ByQuery, target: JobTarget, task: Task | None = None
     if task is not None:
         task.status = lambda: status(job, slices, job.requests_per_second)
         task.rethrottle = lambda rps: setattr(job, "requests_per_second", rps)
-    pit = await target.open_pit(",".join(names), KEEP_ALIVE)
+    # opened through the request's own names, so an alias's filter and routing hold (resolver.py)
+    pit = await target.open_pit(",".join(job.indices), KEEP_ALIVE)
     run = _Run(job, target, names, pit["id"], task, job.max_docs)
     try:
         await asyncio.gather(*(_run_slice(run, p, c) for p, c in zip(prefs, slices)))

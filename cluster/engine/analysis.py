@@ -96,3 +96,28 @@ ANALYZERS: dict[str, Callable[[str], list[str]]] = {
 def get_analyzer(name: str | None) -> Callable[[str], list[str]]:
     """The analyzer function by Elasticsearch name; unknown names fall back to ``standard``."""
     return ANALYZERS.get(name or "standard", standard_tokens)
+
+
+def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:
+    """``(term, start, end, type)`` per token, as ``_analyze`` shows them: the same terms as
+    the analyzer ``name`` gives (``standard`` by its general pattern, the fast paths' reference),
+    with character offsets into ``text`` and Lucene's token types."""
+    if name == "keyword":
+        return [(text, 0, len(text), "word")]
+    if name == "whitespace":
+        return [(m.group(0), m.start(), m.end(), "word") for m in re.finditer(r"\S+", text)]
+    if name == "simple":
+        return [(m.group(0).lower(), m.start(), m.end(), "word")
+                for m in re.finditer(r"[^\W\d_]+", text)]
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        tok = m.group(0)
+        if tok.strip("_") == "":
+            continue
+        kind = "<IDEOGRAPHIC>" if re.fullmatch(_IDEOGRAPH, tok) else \
+            "<NUM>" if any(c.isdigit() for c in tok) and not any(c.isalpha() for c in tok) \
+            else "<ALPHANUM>"
+        for i in range(0, len(tok), MAX_TOKEN_LENGTH):
+            part = tok[i:i + MAX_TOKEN_LENGTH]
+            out.append((part.lower(), m.start() + i, m.start() + i + len(part), kind))
+    return out

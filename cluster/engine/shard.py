@@ -40,6 +40,7 @@ from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import (AUTO_MERGE_MAX_BYTES, MergePolicy, dropped_share, find_merge,
                            force_groups, segment_bytes)
 from .segment import NEVER
+from .shard_counters import count, count_writes, new_counters
 from .segment_merge import droppable, merge_segments
 
 
@@ -66,6 +67,7 @@ class ShardCore:
         self.retired: list[tuple[int, list[Segment]]] = []
         self.readable_from = 0   # older generations lost versions to a merge (unless pinned)
         self.merges = {"total": 0, "docs": 0, "dropped": 0}
+        self.counters = new_counters()   # for _stats (shard_counters.py)
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -102,10 +104,13 @@ class ShardCore:
         """Apply writes in order; one result per op (``status`` plus Elasticsearch fields)."""
         if mapping is not None:
             self.set_mapping(mapping)
+        t0 = time.perf_counter_ns()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
-            return [self._apply_one(op) for op in ops]
+            out = [self._apply_one(op) for op in ops]
+        count_writes(self.counters, [op.op for op in ops], t0)
+        return out
 
     def _apply_one(self, op: WriteOp) -> dict[str, Any]:
         cur = self._current(op.id)
@@ -172,6 +177,7 @@ class ShardCore:
 
     def refresh(self) -> int:
         """Make buffered writes (and deletes) searchable; returns the new generation."""
+        t0 = time.perf_counter_ns()
         gen = self.generation + 1
         release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
@@ -195,6 +201,7 @@ class ShardCore:
         self.generation = gen
         self._prune_retired()
         self.maybe_merge()
+        count(self.counters, "refresh", 1, t0)
         return gen
 
     # --- merges (policy: merge_policy.py; the merge itself: segment_merge.py) -------------------
@@ -293,6 +300,7 @@ class ShardCore:
 
     def get(self, doc_id: str) -> FetchedDoc | None:
         """Real-time get: the latest acknowledged version, refreshed or not."""
+        count(self.counters, "get", 1, time.perf_counter_ns())
         b = self.buffer.get(doc_id)
         if b is not None:
             return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing)
@@ -316,6 +324,7 @@ class ShardCore:
 
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         """The fetch phase: documents at the addresses of one page (from the query phase)."""
+        t0 = time.perf_counter_ns()
         rows: dict[int, list[int]] = {}
         for a in addrs:
             rows.setdefault(int(a) >> 32, []).append(int(a) & 0xFFFFFFFF)
@@ -326,6 +335,7 @@ class ShardCore:
             seg, i = self.locate(int(a))
             out.append(FetchedDoc(str(seg.ids[i]), sources[seg.uid][i], int(seg.version[i]),
                                   int(seg.seq[i]), seg.routing[i]))
+        count(self.counters, "fetch", 1, t0)
         return out
 
     # --- pins: snapshots held by points in time, scrolls and page tokens ----------------------
@@ -425,6 +435,7 @@ class ShardCore:
                 # aggregations are; only a cancel stops them
                 cancel = Cancellation(None, cancel.cancelled)
             hits.aggs = leaf_aggregate(self, q, c.parts, cancel)
+        count(self.counters, "query", 1, t0)
         return hits
 
     def sample(self, q: ShardQuery, samples: int, cancel: Cancellation | None = None

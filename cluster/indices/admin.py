@@ -18,8 +18,12 @@ from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
-from ..errors import IllegalArgument, IndexNotFound, MapperParsing, ResourceAlreadyExists
+from ..errors import IllegalArgument, IndexClosed, IndexNotFound, MapperParsing, ResourceAlreadyExists
+from . import aliases as alias_rules
+from . import templates
 from .field_caps import field_caps
+from .date_math import resolve_date_math
+from .resolver import Access, resolve_access
 from .catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
                       refresh_interval_s, validate_index_name)
 
@@ -31,6 +35,7 @@ class IndexAdmin:
         self.backend = backend
         self.shards = ShardCalls(backend)
         self.indices: dict[str, IndexMeta] = {}
+        self.templates: dict[str, dict[str, Any]] = {}   # composable index templates
         # index metadata on disk and recovery (durability.py); None keeps indices in memory
         self.durable: Any = None
         # index name -> why its directory could not be opened (a request naming it says so)
@@ -50,6 +55,7 @@ class IndexAdmin:
         check_shards_per_node(shards * (1 + min(replicas, nodes - 1)), open_now, nodes)
 
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        name = resolve_date_math(name)
         validate_index_name(name)
         if name in self.indices:
             raise ResourceAlreadyExists(f"index [{name}/{self.indices[name].uuid}] already "
@@ -61,6 +67,7 @@ class IndexAdmin:
             if key not in ("settings", "mappings", "aliases"):
                 raise IllegalArgument(f"unknown key [{key}] for create index",
                                       es_type="parse_exception")
+        body = templates.compose(templates.matching(self.templates, name), body)
         settings = flat_settings(body.get("settings") or {})
         shards = int_setting(settings, "number_of_shards", 1, minimum=1)
         if shards > 1024:
@@ -72,11 +79,12 @@ class IndexAdmin:
             int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         _check_merge_settings(settings)
         mapping = Mapping.from_body(body.get("mappings"))
+        aliases = _creation_aliases(body.get("aliases"), self.indices)
         settings["number_of_shards"] = shards
         settings["number_of_replicas"] = replicas
         meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),
                          number_of_shards=shards, number_of_replicas=replicas,
-                         settings=settings, mapping=mapping)
+                         settings=settings, mapping=mapping, aliases=aliases)
         meta.shards = [self.backend.create(name, i, mapping, replicas=replicas,
                                            settings=settings, uuid=meta.uuid)
                        for i in range(shards)]
@@ -92,8 +100,41 @@ class IndexAdmin:
             meta = self.indices[name]
         return meta
 
+    def write_index(self, name: str, routing: Any = None) -> tuple[str, Any]:
+        """The index a write to ``name`` goes to and its routing: ``name`` itself (open, or
+        to be created), or the write index of the alias ``name`` with its index routing."""
+        name = resolve_date_math(name)
+        meta = self.indices.get(name)
+        if meta is not None:
+            if meta.state != "open":
+                raise IndexClosed(name, meta.uuid)
+            return name, routing
+        if not alias_rules.aliased(self.indices, name):
+            return name, routing
+        target, alias_routing = alias_rules.write_target(self.indices, name)
+        if self.indices[target].state != "open":
+            raise IndexClosed(target, self.indices[target].uuid)
+        return target, alias_rules.write_routing(name, alias_routing,
+                                                 None if routing is None else str(routing))
+
+    def read_index(self, name: str, routing: Any = None) -> tuple[str, Any]:
+        """The one open index a single-document read of ``name`` (an index or an alias of
+        one index) goes to, and its routing (an alias's index routing applies)."""
+        names = self.resolve(name, allow_no_indices=False, refuse_closed=True)
+        if len(names) != 1:
+            raise IllegalArgument(f"alias [{name}] has more than one index associated with it "
+                                  f"[{', '.join(sorted(names))}], can't execute a single index "
+                                  "op")
+        spec = self.indices[names[0]].aliases.get(name) if name not in self.indices else None
+        alias_routing = (spec or {}).get("index_routing")
+        return names[0], alias_rules.write_routing(name, alias_routing, routing)
+
     def delete_index(self, expr: str) -> list[str]:
-        """Delete the indices ``expr`` names; their names."""
+        """Delete the indices ``expr`` names; their names (never through an alias)."""
+        for part in str(expr).split(","):
+            if part not in self.indices and alias_rules.aliased(self.indices, part):
+                raise IllegalArgument(f"The provided expression [{part}] matches an alias, "
+                                      "specify the corresponding concrete indices instead.")
         names = self.resolve(expr, allow_no_indices=False, wildcard_ok=True)
         for n in names:
             meta = self.indices.pop(n)
@@ -105,44 +146,27 @@ class IndexAdmin:
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, *,
                 ignore_unavailable: bool = False, allow_no_indices: bool = True,
-                wildcard_ok: bool = True, expand_wildcards: bool = True) -> list[str]:
-        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``);
-        ``expand_wildcards`` False (``expand_wildcards=none``): patterns and ``_all`` match
-        nothing, as in Elasticsearch."""
-        if expr is None or expr == "" or expr == ():
-            parts = ["_all"]
-        elif isinstance(expr, str):
-            parts = [p.strip() for p in expr.split(",") if p.strip()]
-        else:
-            parts = [p for e in expr for p in str(e).split(",") if p]
-        out: list[str] = []
-        for i, p in enumerate(parts):
-            if not expand_wildcards and (p == "_all" or "*" in p or "?" in p):
-                continue
-            if p in ("_all", "*"):
-                out.extend(n for n in sorted(self.indices) if n not in out)
-            elif p.startswith("-") and i > 0:
-                pat = p[1:]
-                out = [n for n in out if not fnmatch.fnmatchcase(n, pat)]
-            elif "*" in p or "?" in p:
-                out.extend(n for n in sorted(self.indices)
-                           if fnmatch.fnmatchcase(n, p) and n not in out)
-            elif p in self.indices:
-                if p not in out:
-                    out.append(p)
-            elif not ignore_unavailable:
-                why = self.unopenable.get(p)
-                raise IndexNotFound(p, storage_problem=why) if why else IndexNotFound(p)
-        if not out and not allow_no_indices:
-            raise IndexNotFound(parts[0] if parts else "_all")
-        return out
+                wildcard_ok: bool = True, expand_wildcards: bool = True,
+                refuse_closed: bool = False, include_closed: bool = False) -> list[str]:
+        """Index names for an expression (``a,b``, ``log-*``, ``_all``, ``-excluded``, aliases,
+        date math); the rules are in ``resolver.py``, the one place that resolves names."""
+        return list(self.resolve_access(expr, ignore_unavailable=ignore_unavailable,
+                                        allow_no_indices=allow_no_indices,
+                                        expand_wildcards=expand_wildcards,
+                                        refuse_closed=refuse_closed,
+                                        include_closed=include_closed))
+
+    def resolve_access(self, expr: str | tuple[str, ...] | list[str] | None,
+                       **options: Any) -> dict[str, Access]:
+        """Index names with the alias filters and search routing they were reached by."""
+        return resolve_access(self.indices, expr, unopenable=self.unopenable, **options)
 
     def get_index(self, expr: str) -> dict[str, Any]:
-        return {n: {"aliases": {}, "mappings": self.indices[n].mapping.to_body(),
-                    "settings": {"index": self._settings_out(self.indices[n])}}
+        return {n: {"aliases": self.indices[n].aliases, "mappings": self.indices[n].mapping.to_body(),
+                    "settings": {"index": self.settings_out(self.indices[n])}}
                 for n in self.resolve(expr, allow_no_indices=False)}
 
-    def _settings_out(self, meta: IndexMeta) -> dict[str, Any]:
+    def settings_out(self, meta: IndexMeta) -> dict[str, Any]:
         out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
         out.update({"number_of_shards": str(meta.number_of_shards),
                     "number_of_replicas": str(meta.number_of_replicas),
@@ -184,7 +208,7 @@ class IndexAdmin:
         return {"acknowledged": True}
 
     def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return {n: {"settings": {"index": self._settings_out(self.indices[n])}}
+        return {n: {"settings": {"index": self.settings_out(self.indices[n])}}
                 for n in self.resolve(expr or "_all")}
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
@@ -214,6 +238,104 @@ class IndexAdmin:
             if self.durable is not None:
                 self.durable.saved(meta)
         return {"acknowledged": True}
+
+    # --- aliases (rules in aliases.py) -----------------------------------------------------
+
+    def update_aliases(self, actions: Any) -> dict[str, Any]:
+        """``POST /_aliases``: all actions or none; ``remove_index`` deletes those indices."""
+        changed, removed = alias_rules.apply_actions(self.indices, actions)
+        for n in sorted(changed):
+            self._saved(self.indices[n])
+        if removed:
+            self.delete_index(",".join(removed))
+        return {"acknowledged": True, "errors": False}
+
+    def put_alias(self, expr: str, name: str, body: dict[str, Any] | None) -> dict[str, Any]:
+        """``PUT /{index}/_alias/{name}``; ``index`` and ``alias`` in the body win."""
+        body = dict(body or {})
+        action = {"indices": [body.pop("index", None) or expr],
+                  "alias": body.pop("alias", None) or name}
+        if not action["indices"][0] or not action["alias"]:
+            raise IllegalArgument("Validation Failed: 1: index is missing;2: alias is missing;",
+                                  es_type="action_request_validation_exception")
+        alias_rules.alias_spec(body, str(action["alias"]))   # unknown keys named first
+        return self.update_aliases([{"add": {**action, **body}}])
+
+    def delete_alias(self, expr: str, name: str) -> dict[str, Any]:
+        names = self.resolve(expr, allow_no_indices=False)
+        return self.update_aliases([{"remove": {"indices": names, "aliases": name.split(","),
+                                                "must_exist": True}}])
+
+    def get_alias(self, expr: str | None, name: str | None, *,
+                  ignore_unavailable: bool = False) -> dict[str, Any]:
+        """``GET /_alias``, ``/{index}/_alias/{name}``: 404 (with what was found) when a named
+        alias exists nowhere, as Elasticsearch answers."""
+        names = self.resolve(expr or "_all", ignore_unavailable=ignore_unavailable)
+        out = alias_rules.get_aliases(self.indices, names, name)
+        if name and name not in ("_all", "*"):
+            found = {a for v in out.values() for a in v["aliases"]}
+            missing = [p for p in name.split(",") if p and "*" not in p and p not in found]
+            if missing:
+                raise alias_rules.AliasesNotFound(missing)
+        if name or expr is None:
+            out = {n: v for n, v in out.items() if v["aliases"] or not name}
+        return out
+
+    def alias_exists(self, expr: str | None, name: str) -> bool:
+        try:
+            return bool(self.get_alias(expr, name))
+        except (IndexNotFound, alias_rules.AliasesNotFound):
+            return False
+
+    def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
+        return alias_rules.cat_rows(self.indices, name)
+
+    # --- composable index templates (templates.py) -----------------------------------------
+
+    def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
+        if create and name in self.templates:
+            raise IllegalArgument(f"index template [{name}] already exists")
+        self.templates[name] = templates.parse_template(name, body, self.templates)
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def get_index_template(self, name: str | None) -> dict[str, Any]:
+        return templates.get_templates(self.templates, name)
+
+    def delete_index_template(self, name: str) -> dict[str, Any]:
+        gone = [n for n in self.templates if fnmatch.fnmatchcase(n, name)] if "*" in name \
+            else [name] if name in self.templates else []
+        if not gone:
+            raise templates.TemplateMissing(f"index_template [{name}] missing",
+                                            es_type="resource_not_found_exception")
+        for n in gone:
+            del self.templates[n]
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def _templates_saved(self) -> None:
+        if self.durable is not None:
+            self.durable.save_templates(self.templates)
+
+    # --- open and close -------------------------------------------------------------------
+
+    def set_state(self, expr: str, state: str) -> dict[str, Any]:
+        """``POST /{index}/_close`` and ``_open``: a closed index keeps its data and refuses
+        reads and writes (``index_closed_exception``) until it is opened again."""
+        names = self.resolve(expr, allow_no_indices=False, include_closed=state == "open")
+        for n in names:
+            meta = self.indices[n]
+            if meta.state != state:
+                meta.state = state
+                self._saved(meta)
+        if state == "close":
+            return {"acknowledged": True, "shards_acknowledged": True,
+                    "indices": {n: {"closed": True} for n in names}}
+        return {"acknowledged": True, "shards_acknowledged": True}
+
+    def _saved(self, meta: IndexMeta) -> None:
+        if self.durable is not None:
+            self.durable.saved(meta)
 
     # --- refresh ------------------------------------------------------------------------------
 
@@ -256,6 +378,19 @@ class IndexAdmin:
         failed = sum(1 for o in outcomes if isinstance(o, BaseException))
         return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
                             "failed": failed}}
+
+
+def _creation_aliases(body: Any, indices: dict[str, IndexMeta]) -> dict[str, dict[str, Any]]:
+    """The ``aliases`` of a create-index body, checked as ``PUT _alias`` checks them."""
+    if body is None:
+        return {}
+    if not isinstance(body, dict):
+        raise IllegalArgument("[aliases] must be an object", es_type="parse_exception")
+    out = {}
+    for name, spec in body.items():
+        alias_rules.validate_alias_name(name, indices)
+        out[name] = alias_rules.alias_spec(spec or {}, name)
+    return out
 
 
 def _check_merge_settings(settings: dict[str, Any]) -> None:

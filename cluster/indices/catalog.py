@@ -31,6 +31,9 @@ class IndexMeta:
     mapping: Mapping
     shards: list[Any] = field(default_factory=list)
     next_seq: int = 0
+    # alias name -> the alias as ``GET /_alias`` shows it (``aliases.py``)
+    aliases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    state: str = "open"   # or "close" (``POST /{index}/_close``)
 
     @property
     def max_result_window(self) -> int:

@@ -72,3 +72,50 @@ def cluster_health(rows: list[dict[str, Any]], nodes: list[dict[str, Any]] | Non
     if problems:
         out["storage_problems"] = problems
     return out
+
+
+def _counts(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    shards = _by_shard(rows)
+    return {"active_primary_shards": sum(1 for copies in shards.values()
+                                         if any(c["state"] == "STARTED" for c in copies)),
+            "active_shards": sum(1 for c in rows if c["state"] == "STARTED"),
+            "relocating_shards": 0,
+            "initializing_shards": sum(1 for c in rows if c["state"] == "INITIALIZING"),
+            "unassigned_shards": sum(1 for c in rows if c["state"] == "UNASSIGNED")}
+
+
+def index_health(rows: list[dict[str, Any]], metas: list[Any], level: str) -> dict[str, Any]:
+    """``level=indices|shards``: per index (and per shard) status and copy counts."""
+    out: dict[str, Any] = {}
+    for m in metas:
+        mine = [r for r in rows if r["index"] == m.name]
+        entry = {"status": status_of(mine) if mine else "red",
+                 "number_of_shards": m.number_of_shards,
+                 "number_of_replicas": m.number_of_replicas, **_counts(mine)}
+        if level == "shards":
+            entry["shards"] = {
+                str(sid): {"status": status_of(copies),
+                           "primary_active": any(c["state"] == "STARTED" for c in copies),
+                           **{k: v for k, v in _counts(copies).items()
+                              if k != "active_primary_shards"}}
+                for (_, sid), copies in sorted(_by_shard(mine).items())}
+        out[m.name] = entry
+    return out
+
+
+RANK = {"green": 0, "yellow": 1, "red": 2}
+
+
+def health_reached(body: dict[str, Any], wait_for_status: str | None,
+                   no_initializing: bool, active_shards: str | None) -> bool:
+    """Whether ``_cluster/health``'s ``wait_for_*`` conditions hold for ``body``."""
+    if wait_for_status is not None and RANK[body["status"]] > RANK[wait_for_status]:
+        return False
+    if no_initializing and body["initializing_shards"]:
+        return False
+    if active_shards not in (None, "0"):
+        total = body["active_shards"] + body["initializing_shards"] + body["unassigned_shards"]
+        need = total if active_shards == "all" else int(active_shards)
+        if body["active_shards"] < need:
+            return False
+    return True

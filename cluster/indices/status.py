@@ -10,7 +10,8 @@ import os
 import uuid
 from typing import Any
 
-from .health import cluster_health, status_of
+from .health import cluster_health, index_health, status_of
+from .stats import copy_stats
 
 VERSION = "8.15.0"
 
@@ -43,28 +44,44 @@ class ClusterStatus:
                             "node_ip": node.get("address")})
         return out
 
-    async def health(self) -> dict[str, Any]:
-        """green / yellow / red from the copies' states (``health.py``)."""
+    async def health(self, expr: str | None = None, level: str = "cluster") -> dict[str, Any]:
+        """green / yellow / red from the copies' states (``health.py``), over the indices
+        ``expr`` names (all by default); ``level`` adds them one by one (and their shards)."""
         infos = await self.shard_infos()
-        return {"cluster_name": self.cluster_name,
-                **cluster_health(infos, self.backend.nodes(), self.dir_problems)}
+        names = self.catalog.resolve(expr or "_all", include_closed=True)
+        if expr is not None:
+            infos = [i for i in infos if i["index"] in names]
+        out = {"cluster_name": self.cluster_name,
+               **cluster_health(infos, self.backend.nodes(),
+                                self.dir_problems if expr is None else [])}
+        if level in ("indices", "shards"):
+            out["indices"] = index_health(infos, [self.catalog.indices[n] for n in names],
+                                          level)
+        return out
 
     async def cat_indices(self, expr: str | None) -> list[dict[str, Any]]:
         """``GET /_cat/indices``: one row per index, its health and primary document count."""
-        names = self.catalog.resolve(expr or "_all")
+        names = self.catalog.resolve(expr or "_all", include_closed=True)
         infos = await self.shard_infos()
         out = []
         for n in sorted(names):
             m = self.catalog.indices[n]
             mine = [i for i in infos if i["index"] == n]
-            docs = sum(i["docs"] or 0 for i in mine if i.get("prirep", "p") == "p")
+            started = [copy_stats(i) for i in mine if i["state"] == "STARTED"]
+            prim = [copy_stats(i) for i in mine
+                    if i["state"] == "STARTED" and i.get("prirep", "p") == "p"]
+            docs = sum(p["docs"]["count"] for p in prim)
+            store = sum(c["store"]["size_in_bytes"] for c in started)
             health = status_of(mine)
             why = "; ".join(f"[{i['shard']}] copy [{i.get('copy')}]: {i['reason']}"
                             for i in mine if i.get("reason") and i["state"] != "STARTED")
-            out.append({"health": health, "status": "open", "index": n, "uuid": m.uuid,
+            out.append({"health": health, "status": m.state, "index": n, "uuid": m.uuid,
                         "pri": str(m.number_of_shards), "rep": str(m.number_of_replicas),
-                        "docs.count": str(docs), "docs.deleted": "0", "store.size": None,
-                        "pri.store.size": None, "health.reason": why or None})
+                        "docs.count": str(docs),
+                        "docs.deleted": str(sum(p["docs"]["deleted"] for p in prim)),
+                        "creation.date": m.created_ms, "store.size": store,
+                        "pri.store.size": sum(p["store"]["size_in_bytes"] for p in prim),
+                        "dataset.size": store, "health.reason": why or None})
         if expr in (None, "_all", "*"):
             # index directories that cannot be opened: red rows naming the damage
             for p in self.dir_problems:
@@ -74,6 +91,17 @@ class ClusterStatus:
                             "pri.store.size": None, "health.reason": f"{p['reason']} "
                             f"({p['path']})"})
         return out
+
+    async def cat_nodes(self) -> list[dict[str, Any]]:
+        """``_cat/nodes``: the Ray nodes shard copies can live on, and how many each holds."""
+        infos = await self.shard_infos()
+        nodes = self.backend.nodes() or [{"id": "local", "name": self.node_name,
+                                          "address": "127.0.0.1", "resource": True}]
+        return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
+                 "node.role": "d" if n.get("resource") else "-",
+                 "master": "-",   # no elected master: the coordinator actor decides
+                 "shards": sum(1 for r in infos if r.get("node_id") == n.get("id"))}
+                for n in nodes]
 
     def info(self) -> dict[str, Any]:
         """``GET /``: who answers, in the shape Elasticsearch clients check on connect."""

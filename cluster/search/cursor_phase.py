@@ -27,7 +27,7 @@ from typing import Any
 
 from ..engine.shard_calls import ShardCalls
 from ..engine.sorting import SCORE_SORT
-from ..errors import ActionRequestValidation, SearchPhaseExecution
+from ..errors import ActionRequestValidation, SearchError, SearchPhaseExecution
 from .cursors import (PAGE_TOKEN_KEEP_ALIVE_MS, Cursor, PageToken, Registry, check_keep_alive,
                       decode_page_token, empty_response, encode_page_token, missing_context,
                       parse_keep_alive, pit_sort, snapshot_in, strip_hits_sort, with_tiebreak)
@@ -178,9 +178,12 @@ class CursorOps:
             raise ActionRequestValidation(f"Validation Failed: 1: {msg};")
         ms = parse_keep_alive(keep_alive, "keep_alive")
         check_keep_alive(ms, self.settings.max_keep_alive())
-        names = self.catalog.resolve(expr, ignore_unavailable=ignore_unavailable,
-                                     allow_no_indices=allow_no_indices)
+        access = self.catalog.resolve_access(expr, ignore_unavailable=ignore_unavailable,
+                                             allow_no_indices=allow_no_indices,
+                                             refuse_closed=True)
+        names = list(access)
         cursor, failed = await self._open_cursor("pit", names, ms)
+        cursor.access = access
         total = sum(self.catalog.indices[n].number_of_shards for n in names)
         if failed and failed == total:
             self.cursors.close(cursor)
@@ -227,22 +230,30 @@ class CursorOps:
         if not cursor.indices:
             resp = empty_response(req.rest_total_hits_as_int)
         else:
-            inner = replace(req, indices=cursor.indices, pit=None,
+            inner = replace(req, indices=cursor.indices, pit=None, access=cursor.access,
                             sort=pit_sort(req.sort, req.search_after))
             resp = await self.path.run(inner, snapshot=cursor.snapshot)
             resp.pop("_after", None)
         return {"pit_id": cursor.token, **resp}
+
+    def _access_again(self, req: SearchRequest) -> dict[str, Any] | None:
+        """A page token's request resolved again for its aliases (None: its indices as they
+        are, when the expression no longer resolves; the token's own checks then answer)."""
+        try:
+            return self.path.access(req)
+        except SearchError:
+            return None
 
     # --- scroll -------------------------------------------------------------------------------------
 
     async def _open_scroll(self, req: SearchRequest) -> dict[str, Any]:
         ms = parse_keep_alive(req.scroll, "scroll")
         check_keep_alive(ms, self.settings.max_keep_alive())
-        names = [m.name for m in self.path.targets(req)]
-        cursor, _ = await self._open_cursor("scroll", names, ms)
+        access = self.path.access(req)
+        cursor, _ = await self._open_cursor("scroll", list(access), ms)
         sort, added = with_tiebreak(req.sort or SCORE_SORT)
         inner = replace(req, indices=cursor.indices, sort=sort, track_total_hits=True,
-                        search_after=None, from_=0, consistent_page=None)
+                        search_after=None, from_=0, consistent_page=None, access=access)
         cursor.request = inner
         cursor.strip_sort = added
         cursor.show_sort = bool(req.sort)
@@ -329,7 +340,9 @@ class CursorOps:
             if not tok.indices:
                 resp = empty_response(req.rest_total_hits_as_int)
             else:
-                inner = replace(req, indices=tok.indices, consistent_page=None)
+                # the same request again: its aliases' filters and routing apply again
+                inner = replace(req, indices=tok.indices, consistent_page=None,
+                                access=self._access_again(req))
                 resp = await self.path.run(inner, snapshot=tok.snapshot)
             names, snapshot = tok.indices, tok.snapshot
         else:

@@ -132,6 +132,7 @@ class Cursor:
     show_sort: bool = True              # scroll: whether hits carry ``sort`` at all
     lock: Any = None                    # scroll: serialises concurrent batches (asyncio.Lock)
     key: str = ""                       # what the cursor's pins are named on the shards
+    access: Any = None                  # pit: alias filters and routing of its indices
 
     @property
     def shard_count(self) -> int:

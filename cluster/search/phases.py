@@ -25,12 +25,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.query.nodes import Query
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
 from ..engine.sorting import SCORE_SORT, SortField, score_only
 from ..errors import SearchPhaseExecution, StaleGeneration
 from ..indices.catalog import IndexMeta
+from ..indices.resolver import Access, filtered, search_routing
 from ..indices.routing import selected_shards
 from .aggs.phase import (aggregation_rounds, plan_shard_queries, refuse_too_many,
                          response_aggregations)
@@ -67,6 +69,7 @@ class _Search:
     fetch_failures: list[dict[str, Any]] = field(default_factory=list)
     timed_out: bool = False
     page_from: int = 0
+    filters: dict[str, Query] = field(default_factory=dict)   # the query with alias filters
 
 
 class SearchPath:
@@ -84,10 +87,19 @@ class SearchPath:
 
     def targets(self, req: SearchRequest) -> list[IndexMeta]:
         """The indices ``req`` names, in the order that ranks them for tie-breaks."""
-        names = self.catalog.resolve(req.indices, ignore_unavailable=req.ignore_unavailable,
-                                     expand_wildcards=req.expand_wildcards,
-                                     allow_no_indices=req.allow_no_indices)
-        return [self.catalog.indices[n] for n in sorted(names)]
+        return [self.catalog.indices[n] for n in sorted(self.access(req))]
+
+    def access(self, req: SearchRequest) -> dict[str, Access]:
+        """The indices ``req`` names and the alias filters and routing they are reached by
+        (``indices/resolver.py``); a closed index named explicitly is refused. A cursor's
+        later pages name its indices and carry the access they were first resolved with."""
+        out = self.catalog.resolve_access(
+            req.indices, ignore_unavailable=req.ignore_unavailable,
+            expand_wildcards=req.expand_wildcards, allow_no_indices=req.allow_no_indices,
+            refuse_closed=True)
+        if req.access is not None:
+            out = {n: req.access.get(n, a) for n, a in out.items()}
+        return out
 
     async def run(self, req: SearchRequest,
                   snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
@@ -113,17 +125,22 @@ class SearchPath:
         # ``timeout``: the statistics and query rounds share one deadline (wall clock, which the
         # shards compare with too); the fetch round has its own (see ``fetch_page``)
         deadline = None if req.timeout_ms is None else time.time() + req.timeout_ms / 1000.0
-        metas = self.targets(req)
+        access = self.access(req)
+        metas = [self.catalog.indices[n] for n in sorted(access)]
         check_request(req, metas, self.settings.store)
         sort = req.sort or SCORE_SORT   # search_after is checked by each shard, as in ES
+        routing = {m.name: search_routing(req.routing, access[m.name].routing) for m in metas}
         shard_list = [(rank, m, sid, ref) for rank, m in enumerate(metas)   # one copy each
                       for sid, ref in enumerate(self.backend.session(m.shards, req.preference))
-                      if sid in selected_shards(m.number_of_shards, req.routing, req.preference)
+                      if sid in selected_shards(m.number_of_shards, routing[m.name],
+                                                req.preference)
                       and _in_slice(req, m, sid)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
             or req.min_score is not None or req.explain   # explain needs the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
-        return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof)
+        filters = {m.name: filtered(req.query, access[m.name].filters) for m in metas}
+        return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof,
+                       filters=filters)
 
     # --- 2. statistics ------------------------------------------------------------------------
 
@@ -144,7 +161,8 @@ class SearchPath:
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
         k = req.from_ + req.size if req.search_after is None else req.size
-        queries = [ShardQuery(query=_shard_query(req, m, sid), sort=s.sort, k=k, index_rank=rank,
+        queries = [ShardQuery(query=_shard_query(req, s.filters.get(m.name, req.query), m, sid),
+                              sort=s.sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
                               after=req.search_after,
                               track_scores=s.scoring or not req.sort,
@@ -303,9 +321,10 @@ def _in_slice(req: SearchRequest, meta: IndexMeta, sid: int) -> bool:
     return req.slice is None or shard_part(req.slice, sid, meta.number_of_shards) is not None
 
 
-def _shard_query(req: SearchRequest, meta: IndexMeta, sid: int) -> Any:
-    """The query one shard runs: the request's, narrowed to the shard's part of a slice."""
+def _shard_query(req: SearchRequest, query: Any, meta: IndexMeta, sid: int) -> Any:
+    """The query one shard runs: ``query`` (the request's with its alias filters), narrowed to
+    the shard's part of a slice."""
     if req.slice is None:
-        return req.query
+        return query
     part = shard_part(req.slice, sid, meta.number_of_shards)
-    return req.query if part is None else sliced_query(req.query, part)
+    return query if part is None else sliced_query(query, part)

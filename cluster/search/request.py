@@ -96,6 +96,9 @@ class SearchRequest:
     from_given: bool = False
     consistent_page: str | None = None
     paging: str = "auto"                   # ours: auto | from_size | deep_page (query phase)
+    # internal: a cursor's indices as first resolved (alias filters and routing), so that its
+    # later pages search through the same aliases (``indices/resolver.py``); never parsed
+    access: Any = None
     script_fields: tuple[Any, ...] = ()    # script_fields.ScriptField, run on the page's hits
     rescore_windows: tuple[int, ...] = ()  # each rescorer's window_size (default 10)
     request_cache: bool | None = None
