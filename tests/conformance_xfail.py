@@ -227,8 +227,6 @@ XFAIL: dict[str, str] = {
         "unsigned_long field type not supported",
     "opensearch/search.aggregation/20_terms.yml::Unsigned Long test":
         "unsigned_long field type not supported",
-    "opensearch/search.aggregation/20_terms.yml::min_doc_count":
-        "simple_query_string with minimum_should_match (issue 19)",
     "opensearch/search.aggregation/20_terms.yml::numeric profiler":
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/20_terms.yml::string profiler via global ordinals":

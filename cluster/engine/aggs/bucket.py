@@ -54,8 +54,11 @@ def _pairs(node: AggNode, view: ShardView, rows: Rows, kind: str
 
 
 def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
-           key_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]) -> Keyed:
-    """Group the rows' keys per owner; ``key_fn`` maps values to ``(keys, keep mask)``."""
+           key_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]],
+           extend: Callable[[Keyed], None] | None = None) -> Keyed:
+    """Group the rows' keys per owner; ``key_fn`` maps values to ``(keys, keep mask)``.
+    ``extend`` adds empty buckets before the sub-aggregations are collected, so that these
+    have one (empty) partial per bucket too."""
     pairs, distinct = _pairs(node, view, rows, kind)
     offsets = np.cumsum([0] + [len(d) for d in rows.docs])
     g_rows, g_keys, g_owner = [], [], []
@@ -73,11 +76,13 @@ def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
     counts = np.bincount(bucket_of, minlength=len(u_owner)).astype(np.int64)
     keys_out = distinct[u_key.astype(np.int64)] if distinct is not None else u_key
     part = Keyed(u_owner, keys_out, counts, value_kind=kind)
+    if extend is not None:
+        extend(part)
     if node.subs:
         cuts = np.searchsorted(row_of, offsets)
         split = [(row_of[a:b] - offsets[si], bucket_of[a:b])
                  for si, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))]
-        part.subs = collect_level(node.subs, view, rows.take(split, len(u_owner)))
+        part.subs = collect_level(node.subs, view, rows.take(split, len(part.owner)))
     return part
 
 
@@ -92,10 +97,11 @@ def terms(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
 
     def keys(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return v, (allowed(v) if allowed is not None else None)
-    part = _keyed(node, view, rows, kind, keys)
+    extend = None
     if node.params.get("min_doc_count", 1) == 0 and kind != "unmapped":
-        _add_empty_terms(part, node, view, rows.n_owners, kind, allowed)
-    return part
+        def extend(part: Keyed) -> None:
+            _add_empty_terms(part, node, view, rows.n_owners, kind, allowed)
+    return _keyed(node, view, rows, kind, keys, extend)
 
 
 def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int, kind: str,
@@ -105,6 +111,10 @@ def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int,
                    kind, lambda v: (v, allowed(v) if allowed is not None else None))
     keys = np.tile(every.keys, n_owners)
     owner = np.repeat(np.arange(n_owners, dtype=np.int64), len(every.keys))
+    seen = set(zip(part.owner.tolist(), part.keys.tolist()))   # one bucket per (owner, key)
+    fresh = np.array([(o, k) not in seen for o, k in zip(owner.tolist(), keys.tolist())],
+                     dtype=bool)
+    keys, owner = keys[fresh], owner[fresh]
     part.owner = np.concatenate([part.owner, owner])
     part.keys = np.concatenate([part.keys, keys.astype(part.keys.dtype)])
     part.counts = np.concatenate([part.counts, np.zeros(len(keys), dtype=np.int64)])

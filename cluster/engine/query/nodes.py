@@ -144,3 +144,4 @@ class QueryString(Query):
     simple: bool = False
     lenient: bool = False
     analyzer: str | None = None
+    minimum_should_match: Any = None
