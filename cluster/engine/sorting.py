@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .ip import decode as ip_decode, stored_ip
 from ..errors import IllegalArgument, ParsingError
 from .dates import date_components, format_date, parse_date, parse_date_nanos
 from .field_types import FieldType
@@ -186,7 +187,7 @@ def coerce_value(value: Any, kind: str, ft: FieldType | None) -> Any:
             return int(f)
         if kind in ("float", "score"):
             return float(value)
-        return str(value)
+        return stored_ip(value) if ft is not None and ft.type == "ip" else str(value)
     except (TypeError, ValueError, OverflowError):
         raise IllegalArgument(f"Failed to parse search_after value [{value}]") from None
 
@@ -356,6 +357,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         return v
     if kind == "tiebreak":
         return int(value)
+    if ft is not None and ft.type == "ip" and isinstance(value, str):
+        return ip_decode(value)
     return value
 
 
@@ -407,6 +410,12 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
     out: list[Any] = []
     for sf, kind, ft, v in zip(sort, kinds, fts, after):
         ft = sort_date_type(sf, ft)
+        if kind == "keyword" and ft is not None and ft.type == "ip" and v is not None:
+            try:
+                out.append(stored_ip(v))
+            except ValueError:
+                raise _after_parse_error(sf, v) from None
+            continue
         if kind == "keyword":
             out.append(None if v is None else _java_str(v))
             continue

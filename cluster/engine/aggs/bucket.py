@@ -17,6 +17,7 @@ from ..dates import parse_date_math
 from .collect import (COLLECTORS, Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
                       missing_value)
 from .dates import parse_offset, round_down, zone
+from .ip_values import ip_include_exclude
 from .parse import AggNode
 from .partials import Fixed, Keyed
 from .values import dictionary, has_value, row_values
@@ -97,11 +98,10 @@ def terms(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
 
     def keys(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return v, (allowed(v) if allowed is not None else None)
-    extend = None
-    if node.params.get("min_doc_count", 1) == 0 and kind != "unmapped":
-        def extend(part: Keyed) -> None:
-            _add_empty_terms(part, node, view, rows.n_owners, kind, allowed)
-    return _keyed(node, view, rows, kind, keys, extend)
+    def add_empty(part: Keyed) -> None:
+        _add_empty_terms(part, node, view, rows.n_owners, kind, allowed)
+    every = node.params.get("min_doc_count", 1) == 0 and kind != "unmapped"
+    return _keyed(node, view, rows, kind, keys, add_empty if every else None)
 
 
 def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int, kind: str,
@@ -156,6 +156,9 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
     inc, exc = node.params.get("include"), node.params.get("exclude")
     if inc is None and exc is None:
         return None
+    ft = view.mapping.get(node.field) if node.field else None
+    if ft is not None and ft.type == "ip":
+        inc, exc = ip_include_exclude(node.name, inc, exc)
     if kind in ("keyword", "unmapped"):
         distinct, _ = dictionary(view.segments, node.field or "")
         if "missing" in node.params:
@@ -168,8 +171,6 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
                               f"style include/exclude settings as they can only be applied "
                               "to string fields. Use an array of numeric values for "
                               "include/exclude clauses used to filter numeric fields")
-
-    ft = view.mapping.get(node.field) if node.field else None
 
     def numeric(v: np.ndarray) -> np.ndarray:
         keep = np.ones(len(v), dtype=bool)

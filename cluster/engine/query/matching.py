@@ -111,7 +111,7 @@ def evaluate_sparse(q: Q.Query, seg: Segment, ctx: Context
     if type(q) is not Q.Match:
         return None
     ft = ctx.mapping.get(q.field)
-    if ft is None or ft.kind in ("numeric", "date", "boolean"):
+    if ft is None or ft.kind in ("numeric", "date", "boolean") or ft.type == "ip":
         return None
     terms = match_terms(q, ft)
     if len(terms) != 1:

@@ -26,6 +26,7 @@ _CLASS = {"terms": {"long": "LongTerms", "date": "LongTerms", "boolean": "LongTe
                     "double": "DoubleTerms"},
           "histogram": "InternalHistogram", "date_histogram": "InternalDateHistogram",
           "range": "InternalRange", "date_range": "InternalDateRange",
+          "ip_range": "InternalBinaryRange",
           "filters": "InternalFilters"}
 
 
