@@ -222,12 +222,6 @@ XFAIL: dict[str, str] = {
     "opensearch/search.aggregation/20_terms.yml::IP test":
         "OpenSearch answers a regular-expression include/exclude on an ip field with a 500 "
         "(aggregation_execution_exception); we refuse it with a 400 (no 5xx for client input)",
-    "opensearch/search.aggregation/20_terms.yml::Mixing longs, unsigned  long and doubles":
-        "unsigned_long field type not supported",
-    "opensearch/search.aggregation/20_terms.yml::Unmapped unsigned longs":
-        "unsigned_long field type not supported",
-    "opensearch/search.aggregation/20_terms.yml::Unsigned Long test":
-        "unsigned_long field type not supported",
     "opensearch/search.aggregation/20_terms.yml::numeric profiler":
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/20_terms.yml::string profiler via global ordinals":

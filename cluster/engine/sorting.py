@@ -345,6 +345,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         return float(value)
     if kind == "int":
         v = int(value)
+        if ft is not None and ft.type == "unsigned_long":
+            return v + (1 << 63)      # the key of sort_columns.unsigned_sort_key, undone
         if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
             return format_date(v, ft, sf.format)
         if ft is not None and ft.kind == "boolean" and v in (0, 1):
@@ -431,7 +433,8 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
             continue
         # int, tiebreak: longs (dates, booleans and numbers stored as int64)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out.append(int(v))
+            shift = 1 << 63 if ft is not None and ft.type == "unsigned_long" else 0
+            out.append(int(v) - shift)
             continue
         if ft is not None and ft.kind == "boolean":
             s = _java_str(v)

@@ -100,6 +100,7 @@ def field_kind(node: AggNode, view: ShardView) -> str:
     if kind == "unmapped":
         vt = node.params.get("value_type")
         by_type = {"string": "keyword", "keyword": "keyword", "long": "long",
+                   "unsigned_long": "long",
                    "number": "double", "double": "double", "numeric": "double", "date": "date",
                    "boolean": "boolean"}
         m = node.params.get("missing")

@@ -43,8 +43,9 @@ def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
     owner, values, distinct = _owner_values(node, view, rows, kind)
     if distinct is not None:   # a keyword field: only value_count reads it
         values = np.zeros(len(owner), dtype=np.float64)
+    # unsigned_long values (uint64) sum as doubles, as Elasticsearch sums them
     return _stats(owner, values, rows.n_owners,
-                  kind in ("long", "date", "date_nanos", "boolean"))
+                  kind in ("long", "date", "date_nanos", "boolean") and values.dtype.kind != "u")
 
 
 def _stats(owner: np.ndarray, values: np.ndarray, n: int, integral: bool,
