@@ -69,10 +69,21 @@ def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, A
             if isinstance(bound, bool):
                 raise bad_value(bound)
             try:
-                b = float(bound)
+                # whole numbers on integer fields stay exact (longs past 2^53, unsigned longs)
+                b = _exact_int(bound) if ft.is_integer else None
+                b = float(bound) if b is None else b
             except (TypeError, ValueError):
                 raise bad_value(bound) from None
             if ft.type in ("float", "half_float"):
                 b = float(np.float32(b))
         out.append((op, b))
     return out
+
+
+def _exact_int(bound: Any) -> int | None:
+    """A JSON integer, or a string of digits, as an exact int (None for anything else)."""
+    if isinstance(bound, int):
+        return bound
+    if isinstance(bound, str) and bound.strip().lstrip("+-").isdigit():
+        return int(bound.strip())
+    return None
