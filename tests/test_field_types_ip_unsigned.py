@@ -220,3 +220,24 @@ def test_unsigned_long_sums_as_doubles_like_elasticsearch(c):
                      )["aggregations"]["s"]
     assert stats["count"] == 6 and stats["min"] == 5.0
     assert stats["sum"] == pytest.approx(float(BIG) * 2 + 10223372036854775807 + 12 + 2**63)
+
+
+# ---------------------------------------------------------------- scaled_float
+
+
+def test_scaled_float_values_and_terms_are_rounded_to_the_scaling_factor():
+    cl = LocalCluster().create("sf", mappings={"properties": {
+        "s": {"type": "scaled_float", "scaling_factor": 10}}})
+    cl.index("sf", {"1": {"s": 1.53}, "2": {"s": 1.56}, "3": {"s": -2.15}})
+    got = cl.search("sf", {"size": 0, "aggs": {"t": {"terms": {"field": "s"}}}})
+    assert [b["key"] for b in got["aggregations"]["t"]["buckets"]] == [-2.1, 1.5, 1.6]
+    assert cl.ids("sf", {"query": {"term": {"s": 1.52}}}) == ["1"]
+    assert [h["sort"] for h in cl.search("sf", {"sort": [{"s": "desc"}]})["hits"]["hits"]] == [
+        [1.6], [1.5], [-2.1]]
+
+
+def test_scaled_float_needs_a_scaling_factor():
+    with pytest.raises(Exception) as err:
+        LocalCluster().create("sf", mappings={"properties": {"s": {"type": "scaled_float"}}})
+    assert envelope(err.value)["error"]["reason"] == (
+        "Failed to parse mapping: Field [scaling_factor] is required")

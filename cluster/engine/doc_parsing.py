@@ -90,6 +90,8 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
         if ft.type in ("float", "half_float"):
             import numpy as np
             return float(np.float32(num))
+        if ft.scaling_factor:      # scaled_float: Java's Math.round(v * factor), read back / factor
+            return math.floor(float(num) * ft.scaling_factor + 0.5) / ft.scaling_factor
         return float(num)
     if kind == "date":
         try:

@@ -38,6 +38,7 @@ class FieldType:
     doc_values: bool = True
     format: str | None = None
     null_value: Any = None
+    scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
 
     @functools.cached_property
     def kind(self) -> str:
@@ -66,7 +67,8 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      search_analyzer=spec.get("search_analyzer"),
                      ignore_above=spec.get("ignore_above"), index=spec.get("index", True),
                      doc_values=spec.get("doc_values", True), format=spec.get("format"),
-                     null_value=spec.get("null_value"))
+                     null_value=spec.get("null_value"),
+                     scaling_factor=spec.get("scaling_factor"))
 
 
 # fields Elasticsearch reserves at the root of a document

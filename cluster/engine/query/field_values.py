@@ -2,6 +2,7 @@
 as the evaluators compare them, and the client error a value that does not fit gets."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,8 @@ def numeric_value(ft: FieldType, value: Any) -> Any:
             return int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
         if ft.type in ("float", "half_float"):
             return float(np.float32(num))
+        if ft.scaling_factor:      # a term on a scaled_float is rounded as values are
+            return math.floor(num * ft.scaling_factor + 0.5) / ft.scaling_factor
         return num
     except (TypeError, ValueError, OverflowError):
         raise bad_value(value) from None
