@@ -34,12 +34,15 @@ IpSpan = tuple[str | None, int | None, int | None]   # key, from (inclusive), to
 def resolve_ip_ranges(node: Any) -> list[IpSpan]:
     """``(key, from, to)`` of each range (``None``: an open end), in the order of ``from``
     then ``to`` (open ends first); a ``mask`` is its block ``[first, last + 1)`` keyed by
-    the mask as written, as in Elasticsearch."""
+    the mask as written, as in Elasticsearch (open where it starts at ``::`` or ends at the
+    last address)."""
     out: list[IpSpan] = []
     for r in node.params["ranges"]:
         if r.get("mask") is not None:
             first, last = parse_cidr(str(r["mask"]))
-            out.append((r.get("key", r["mask"]), first, None if last == MAX_KEY else last + 1))
+            # the block's ends are open at the ends of the address space (ES leaves them out)
+            out.append((r.get("key", r["mask"]), first or None,
+                        None if last == MAX_KEY else last + 1))
             continue
         out.append((r.get("key"), _address(r.get("from")), _address(r.get("to"))))
     return sorted(out, key=lambda t: (-1 if t[1] is None else t[1],
