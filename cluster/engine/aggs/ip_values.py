@@ -36,17 +36,19 @@ def resolve_ip_ranges(node: Any) -> list[IpSpan]:
     then ``to`` (open ends first); a ``mask`` is its block ``[first, last + 1)`` keyed by
     the mask as written, as in Elasticsearch (open where it starts at ``::`` or ends at the
     last address)."""
-    out: list[IpSpan] = []
+    spans: list[tuple[tuple[int, int], IpSpan]] = []
     for r in node.params["ranges"]:
         if r.get("mask") is not None:
             first, last = parse_cidr(str(r["mask"]))
-            # the block's ends are open at the ends of the address space (ES leaves them out)
-            out.append((r.get("key", r["mask"]), first or None,
-                        None if last == MAX_KEY else last + 1))
+            end = None if last == MAX_KEY else last + 1
+            # ordered by its first address, but shown open at ``::`` (ES leaves it out)
+            spans.append(((first, MAX_KEY + 1 if end is None else end),
+                          (r.get("key", r["mask"]), first or None, end)))
             continue
-        out.append((r.get("key"), _address(r.get("from")), _address(r.get("to"))))
-    return sorted(out, key=lambda t: (-1 if t[1] is None else t[1],
-                                      MAX_KEY + 1 if t[2] is None else t[2]))
+        lo, hi = _address(r.get("from")), _address(r.get("to"))
+        spans.append(((-1 if lo is None else lo, MAX_KEY + 1 if hi is None else hi),
+                      (r.get("key"), lo, hi)))
+    return [span for _, span in sorted(spans, key=lambda t: t[0])]
 
 
 def _address(value: Any) -> int | None:
