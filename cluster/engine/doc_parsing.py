@@ -19,6 +19,7 @@ from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADAT
                           FieldType, field_type)
 from .ip import stored_ip
 from .limits import check_immense_terms
+from .range_values import range_pair
 from .properties import (MAX_DEPTH, count_objects, merge_properties, set_path,
                          strip_object_markers)
 
@@ -222,6 +223,12 @@ class _DocumentParser:
     def _value(self, path: str, val: Any, level: int) -> None:
         """One value that took no shortcut: an object, an array, or a leaf."""
         fields = self.fields
+        ft = fields.get(path)
+        if ft is not None and ft.kind == "range":
+            for item in _flatten_list(val, path) if isinstance(val, list) else [val]:
+                if item is not None:
+                    self.parsed.setdefault(path, []).extend(range_pair(item, ft, self.doc_id))
+            return
         if isinstance(val, dict):
             if path in fields and fields[path].kind != "other":
                 raise _coerce_error_object(fields[path], val, self.doc_id)

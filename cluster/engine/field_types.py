@@ -20,7 +20,9 @@ DATE_TYPES = {"date", "date_nanos"}
 KEYWORD_TYPES = {"keyword", "constant_keyword", "wildcard", "ip", "version"}
 TEXT_TYPES = {"text", "match_only_text"}
 OBJECT_TYPES = {"object", "nested", "flattened"}
+RANGE_TYPES = {"integer_range", "long_range", "float_range", "double_range", "date_range"}
 SUPPORTED_TYPES = (NUMERIC_TYPES | DATE_TYPES | KEYWORD_TYPES | TEXT_TYPES | OBJECT_TYPES
+                   | RANGE_TYPES
                    | {"boolean", "dense_vector", "sparse_vector", "rank_features", "binary",
                       "geo_point", "alias"})
 
@@ -54,11 +56,14 @@ class FieldType:
             return "date"
         if self.type == "boolean":
             return "boolean"
+        if self.type in RANGE_TYPES:
+            return "range"       # bounds pairs in a numeric column (range_values.py)
         return "other"
 
     @property
     def is_integer(self) -> bool:
-        return self.type in INTEGER_TYPES or self.type in DATE_TYPES
+        return self.type in INTEGER_TYPES or self.type in DATE_TYPES or self.type in (
+            "integer_range", "long_range", "date_range")
 
 
 def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:

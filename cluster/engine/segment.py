@@ -303,7 +303,7 @@ class Segment:
                 fields[fname] = _build_text(entries, n, ft)
             elif kind == "keyword":
                 fields[fname] = _build_keyword(entries, n)
-            elif kind in ("numeric", "date", "boolean"):
+            elif kind in ("numeric", "date", "boolean", "range"):
                 fields[fname] = _build_numeric(entries, n, ft)
         routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):

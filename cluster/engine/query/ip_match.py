@@ -9,6 +9,7 @@ import numpy as np
 
 from . import nodes as Q
 from ..ip import MAX_KEY, encode, parse_ip, query_key
+from ..segment import KeywordField
 from .field_values import bad_value
 
 
@@ -20,6 +21,14 @@ def ip_mask(fd: Any, spans: list[tuple[int, int]], n: int) -> np.ndarray:
             ids = fd.postings.ids_in_range(None, encode(lo), None, encode(hi))
             mask |= fd.postings.union(ids, n)
     return mask
+
+
+def ip_query_mask(seg: Any, fname: str, spans: list[tuple[int, int]]) -> np.ndarray:
+    """The segment's documents whose ``fname`` holds an address in any span."""
+    fd = seg.fields.get(fname)
+    if not isinstance(fd, KeywordField):
+        return np.zeros(seg.n, dtype=bool)
+    return ip_mask(fd, spans, seg.n)
 
 
 def term_spans(values: list[Any]) -> list[tuple[int, int]]:

@@ -23,7 +23,8 @@ from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
-from .ip_match import ip_mask, range_span, term_spans
+from .ip_match import ip_query_mask, range_span, term_spans
+from .range_match import query_span, range_query_mask, term_value
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
@@ -111,7 +112,7 @@ def evaluate_sparse(q: Q.Query, seg: Segment, ctx: Context
     if type(q) is not Q.Match:
         return None
     ft = ctx.mapping.get(q.field)
-    if ft is None or ft.kind in ("numeric", "date", "boolean") or ft.type == "ip":
+    if ft is None or ft.kind in ("numeric", "date", "boolean", "range") or ft.type == "ip":
         return None
     terms = match_terms(q, ft)
     if len(terms) != 1:
@@ -129,7 +130,10 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
     if ft is None:
         return no_match(seg)
     if ft.type == "ip":
-        return _e_ip(q.field, term_spans([q.value]), seg, q.boost)
+        return constant(ip_query_mask(seg, q.field, term_spans([q.value])), q.boost)
+    if ft.kind == "range":
+        v = term_value(ft, q.value)
+        return constant(range_query_mask(seg, q.field, (v, v), "intersects"), q.boost)
     if ft.kind in ("text", "keyword"):
         if q.case_insensitive:
             fd = seg.fields.get(q.field)
@@ -157,14 +161,6 @@ def _numeric_in(fname: str, ft: FieldType, values: list[Any], seg: Segment) -> n
     return mask
 
 
-def _e_ip(fname: str, spans: list[tuple[int, int]], seg: Segment, boost: float
-          ) -> tuple[np.ndarray, np.ndarray]:
-    fd = seg.fields.get(fname)
-    if not isinstance(fd, KeywordField):
-        return no_match(seg)
-    return constant(ip_mask(fd, spans, seg.n), boost)
-
-
 def _union_terms(fd: TextField | KeywordField, terms: list[str], n: int) -> np.ndarray:
     mask = np.zeros(n, dtype=bool)
     for t in terms:
@@ -181,7 +177,12 @@ def _e_terms(q: Q.Terms, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     if ft is None or not q.values:
         return no_match(seg)
     if ft.type == "ip":
-        return _e_ip(q.field, term_spans(list(q.values)), seg, q.boost)
+        return constant(ip_query_mask(seg, q.field, term_spans(list(q.values))), q.boost)
+    if ft.kind == "range":
+        mask = np.zeros(seg.n, dtype=bool)
+        for v in q.values:
+            mask |= _e_term(Q.Term(field=q.field, value=v), seg, ctx)[0]
+        return constant(mask, q.boost)
     if ft.kind in ("text", "keyword"):
         fd = seg.fields.get(q.field)
         if not isinstance(fd, (TextField, KeywordField)):
@@ -210,7 +211,7 @@ def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return no_match(seg)
-    if ft.kind in ("numeric", "date", "boolean") or ft.type == "ip":
+    if ft.kind in ("numeric", "date", "boolean", "range") or ft.type == "ip":
         try:
             return _e_term(Q.Term(field=q.field, value=q.text, boost=q.boost), seg, ctx)
         except IllegalArgument:
@@ -395,7 +396,10 @@ def _e_range(q: Q.Range, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     if ft is None:
         return no_match(seg)
     if ft.type == "ip":
-        return _e_ip(q.field, [range_span(q)], seg, q.boost)
+        return constant(ip_query_mask(seg, q.field, [range_span(q)]), q.boost)
+    if ft.kind == "range":
+        return constant(range_query_mask(seg, q.field, query_span(q, ft, ctx), q.relation),
+                        q.boost)
     if ft.kind in ("numeric", "date", "boolean"):
         bounds = numeric_bounds(q, ft, ctx)   # parsed even when the segment lacks the field
         fd = seg.fields.get(q.field)

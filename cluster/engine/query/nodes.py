@@ -78,6 +78,7 @@ class Range(Query):
     lte: Any = None
     format: str | None = None
     time_zone: str | None = None
+    relation: str = "intersects"     # on range fields only
 
 
 @dataclass(frozen=True)
