@@ -16,10 +16,11 @@ from ...errors import IllegalArgument
 from ..dates import parse_date_math
 from .collect import (COLLECTORS, Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
                       missing_value)
-from .dates import parse_offset, round_down, zone
+from .dates import next_key, parse_offset, round_down, zone
 from .ip_values import ip_include_exclude
 from .parse import AggNode
 from .partials import Fixed, Keyed
+from .range_histogram import date_expansion, numeric_expansion
 from .values import dictionary, has_value, row_values
 
 
@@ -56,11 +57,13 @@ def _pairs(node: AggNode, view: ShardView, rows: Rows, kind: str
 
 def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
            key_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]],
-           extend: Callable[[Keyed], None] | None = None) -> Keyed:
+           extend: Callable[[Keyed], None] | None = None,
+           given: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Keyed:
     """Group the rows' keys per owner; ``key_fn`` maps values to ``(keys, keep mask)``.
     ``extend`` adds empty buckets before the sub-aggregations are collected, so that these
-    have one (empty) partial per bucket too."""
-    pairs, distinct = _pairs(node, view, rows, kind)
+    have one (empty) partial per bucket too. ``given``: per segment ``(row, value)`` pairs
+    already made (a range field's expansion) instead of the field's values."""
+    pairs, distinct = (given, None) if given is not None else _pairs(node, view, rows, kind)
     offsets = np.cumsum([0] + [len(d) for d in rows.docs])
     g_rows, g_keys, g_owner = [], [], []
     for si, (r, v) in enumerate(pairs):
@@ -276,6 +279,9 @@ def histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
     def keys(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         k = np.floor((v.astype(np.float64) - offset) / interval) * interval + offset
         return k, _bounds_keep(node, k)
+    if kind == "range":
+        spread = numeric_expansion(node, _pairs(node, view, rows, "double")[0])
+        return _keyed(node, view, rows, "double", lambda v: (v, None), given=spread)
     return _keyed(node, view, rows, "double" if kind != "unmapped" else kind, keys)
 
 
@@ -297,7 +303,17 @@ def date_histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
             if hi is not None:
                 keep &= k <= hi
         return k, keep
-    part = _keyed(node, view, rows, kind, keys)
+    if kind == "range":
+        def key_of(v: np.ndarray) -> np.ndarray:
+            return round_down(v, p.get("unit"), p.get("fixed_ms"), tz, offset)
+
+        def step(k: np.ndarray) -> np.ndarray:
+            return np.array([next_key(int(x), p.get("unit"), p.get("fixed_ms"), tz, offset)
+                             for x in k.tolist()], dtype=np.int64)
+        spread = date_expansion(_pairs(node, view, rows, "date")[0], key_of, step, lo, hi)
+        part = _keyed(node, view, rows, "date", lambda v: (v, None), given=spread)
+    else:
+        part = _keyed(node, view, rows, kind, keys)
     part.value_kind = "date" if kind != "unmapped" else kind
     return part
 

@@ -18,6 +18,7 @@ from ..mapping import Mapping
 from ..query.nodes import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
+from .range_histogram import check_range_agg
 from .values import stored_kind
 
 Matcher = Callable[[Query, Segment], np.ndarray]
@@ -110,6 +111,8 @@ def field_kind(node: AggNode, view: ShardView) -> str:
         return by_type.get(str(vt), "unmapped")
     if kind == "date" and ft is not None and ft.type == "date_nanos":
         return "date_nanos"
+    if kind == "range":
+        check_range_agg(node, ft)
     return kind
 
 
