@@ -147,6 +147,9 @@ def column_kind(sf: SortField, ft: FieldType | None) -> str:
         ft = FieldType(sf.field, ut)
     if ft.kind == "keyword":
         return "keyword"
+    if ft.kind == "range":          # Elasticsearch's range fields have no sortable doc values
+        raise IllegalArgument(f"Sorting is not supported on field [{sf.field}] of type "
+                              f"[{ft.type}]")
     if ft.kind in ("date", "boolean") or ft.is_integer:
         return "int"
     return "float"

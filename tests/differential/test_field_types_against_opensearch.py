@@ -1,4 +1,4 @@
-"""``ip`` and ``unsigned_long`` against the real OpenSearch node: the same documents in both,
+"""``ip``, ``unsigned_long`` and the range types against the real OpenSearch node: the same documents in both,
 the same requests, and the answers compared field by field (ids, sort values, bucket keys,
 bounds and counts)."""
 from __future__ import annotations
@@ -12,13 +12,19 @@ import pytest
 
 INDEX = "diff_ftypes"
 MAPPING = {"properties": {"ip": {"type": "ip"}, "u": {"type": "unsigned_long"},
-                          "v": {"type": "long"}}}
+                          "v": {"type": "long"}, "r": {"type": "date_range"},
+                          "l": {"type": "long_range"}, "f": {"type": "double_range"}}}
 DOCS = {"1": {"ip": "::1", "v": 1}, "2": {"ip": "192.168.0.1", "v": 2},
         "3": {"ip": "192.168.0.7", "v": 3}, "4": {"ip": "10.0.0.5", "v": 4},
         "5": {"ip": "2001:db8::ff00:42:8329", "v": 5}, "6": {"ip": "::ffff:10.0.0.6", "v": 6},
         "7": {"ip": ["10.0.0.200", "fe80::1"], "v": 7},
         "10": {"u": 18446744073709551615}, "11": {"u": 10223372036854775807},
-        "12": {"u": 18446744073709551615}, "13": {"u": 5}, "14": {"u": [7, 9223372036854775808]}}
+        "12": {"u": 18446744073709551615}, "13": {"u": 5}, "14": {"u": [7, 9223372036854775808]},
+        "20": {"r": {"gte": "2016-01-01", "lt": "2016-01-02"}, "l": {"gte": 1, "lte": 5}},
+        "21": {"r": {"gte": "2016-01-02", "lt": "2016-02-03"},
+               "l": [{"gt": 10, "lt": 20}, {"gte": 30, "lte": 40}]},
+        "22": {"r": {"gte": "2016-02-01", "lte": "2016-02-02"}, "f": {"gte": 1.5, "lt": 2.5}},
+        "23": {"r": {"gt": "2016-03-01"}, "l": {"lte": 10}, "f": {"gt": -1}}}
 
 
 def _load(client: httpx.Client, shards: int) -> None:
@@ -64,6 +70,16 @@ QUERIES = [
     {"exists": {"field": "ip"}},
     {"term": {"u": 18446744073709551615}}, {"range": {"u": {"gt": 9223372036854775807}}},
     {"range": {"u": {"lte": 10223372036854775807}}}, {"terms": {"u": [5, 7]}},
+    {"term": {"l": 10}}, {"term": {"l": 11}}, {"term": {"l": -5}}, {"terms": {"l": [3, 35]}},
+    {"range": {"l": {"gte": 4, "lte": 12}}}, {"range": {"l": {"gt": 5, "lt": 11}}},
+    {"range": {"l": {"gte": 0, "lte": 6, "relation": "within"}}},
+    {"range": {"l": {"gte": 2, "lte": 3, "relation": "contains"}}},
+    {"range": {"r": {"gte": "2016-01-02", "lte": "2016-01-31"}}},
+    {"range": {"r": {"gte": "2016-01-01", "lt": "2016-02-01", "relation": "within"}}},
+    {"range": {"r": {"gte": "2016-01-15", "lte": "2016-01-16", "relation": "contains"}}},
+    {"term": {"r": "2016-03-01T00:00:00.001Z"}}, {"term": {"r": "2016-03-01"}},
+    {"term": {"f": 2.4}}, {"term": {"f": 2.5}}, {"range": {"f": {"gt": 0, "lt": 1}}},
+    {"exists": {"field": "l"}},
 ]
 
 
@@ -109,4 +125,19 @@ def test_ip_range_keyed_agrees(both):
 def test_fields_render_ip_values_alike(both):
     body = {"query": {"term": {"ip": "10.0.0.6"}}, "fields": ["ip"], "_source": False}
     ours, theirs = (search(c, body)[1]["hits"]["hits"][0]["fields"] for c in both)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("agg", [
+    {"date_histogram": {"field": "r", "calendar_interval": "month",
+                        "hard_bounds": {"min": "2015-12-01", "max": "2016-06-01"}}},
+    {"date_histogram": {"field": "r", "calendar_interval": "week", "offset": "+1d",
+                        "hard_bounds": {"min": "2015-12-01", "max": "2016-04-01"}}},
+    {"histogram": {"field": "l", "interval": 5, "hard_bounds": {"min": 0, "max": 50}}},
+    {"histogram": {"field": "l", "interval": 3, "offset": 1,
+                   "hard_bounds": {"min": -10, "max": 45}}},
+], ids=lambda a: orjson.dumps(a).decode())
+def test_histograms_over_ranges_agree(both, agg):
+    body = {"size": 0, "aggs": {"h": agg}}
+    ours, theirs = (search(c, body)[1]["aggregations"]["h"]["buckets"] for c in both)
     assert ours == theirs
