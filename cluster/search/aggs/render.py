@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode, AggRequest
+from ...engine.aggs.sketches import mad_of_digest
 from ...engine.numformat import java_double
 from ...errors import SearchError
 from .buckets import render_fixed, render_keyed
@@ -195,7 +196,12 @@ def _rank_median(sorted_vals: np.ndarray) -> float:
 def render_mad(node: AggNode, res: Result | None, owner: int | None, ctx: RenderContext
                ) -> dict[str, Any]:
     """Exact median absolute deviation: the median of ``|x - median(x)|`` (Elasticsearch
-    estimates both medians with a t-digest; here they are the exact percentiles' median)."""
+    estimates both medians with a t-digest; here they are the exact percentiles' median) —
+    or, for a bucket some shard sketched, the deviation its merged digest describes."""
+    fmt = _Formatter(node, res, ctx)
+    digest = res.extra.get(owner) if res is not None and isinstance(res.extra, dict) else None
+    if digest is not None:
+        return fmt.value({}, "value", mad_of_digest(digest))
     vals = np.zeros(0)
     if res is not None and res.values is not None and owner is not None:
         a, b = res.rows_of(owner)
@@ -203,7 +209,6 @@ def render_mad(node: AggNode, res: Result | None, owner: int | None, ctx: Render
     if not len(vals):
         return {"value": None}
     mad = _rank_median(np.sort(np.abs(vals - _rank_median(vals))))
-    fmt = _Formatter(node, res, ctx)
     return fmt.value({}, "value", mad)
 
 
