@@ -310,7 +310,9 @@ def date_histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
         def step(k: np.ndarray) -> np.ndarray:
             return np.array([next_key(int(x), p.get("unit"), p.get("fixed_ms"), tz, offset)
                              for x in k.tolist()], dtype=np.int64)
-        spread = date_expansion(_pairs(node, view, rows, "date")[0], key_of, step, lo, hi)
+        cap = None if hi is None or not offset else \
+            int(round_down(np.array([hi]), p.get("unit"), p.get("fixed_ms"), tz, 0)[0])
+        spread = date_expansion(_pairs(node, view, rows, "date")[0], key_of, step, lo, hi, cap)
         part = _keyed(node, view, rows, "date", lambda v: (v, None), given=spread)
     else:
         part = _keyed(node, view, rows, kind, keys)

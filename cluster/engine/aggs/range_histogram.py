@@ -71,9 +71,16 @@ def numeric_expansion(node: Any, pairs: list[tuple[np.ndarray, np.ndarray]]
 
 
 def date_expansion(pairs: list[tuple[np.ndarray, np.ndarray]], key_of: Keys, step: Keys,
-                   lo: int | None, hi: int | None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``date_histogram``: the caller's rounding and next key, in millis."""
-    return expand_ranges([(r, v.astype(np.int64)) for r, v in pairs], key_of, step, lo, hi)
+                   lo: int | None, hi: int | None, last_key: int | None = None
+                   ) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``date_histogram``: the caller's rounding and next key, in millis. ``last_key`` caps
+    the keys: with an ``offset``, OpenSearch ends a range's buckets at ``hard_bounds.max``
+    rounded *without* the offset (found by the differential test; the offset-free case and
+    the lower bound agree with the plain rule)."""
+    out = expand_ranges([(r, v.astype(np.int64)) for r, v in pairs], key_of, step, lo, hi)
+    if last_key is None:
+        return out
+    return [(r[k <= last_key], k[k <= last_key]) for r, k in out]
 
 
 def check_range_agg(node: Any, ft: Any) -> None:

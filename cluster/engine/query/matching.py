@@ -24,7 +24,7 @@ from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
 from .ip_match import ip_query_mask, range_span, term_spans
-from .range_match import query_span, range_query_mask, term_value
+from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
@@ -131,9 +131,9 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
         return no_match(seg)
     if ft.type == "ip":
         return constant(ip_query_mask(seg, q.field, term_spans([q.value])), q.boost)
-    if ft.kind == "range":
-        v = term_value(ft, q.value)
-        return constant(range_query_mask(seg, q.field, (v, v), "intersects"), q.boost)
+    if ft.kind == "range":          # the ranges holding the value (a date: all it names)
+        span = query_span(Q.Range(field=q.field, gte=q.value, lte=q.value), ft, ctx)
+        return constant(range_query_mask(seg, q.field, span, "intersects"), q.boost)
     if ft.kind in ("text", "keyword"):
         if q.case_insensitive:
             fd = seg.fields.get(q.field)
