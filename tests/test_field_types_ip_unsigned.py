@@ -241,3 +241,17 @@ def test_scaled_float_needs_a_scaling_factor():
         LocalCluster().create("sf", mappings={"properties": {"s": {"type": "scaled_float"}}})
     assert envelope(err.value)["error"]["reason"] == (
         "Failed to parse mapping: Field [scaling_factor] is required")
+
+
+def test_composite_on_ip_pages_in_address_order_with_address_keys(c):
+    def page(after=None):
+        spec = {"size": 3, "sources": [{"f": {"terms": {"field": "ip"}}}]}
+        if after is not None:
+            spec["after"] = after
+        return c.search("net", {"size": 0, "aggs": {"c": {"composite": spec}}}
+                        )["aggregations"]["c"]
+    first = page()
+    assert [b["key"]["f"] for b in first["buckets"]] == ["::1", "10.0.0.5", "10.0.0.6"]
+    second = page(first["after_key"])
+    assert [b["key"]["f"] for b in second["buckets"]] == [
+        "192.168.0.1", "192.168.0.7", "2001:db8::ff00:42:8329"]

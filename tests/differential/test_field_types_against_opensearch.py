@@ -122,6 +122,17 @@ def test_ip_range_keyed_agrees(both):
     assert ours == theirs
 
 
+def test_composite_on_ip_pages_alike(both):
+    spec = {"size": 3, "sources": [{"f": {"terms": {"field": "ip"}}}]}
+    ours, theirs = (search(c, {"size": 0, "aggs": {"c": {"composite": spec}}})[1]
+                    ["aggregations"]["c"] for c in both)
+    assert ours == theirs
+    spec["after"] = ours["after_key"]
+    ours, theirs = (search(c, {"size": 0, "aggs": {"c": {"composite": spec}}})[1]
+                    ["aggregations"]["c"] for c in both)
+    assert ours == theirs
+
+
 def test_fields_render_ip_values_alike(both):
     body = {"query": {"term": {"ip": "10.0.0.6"}}, "fields": ["ip"], "_source": False}
     ours, theirs = (search(c, body)[1]["hits"]["hits"][0]["fields"] for c in both)
