@@ -18,6 +18,7 @@ from ..mapping import Mapping
 from ..query.nodes import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
+from ..ip import stored_ip
 from .range_histogram import check_range_agg
 from .values import stored_kind
 
@@ -121,6 +122,12 @@ def missing_value(node: AggNode, view: ShardView, kind: str) -> Any:
     if "missing" not in node.params:
         return None
     m = node.params["missing"]
+    ft = view.mapping.get(node.field or "") if kind == "keyword" else None
+    if ft is not None and ft.type == "ip":     # an address, stored as its sortable key
+        try:
+            return stored_ip(str(m))
+        except ValueError:
+            raise IllegalArgument(f"'{m}' is not an IP string literal.") from None
     if kind in ("keyword", "unmapped"):
         return str(m).lower() if isinstance(m, bool) else str(m)
     if kind in ("date", "date_nanos"):

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import nodes as Q
 from ..ip import MAX_KEY, encode, parse_ip, query_key
-from ..segment import KeywordField
+from ..segment import KeywordField, TextField
 from .field_values import bad_value
 
 
@@ -29,6 +29,15 @@ def ip_query_mask(seg: Any, fname: str, spans: list[tuple[int, int]]) -> np.ndar
     if not isinstance(fd, KeywordField):
         return np.zeros(seg.n, dtype=bool)
     return ip_mask(fd, spans, seg.n)
+
+
+def pattern_dictionary(seg: Any, field: str, ft: Any) -> Any:
+    """The term dictionary (text or keyword column) that prefix, wildcard and regexp queries
+    walk; none for an ip field, whose terms are keys, not addresses (as for numbers)."""
+    fd = seg.fields.get(field)
+    if not isinstance(fd, (TextField, KeywordField)) or (ft is not None and ft.type == "ip"):
+        return None
+    return fd
 
 
 def term_spans(values: list[Any]) -> list[tuple[int, int]]:

@@ -23,7 +23,7 @@ from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
-from .ip_match import ip_query_mask, range_span, term_spans
+from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
 from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
@@ -449,8 +449,8 @@ def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
     if q.field == "_id":
         return constant(np.array([_tick(ctx) or i.startswith(q.value) for i in seg.ids],
                                  dtype=bool), q.boost)
-    fd = seg.fields.get(q.field)
-    if not isinstance(fd, (TextField, KeywordField)):
+    fd = pattern_dictionary(seg, q.field, ctx.mapping.get(q.field))
+    if fd is None:
         return no_match(seg)
     if q.case_insensitive:
         low = q.value.lower()
@@ -493,10 +493,11 @@ def _terms_matching(field: str, pattern: LinearPattern, boost: float, seg: Segme
     rx = _TickingPattern(pattern, ctx)
     if field == "_id":
         return constant(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), boost)
-    fd = seg.fields.get(field)
-    if not isinstance(fd, (TextField, KeywordField)):
+    fd = pattern_dictionary(seg, field, ctx.mapping.get(field))
+    if fd is None:
         return no_match(seg)
     return constant(fd.postings.union(fd.postings.ids_matching(rx), seg.n), boost)
+
 
 
 def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
