@@ -255,3 +255,11 @@ def test_composite_on_ip_pages_in_address_order_with_address_keys(c):
     second = page(first["after_key"])
     assert [b["key"]["f"] for b in second["buckets"]] == [
         "192.168.0.1", "192.168.0.7", "2001:db8::ff00:42:8329"]
+
+
+def test_a_term_out_of_an_integer_types_range_is_a_400_not_a_shard_failure(c):
+    for field, value, name in (("u", -1, "unsigned_long"), ("u", 2**64, "unsigned_long"),
+                               ("v", 2**63, "long")):
+        status, body = refused(c.search, "net", {"query": {"term": {field: value}}})
+        assert status == 400
+        assert f"Value [{value}] is out of range for a {name}" in body

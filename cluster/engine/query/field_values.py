@@ -10,7 +10,7 @@ import numpy as np
 from . import nodes as Q
 from ...errors import IllegalArgument
 from ..dates import parse_date_math
-from ..field_types import FieldType
+from ..field_types import INT_RANGES, FieldType
 from .context import Context
 
 
@@ -36,7 +36,11 @@ def numeric_value(ft: FieldType, value: Any) -> Any:
         if ft.is_integer:
             if not num.is_integer():
                 return None
-            return int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
+            out = int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
+            lo, hi = INT_RANGES.get(ft.type, INT_RANGES["long"])
+            if not lo <= out <= hi:
+                raise bad_value(value, f"Value [{value}] is out of range for a {ft.type}")
+            return out
         if ft.type in ("float", "half_float"):
             return float(np.float32(num))
         if ft.scaling_factor:      # a term on a scaled_float is rounded as values are
