@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from cluster.engine.aggs.sketches import lg_k, merged_estimate, relative_error, sketch_of
+from shardsearch.cluster.engine.aggs.sketches import lg_k, merged_estimate, relative_error, sketch_of
 from inprocess import LocalCluster
 
 
@@ -86,3 +86,36 @@ def test_percentiles_past_the_exact_limit_come_from_merged_digests() -> None:
     for b in got["g"]["buckets"]:   # 18,000 values per bucket, 6,000 per shard: exact
         part = vals[0::2] if b["key"] == "a" else vals[1::2]
         assert b["m"]["values"]["50.0"] == float(np.sort(part)[len(part) // 2])
+
+
+def _mad_coverage(vals: np.ndarray, d: float) -> float:
+    """The fraction of values within ``d`` of the median: 1/2 for the exact deviation."""
+    m = float(np.sort(vals)[len(vals) // 2])
+    return float(np.mean(np.abs(vals - m) <= d))
+
+
+def test_median_absolute_deviation_past_the_exact_limit_comes_from_merged_digests() -> None:
+    """One shard over ``EXACT_PERCENTILE_VALUES`` ships a t-digest (``compression`` its k);
+    the answer covers half the values within the documented 2 % (sketches.py)."""
+    rnd = np.random.default_rng(11)
+    vals = np.concatenate([rnd.lognormal(3, 1, 24_000), rnd.normal(50, 5, 12_000)])
+    c = LocalCluster().create("idx", shards=2, mappings={"properties": {"n": {"type": "double"}}})
+    c.index("idx", {i: {"n": float(v)} for i, v in enumerate(vals)})
+    for compression in (None, 200):
+        spec: dict[str, Any] = {"field": "n"}
+        if compression is not None:
+            spec["compression"] = compression
+        got = c.search("idx", {"size": 0, "aggs": {"m": {"median_absolute_deviation": spec}}})
+        d = got["aggregations"]["m"]["value"]
+        assert abs(_mad_coverage(vals, d) - 0.5) <= 0.02, (compression, d)
+
+
+def test_median_absolute_deviation_below_the_limit_stays_exact() -> None:
+    vals = np.arange(1, 2_001, dtype=np.float64) ** 1.5
+    c = LocalCluster().create("idx", shards=3, mappings={"properties": {"n": {"type": "double"}}})
+    c.index("idx", {i: {"n": float(v)} for i, v in enumerate(vals)})
+    got = c.search("idx", {"size": 0, "aggs": {"m": {"median_absolute_deviation": {
+        "field": "n"}}}})["aggregations"]["m"]["value"]
+    m = float(np.sort(vals)[len(vals) // 2])
+    dev = np.sort(np.abs(vals - m))
+    assert got == float(dev[len(dev) // 2])

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cluster.engine.aggs.parse import parse_aggs
-from cluster.engine.aggs.partials import Keyed
-from cluster.engine.aggs.tput import Cut, TooManyShardTerms, apply_cut, check_shipped
-from cluster.search.aggs.tput import TermsRounds, cut_for
+from shardsearch.cluster.engine.aggs.parse import parse_aggs
+from shardsearch.cluster.engine.aggs.partials import Keyed
+from shardsearch.cluster.engine.aggs.tput import Cut, TooManyShardTerms, apply_cut, check_shipped
+from shardsearch.cluster.search.aggs.tput import TermsRounds, cut_for
 from inprocess import LocalCluster
 
 

@@ -455,3 +455,20 @@ def test_simple_more_than_thirty_levels_of_parentheses_are_too_many_nested_claus
 
 def test_simple_unbalanced_input_stays_fast():
     assert sqs("(" * 50000 + '"' * 50000) == MatchNone()
+
+
+# --------------------------------------------------------------------------- minimum_should_match
+
+
+def test_minimum_should_match_applies_to_the_top_level_boolean_of_simple_query_string():
+    assert sqs("a b c", minimum_should_match=2) == Bool(
+        should=(m("a"), m("b"), m("c")), minimum_should_match=2)
+
+
+def test_minimum_should_match_applies_to_the_top_level_boolean_of_query_string():
+    got = qs("a b c", minimum_should_match="2")
+    assert isinstance(got, Bool) and got.minimum_should_match == "2"
+
+
+def test_minimum_should_match_leaves_a_single_clause_alone():
+    assert sqs("a", minimum_should_match=2) == m("a")

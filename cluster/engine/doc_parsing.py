@@ -17,7 +17,9 @@ from ..errors import MapperParsing
 from .dates import looks_like_date, parse_date
 from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
                           FieldType, field_type)
+from .ip import stored_ip
 from .limits import check_immense_terms
+from .range_values import range_pair
 from .properties import (MAX_DEPTH, count_objects, merge_properties, set_path,
                          strip_object_markers)
 
@@ -32,6 +34,13 @@ def _preview(value: Any) -> str:
     return s[:20]
 
 
+def json_text(value: Any) -> str:
+    """A JSON scalar as Elasticsearch reads it as text (``true``, ``1``, ``1.5``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
     """A JSON value as the field's stored type, or ``MapperParsing``."""
     def fail(detail: str = "") -> MapperParsing:
@@ -43,10 +52,15 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
                        "reason": detail or f"For input string: \"{value}\""})
 
     kind = ft.kind
-    if type(value) is str and (kind == "text" or kind == "keyword"):
+    if type(value) is str and (kind == "text" or kind == "keyword") and ft.type != "ip":
         return value   # the common case, as below (str(value) is value)
     if isinstance(value, (dict, list)):
         raise fail("field value is an object or array")
+    if ft.type == "ip":
+        try:
+            return stored_ip(value if isinstance(value, str) else json_text(value))
+        except ValueError:
+            raise fail(f"'{value}' is not an IP string literal.") from None
     if kind in ("text", "keyword"):
         if isinstance(value, bool):
             return "true" if value else "false"
@@ -77,6 +91,8 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
         if ft.type in ("float", "half_float"):
             import numpy as np
             return float(np.float32(num))
+        if ft.scaling_factor:      # scaled_float: Java's Math.round(v * factor), read back / factor
+            return math.floor(float(num) * ft.scaling_factor + 0.5) / ft.scaling_factor
         return float(num)
     if kind == "date":
         try:
@@ -187,7 +203,7 @@ class _DocumentParser:
             if ft is not None and path not in multi:
                 t = type(val)
                 if t is str or t is list and all(type(x) is str for x in val):
-                    if ft.kind == "text" or ft.kind == "keyword":
+                    if (ft.kind == "text" or ft.kind == "keyword") and ft.type != "ip":
                         if val:
                             got = parsed.get(path)
                             if got is None:
@@ -207,6 +223,12 @@ class _DocumentParser:
     def _value(self, path: str, val: Any, level: int) -> None:
         """One value that took no shortcut: an object, an array, or a leaf."""
         fields = self.fields
+        ft = fields.get(path)
+        if ft is not None and ft.kind == "range":
+            for item in _flatten_list(val, path) if isinstance(val, list) else [val]:
+                if item is not None:
+                    self.parsed.setdefault(path, []).extend(range_pair(item, ft, self.doc_id))
+            return
         if isinstance(val, dict):
             if path in fields and fields[path].kind != "other":
                 raise _coerce_error_object(fields[path], val, self.doc_id)

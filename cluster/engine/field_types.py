@@ -20,7 +20,9 @@ DATE_TYPES = {"date", "date_nanos"}
 KEYWORD_TYPES = {"keyword", "constant_keyword", "wildcard", "ip", "version"}
 TEXT_TYPES = {"text", "match_only_text"}
 OBJECT_TYPES = {"object", "nested", "flattened"}
+RANGE_TYPES = {"integer_range", "long_range", "float_range", "double_range", "date_range"}
 SUPPORTED_TYPES = (NUMERIC_TYPES | DATE_TYPES | KEYWORD_TYPES | TEXT_TYPES | OBJECT_TYPES
+                   | RANGE_TYPES
                    | {"boolean", "dense_vector", "sparse_vector", "rank_features", "binary",
                       "geo_point", "alias"})
 
@@ -38,6 +40,7 @@ class FieldType:
     doc_values: bool = True
     format: str | None = None
     null_value: Any = None
+    scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
 
     @functools.cached_property
     def kind(self) -> str:
@@ -53,11 +56,14 @@ class FieldType:
             return "date"
         if self.type == "boolean":
             return "boolean"
+        if self.type in RANGE_TYPES:
+            return "range"       # bounds pairs in a numeric column (range_values.py)
         return "other"
 
     @property
     def is_integer(self) -> bool:
-        return self.type in INTEGER_TYPES or self.type in DATE_TYPES
+        return self.type in INTEGER_TYPES or self.type in DATE_TYPES or self.type in (
+            "integer_range", "long_range", "date_range")
 
 
 def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
@@ -66,7 +72,8 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      search_analyzer=spec.get("search_analyzer"),
                      ignore_above=spec.get("ignore_above"), index=spec.get("index", True),
                      doc_values=spec.get("doc_values", True), format=spec.get("format"),
-                     null_value=spec.get("null_value"))
+                     null_value=spec.get("null_value"),
+                     scaling_factor=spec.get("scaling_factor"))
 
 
 # fields Elasticsearch reserves at the root of a document

@@ -107,7 +107,7 @@ class Mapping:
             for path, ft in self.fields.items():
                 if "." in path or path in multi or path in METADATA_FIELDS:
                     continue
-                if ft.kind in ("text", "keyword"):
+                if ft.kind in ("text", "keyword") and ft.type != "ip":
                     plan[path] = "s"
                 elif ft.type == "long":
                     plan[path] = "l"

@@ -29,6 +29,8 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             ftype = "object"
         if ftype not in SUPPORTED_TYPES:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
+        if ftype == "scaled_float":
+            check_scaling_factor(name, spec.get("scaling_factor"))
         if "properties" in spec:
             if not isinstance(spec["properties"], dict):
                 raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "
@@ -108,3 +110,13 @@ def strip_object_markers(props: dict[str, Any]) -> dict[str, Any]:
         else:
             out[name] = spec
     return out
+
+
+def check_scaling_factor(name: str, factor: Any) -> None:
+    """A ``scaled_float`` needs a positive finite ``scaling_factor`` (Elasticsearch's texts)."""
+    if factor is None:
+        raise MapperParsing("Failed to parse mapping: Field [scaling_factor] is required")
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) \
+            or not 0 < factor < float("inf"):
+        raise MapperParsing(f"Failed to parse mapping: [scaling_factor] must be a positive "
+                            f"number, got [{factor}]")

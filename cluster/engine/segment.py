@@ -303,7 +303,7 @@ class Segment:
                 fields[fname] = _build_text(entries, n, ft)
             elif kind == "keyword":
                 fields[fname] = _build_keyword(entries, n)
-            elif kind in ("numeric", "date", "boolean"):
+            elif kind in ("numeric", "date", "boolean", "range"):
                 fields[fname] = _build_numeric(entries, n, ft)
         routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):
@@ -415,7 +415,9 @@ def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField
 
 def _build_numeric(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> NumericField:
     is_int = ft.is_integer or ft.kind == "boolean"
-    dtype = np.int64 if is_int else np.float64
+    # unsigned_long: 0..2^64-1 exactly, in its own unsigned column (NumPy compares it with
+    # Python ints exactly; order and equality need no offset trick)
+    dtype = np.uint64 if ft.type == "unsigned_long" else np.int64 if is_int else np.float64
     entry_docs, entry_vals = zip(*entries) if entries else ((), ())
     flat = itertools.chain.from_iterable(entry_vals)
     values = np.asarray(list(map(int, flat)) if is_int else list(flat), dtype=dtype)
@@ -428,8 +430,8 @@ def _build_numeric(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) 
     present = np.zeros(n, dtype=bool)
     present[value_docs] = True
     if is_int:
-        mn = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-        mx = np.full(n, np.iinfo(np.int64).min, dtype=np.int64)
+        mn = np.full(n, np.iinfo(dtype).max, dtype=dtype)
+        mx = np.full(n, np.iinfo(dtype).min, dtype=dtype)
     else:
         mn = np.full(n, np.inf)
         mx = np.full(n, -np.inf)

@@ -109,6 +109,8 @@ def sort_column(sf: SortField, ft: Any, kind: str, parts: list[Any], scores: np.
             vals = _reduce_values(fd, docs, mode)
         else:
             vals = fd.min[docs]
+        if vals.dtype == np.uint64:
+            vals = unsigned_sort_key(vals)
         vals = np.where(fd.present[docs], scale_date(vals, sf, ft), subst).astype(dtype)
         out_l.append(vals)
     col = np.concatenate(out_l) if out_l else np.zeros(0, dtype=dtype)
@@ -157,3 +159,12 @@ def _reduce_values(fd: NumericField, docs: np.ndarray, mode: str) -> np.ndarray:
     if fd.values.dtype == np.int64:
         return np.round(vals).astype(np.int64)
     return vals
+
+
+UNSIGNED_SHIFT = 1 << 63
+
+
+def unsigned_sort_key(values: np.ndarray) -> np.ndarray:
+    """unsigned_long values (uint64) as int64 sort keys in the same order: ``v - 2^63``
+    (the sign bit flipped). ``sort_value_out`` adds ``2^63`` back."""
+    return (values ^ np.uint64(UNSIGNED_SHIFT)).view(np.int64)

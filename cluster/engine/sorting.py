@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .ip import decode as ip_decode, stored_ip
 from ..errors import IllegalArgument, ParsingError
 from .dates import date_components, format_date, parse_date, parse_date_nanos
 from .field_types import FieldType
@@ -146,6 +147,9 @@ def column_kind(sf: SortField, ft: FieldType | None) -> str:
         ft = FieldType(sf.field, ut)
     if ft.kind == "keyword":
         return "keyword"
+    if ft.kind == "range":          # Elasticsearch's range fields have no sortable doc values
+        raise IllegalArgument(f"Sorting is not supported on field [{sf.field}] of type "
+                              f"[{ft.type}]")
     if ft.kind in ("date", "boolean") or ft.is_integer:
         return "int"
     return "float"
@@ -186,7 +190,7 @@ def coerce_value(value: Any, kind: str, ft: FieldType | None) -> Any:
             return int(f)
         if kind in ("float", "score"):
             return float(value)
-        return str(value)
+        return stored_ip(value) if ft is not None and ft.type == "ip" else str(value)
     except (TypeError, ValueError, OverflowError):
         raise IllegalArgument(f"Failed to parse search_after value [{value}]") from None
 
@@ -344,6 +348,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         return float(value)
     if kind == "int":
         v = int(value)
+        if ft is not None and ft.type == "unsigned_long":
+            return v + (1 << 63)      # the key of sort_columns.unsigned_sort_key, undone
         if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
             return format_date(v, ft, sf.format)
         if ft is not None and ft.kind == "boolean" and v in (0, 1):
@@ -356,6 +362,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         return v
     if kind == "tiebreak":
         return int(value)
+    if ft is not None and ft.type == "ip" and isinstance(value, str):
+        return ip_decode(value)
     return value
 
 
@@ -407,6 +415,12 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
     out: list[Any] = []
     for sf, kind, ft, v in zip(sort, kinds, fts, after):
         ft = sort_date_type(sf, ft)
+        if kind == "keyword" and ft is not None and ft.type == "ip" and v is not None:
+            try:
+                out.append(stored_ip(v))
+            except ValueError:
+                raise _after_parse_error(sf, v) from None
+            continue
         if kind == "keyword":
             out.append(None if v is None else _java_str(v))
             continue
@@ -422,7 +436,8 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
             continue
         # int, tiebreak: longs (dates, booleans and numbers stored as int64)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            out.append(int(v))
+            shift = 1 << 63 if ft is not None and ft.type == "unsigned_long" else 0
+            out.append(int(v) - shift)
             continue
         if ft is not None and ft.kind == "boolean":
             s = _java_str(v)

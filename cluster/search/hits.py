@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.ip import parse_ip, render as ip_render
 from ..engine.numformat import decimal_format
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, score_only, sort_value_out
@@ -96,7 +97,17 @@ def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) ->
 def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
     """``{"field": f, "format": "#.0"}`` on a numeric field: ``DecimalFormat`` strings."""
     fmt = spec.get("format") if isinstance(spec, dict) else None
+    if ft is not None and ft.type == "ip":
+        return [_ip_text(v) for v in vals]
     if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else v for v in vals]
+
+
+def _ip_text(value: Any) -> Any:
+    """An address from ``_source`` as ES renders an ip field's value (``::1``, ``10.0.0.1``)."""
+    try:
+        return ip_render(parse_ip(value))
+    except ValueError:
+        return value

@@ -16,9 +16,11 @@ from ...errors import IllegalArgument
 from ..dates import parse_date_math
 from .collect import (COLLECTORS, Rows, ShardView, all_rows, collect_level, concat, field_kind, group,
                       missing_value)
-from .dates import parse_offset, round_down, zone
+from .dates import next_key, parse_offset, round_down, zone
+from .ip_values import ip_include_exclude
 from .parse import AggNode
 from .partials import Fixed, Keyed
+from .range_histogram import date_expansion, numeric_expansion
 from .values import dictionary, has_value, row_values
 
 
@@ -54,9 +56,14 @@ def _pairs(node: AggNode, view: ShardView, rows: Rows, kind: str
 
 
 def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
-           key_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]]) -> Keyed:
-    """Group the rows' keys per owner; ``key_fn`` maps values to ``(keys, keep mask)``."""
-    pairs, distinct = _pairs(node, view, rows, kind)
+           key_fn: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray | None]],
+           extend: Callable[[Keyed], None] | None = None,
+           given: list[tuple[np.ndarray, np.ndarray]] | None = None) -> Keyed:
+    """Group the rows' keys per owner; ``key_fn`` maps values to ``(keys, keep mask)``.
+    ``extend`` adds empty buckets before the sub-aggregations are collected, so that these
+    have one (empty) partial per bucket too. ``given``: per segment ``(row, value)`` pairs
+    already made (a range field's expansion) instead of the field's values."""
+    pairs, distinct = (given, None) if given is not None else _pairs(node, view, rows, kind)
     offsets = np.cumsum([0] + [len(d) for d in rows.docs])
     g_rows, g_keys, g_owner = [], [], []
     for si, (r, v) in enumerate(pairs):
@@ -73,11 +80,13 @@ def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
     counts = np.bincount(bucket_of, minlength=len(u_owner)).astype(np.int64)
     keys_out = distinct[u_key.astype(np.int64)] if distinct is not None else u_key
     part = Keyed(u_owner, keys_out, counts, value_kind=kind)
+    if extend is not None:
+        extend(part)
     if node.subs:
         cuts = np.searchsorted(row_of, offsets)
         split = [(row_of[a:b] - offsets[si], bucket_of[a:b])
                  for si, (a, b) in enumerate(zip(cuts[:-1], cuts[1:]))]
-        part.subs = collect_level(node.subs, view, rows.take(split, len(u_owner)))
+        part.subs = collect_level(node.subs, view, rows.take(split, len(part.owner)))
     return part
 
 
@@ -92,10 +101,10 @@ def terms(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
 
     def keys(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         return v, (allowed(v) if allowed is not None else None)
-    part = _keyed(node, view, rows, kind, keys)
-    if node.params.get("min_doc_count", 1) == 0 and kind != "unmapped":
+    def add_empty(part: Keyed) -> None:
         _add_empty_terms(part, node, view, rows.n_owners, kind, allowed)
-    return part
+    every = node.params.get("min_doc_count", 1) == 0 and kind != "unmapped"
+    return _keyed(node, view, rows, kind, keys, add_empty if every else None)
 
 
 def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int, kind: str,
@@ -105,6 +114,10 @@ def _add_empty_terms(part: Keyed, node: AggNode, view: ShardView, n_owners: int,
                    kind, lambda v: (v, allowed(v) if allowed is not None else None))
     keys = np.tile(every.keys, n_owners)
     owner = np.repeat(np.arange(n_owners, dtype=np.int64), len(every.keys))
+    seen = set(zip(part.owner.tolist(), part.keys.tolist()))   # one bucket per (owner, key)
+    fresh = np.array([(o, k) not in seen for o, k in zip(owner.tolist(), keys.tolist())],
+                     dtype=bool)
+    keys, owner = keys[fresh], owner[fresh]
     part.owner = np.concatenate([part.owner, owner])
     part.keys = np.concatenate([part.keys, keys.astype(part.keys.dtype)])
     part.counts = np.concatenate([part.counts, np.zeros(len(keys), dtype=np.int64)])
@@ -146,6 +159,9 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
     inc, exc = node.params.get("include"), node.params.get("exclude")
     if inc is None and exc is None:
         return None
+    ft = view.mapping.get(node.field) if node.field else None
+    if ft is not None and ft.type == "ip":
+        inc, exc = ip_include_exclude(node.name, inc, exc)
     if kind in ("keyword", "unmapped"):
         distinct, _ = dictionary(view.segments, node.field or "")
         if "missing" in node.params:
@@ -158,8 +174,6 @@ def _include_exclude(node: AggNode, view: ShardView, kind: str
                               f"style include/exclude settings as they can only be applied "
                               "to string fields. Use an array of numeric values for "
                               "include/exclude clauses used to filter numeric fields")
-
-    ft = view.mapping.get(node.field) if node.field else None
 
     def numeric(v: np.ndarray) -> np.ndarray:
         keep = np.ones(len(v), dtype=bool)
@@ -265,6 +279,9 @@ def histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
     def keys(v: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
         k = np.floor((v.astype(np.float64) - offset) / interval) * interval + offset
         return k, _bounds_keep(node, k)
+    if kind == "range":
+        spread = numeric_expansion(node, _pairs(node, view, rows, "double")[0])
+        return _keyed(node, view, rows, "double", lambda v: (v, None), given=spread)
     return _keyed(node, view, rows, "double" if kind != "unmapped" else kind, keys)
 
 
@@ -286,7 +303,19 @@ def date_histogram(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
             if hi is not None:
                 keep &= k <= hi
         return k, keep
-    part = _keyed(node, view, rows, kind, keys)
+    if kind == "range":
+        def key_of(v: np.ndarray) -> np.ndarray:
+            return round_down(v, p.get("unit"), p.get("fixed_ms"), tz, offset)
+
+        def step(k: np.ndarray) -> np.ndarray:
+            return np.array([next_key(int(x), p.get("unit"), p.get("fixed_ms"), tz, offset)
+                             for x in k.tolist()], dtype=np.int64)
+        cap = None if hi is None or not offset else \
+            int(round_down(np.array([hi]), p.get("unit"), p.get("fixed_ms"), tz, 0)[0])
+        spread = date_expansion(_pairs(node, view, rows, "date")[0], key_of, step, lo, hi, cap)
+        part = _keyed(node, view, rows, "date", lambda v: (v, None), given=spread)
+    else:
+        part = _keyed(node, view, rows, kind, keys)
     part.value_kind = "date" if kind != "unmapped" else kind
     return part
 

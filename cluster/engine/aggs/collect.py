@@ -18,6 +18,8 @@ from ..mapping import Mapping
 from ..query.nodes import Query
 from ..segment import Segment
 from .parse import PIPELINE_TYPES, AggNode, AggRequest
+from ..ip import stored_ip
+from .range_histogram import check_range_agg
 from .values import stored_kind
 
 Matcher = Callable[[Query, Segment], np.ndarray]
@@ -100,6 +102,7 @@ def field_kind(node: AggNode, view: ShardView) -> str:
     if kind == "unmapped":
         vt = node.params.get("value_type")
         by_type = {"string": "keyword", "keyword": "keyword", "long": "long",
+                   "unsigned_long": "long",
                    "number": "double", "double": "double", "numeric": "double", "date": "date",
                    "boolean": "boolean"}
         m = node.params.get("missing")
@@ -109,6 +112,8 @@ def field_kind(node: AggNode, view: ShardView) -> str:
         return by_type.get(str(vt), "unmapped")
     if kind == "date" and ft is not None and ft.type == "date_nanos":
         return "date_nanos"
+    if kind == "range":
+        check_range_agg(node, ft)
     return kind
 
 
@@ -117,6 +122,12 @@ def missing_value(node: AggNode, view: ShardView, kind: str) -> Any:
     if "missing" not in node.params:
         return None
     m = node.params["missing"]
+    ft = view.mapping.get(node.field or "") if kind == "keyword" else None
+    if ft is not None and ft.type == "ip":     # an address, stored as its sortable key
+        try:
+            return stored_ip(str(m))
+        except ValueError:
+            raise IllegalArgument(f"'{m}' is not an IP string literal.") from None
     if kind in ("keyword", "unmapped"):
         return str(m).lower() if isinstance(m, bool) else str(m)
     if kind in ("date", "date_nanos"):

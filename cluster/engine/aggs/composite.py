@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import orjson
 
+from ...errors import IllegalArgument
+from ..ip import stored_ip
 from .bucket import _pairs
 from .collect import COLLECTORS, Rows, ShardView, collect_level, concat, field_kind, group
 from .dates import parse_offset, round_down, zone
@@ -79,7 +81,7 @@ def composite(node: AggNode, view: ShardView, rows: Rows) -> Keyed:
     first = np.zeros(n_buckets, dtype=np.int64)
     first[key_id[::-1]] = np.arange(len(key_id))[::-1]      # a combo of each bucket
     values = [c[first] for c in cols]
-    keep = _first_after(node, values, dicts)
+    keep = _first_after(node, values, dicts, _stored_after(node, view))
     kept_keys = [_key_text(node, values, dicts, kinds, int(b)) for b in keep]
     part = Keyed(np.zeros(len(keep), dtype=np.int64), np.array(kept_keys, dtype=object),
                  counts[keep], value_kind="composite")
@@ -136,12 +138,28 @@ def _sort_keys(node: AggNode, values: list[np.ndarray]) -> list[np.ndarray]:
     return out
 
 
-def _first_after(node: AggNode, values: list[np.ndarray], dicts: list[np.ndarray | None]
-                 ) -> np.ndarray:
+def _stored_after(node: AggNode, view: ShardView) -> list[Any] | None:
+    """``after`` as the shard stores the values (an ip address as its sortable key)."""
+    after = node.params.get("_after")
+    if after is None:
+        return None
+    out = []
+    for src, value in zip(node.params["_sources"], after):
+        ft = view.mapping.get(src.field or "")
+        if ft is not None and ft.type == "ip" and value is not None:
+            try:
+                value = stored_ip(value)
+            except ValueError:
+                raise IllegalArgument(f"'{value}' is not an IP string literal.") from None
+        out.append(value)
+    return out
+
+
+def _first_after(node: AggNode, values: list[np.ndarray], dicts: list[np.ndarray | None],
+                 after: list[Any] | None) -> np.ndarray:
     """Buckets after ``after`` (if any), the first ``size`` of them, in composite order."""
     keys = _sort_keys(node, values)
     n = len(values[0]) if values else 0
-    after = node.params.get("_after")
     if after is not None and n:
         probe = [np.array([a], dtype=np.float64) for a in
                  _after_values(node, after, dicts)]

@@ -14,7 +14,7 @@ from .bucket import _pairs
 from .collect import COLLECTORS, Rows, ShardView, concat, field_kind, group
 from .parse import AggNode
 from .partials import Distinct, Stats, Values
-from .sketches import (EXACT_PERCENTILE_VALUES, digest_k, digest_of, lg_k,
+from .sketches import (EXACT_PERCENTILE_VALUES, digest_k, digest_of, lg_k, mad_k,
                        precision_threshold, sketch_of)
 
 
@@ -43,8 +43,9 @@ def stats(node: AggNode, view: ShardView, rows: Rows) -> Stats:
     owner, values, distinct = _owner_values(node, view, rows, kind)
     if distinct is not None:   # a keyword field: only value_count reads it
         values = np.zeros(len(owner), dtype=np.float64)
+    # unsigned_long values (uint64) sum as doubles, as Elasticsearch sums them
     return _stats(owner, values, rows.n_owners,
-                  kind in ("long", "date", "date_nanos", "boolean"))
+                  kind in ("long", "date", "date_nanos", "boolean") and values.dtype.kind != "u")
 
 
 def _stats(owner: np.ndarray, values: np.ndarray, n: int, integral: bool,
@@ -108,18 +109,18 @@ def cardinality(node: AggNode, view: ShardView, rows: Rows) -> Distinct:
 
 
 def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
-    """Every value and its owner (the coordinator ranks them exactly); a percentiles owner with
-    more than ``EXACT_PERCENTILE_VALUES`` ships a t-digest of them instead."""
+    """Every value and its owner (the coordinator ranks them exactly); an owner with more than
+    ``EXACT_PERCENTILE_VALUES`` ships a t-digest of them instead (percentiles and median
+    absolute deviation alike, ``sketches.py``)."""
     kind = _numeric_kind(node, view)
     owner, values, _ = _owner_values(node, view, rows, kind)
     values = values.astype(np.float64)
-    if node.type == "median_absolute_deviation":
-        return Values(owner, values)
     per_owner = np.bincount(owner, minlength=rows.n_owners)
     big = np.flatnonzero(per_owner > EXACT_PERCENTILE_VALUES)
     if not len(big):
         return Values(owner, values)
-    k = digest_k(node.params)
+    k = mad_k(node.params) if node.type == "median_absolute_deviation" else \
+        digest_k(node.params)
     digests = {int(o): digest_of(values[owner == o], k) for o in big}
     keep = ~np.isin(owner, big)
     return Values(owner[keep], values[keep], digests, k)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from .ip_values import check_ip_ranges
 from ..query.dsl import parse_query
 from ..query.nodes import Query
 from ..query.parse_helpers import token_name
@@ -29,6 +30,7 @@ PARAMS: dict[str, set[str]] = {
                                       "hard_bounds", "order", "keyed"},
     "range": VALUE_SOURCE | {"ranges", "keyed"},
     "date_range": VALUE_SOURCE | {"ranges", "keyed", "time_zone"},
+    "ip_range": {"field", "ranges", "keyed"},
     "missing": {"field", "value_type"},
     "global": set(),
     "filters": {"filters", "other_bucket", "other_bucket_key", "keyed"},
@@ -64,7 +66,7 @@ NOT_SUPPORTED = {
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
-    "ip_range", "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
+    "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
     "scripted_metric", "matrix_stats", "string_stats",
     "boxplot", "t_test", "top_metrics", "rate", "random_sampler", "categorize_text",
     "frequent_item_sets", "time_series", "cumulative_cardinality", "moving_percentiles",
@@ -236,7 +238,7 @@ def _check_node(node: AggNode, depth: int) -> None:
         raise IllegalArgument(f"Aggregator [{name}] of type [{kind}] cannot accept "
                               "sub-aggregations")
     needs_field = kind in METRIC_TYPES - {"weighted_avg", "top_hits"} or kind in (
-        "terms", "histogram", "date_histogram", "range", "date_range")
+        "terms", "histogram", "date_histogram", "range", "date_range", "ip_range")
     if needs_field and "field" not in p:
         raise IllegalArgument("Required one of fields [field, script], but none were specified. ")
     if kind == "weighted_avg":
@@ -258,6 +260,8 @@ def _check_node(node: AggNode, depth: int) -> None:
         p["order"] = parse_order(p.get("order"), default=[("_key", "asc")])
     elif kind == "date_histogram":
         _check_date_histogram(p, name)
+    elif kind == "ip_range":
+        check_ip_ranges(node)
     elif kind in ("range", "date_range"):
         ranges = p.get("ranges")
         if not isinstance(ranges, list) or not ranges:

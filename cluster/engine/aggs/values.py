@@ -123,4 +123,4 @@ def stored_kind(ft: Any) -> str:
         return kind
     if kind == "numeric":
         return "long" if ft.is_integer else "double"
-    return "other"
+    return "range" if kind == "range" else "other"

@@ -2,6 +2,7 @@
 as the evaluators compare them, and the client error a value that does not fit gets."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -9,7 +10,7 @@ import numpy as np
 from . import nodes as Q
 from ...errors import IllegalArgument
 from ..dates import parse_date_math
-from ..field_types import FieldType
+from ..field_types import INT_RANGES, FieldType
 from .context import Context
 
 
@@ -35,9 +36,15 @@ def numeric_value(ft: FieldType, value: Any) -> Any:
         if ft.is_integer:
             if not num.is_integer():
                 return None
-            return int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
+            out = int(num) if abs(num) < 2**53 else int(str(value).split(".")[0])
+            lo, hi = INT_RANGES.get(ft.type, INT_RANGES["long"])
+            if not lo <= out <= hi:
+                raise bad_value(value, f"Value [{value}] is out of range for a {ft.type}")
+            return out
         if ft.type in ("float", "half_float"):
             return float(np.float32(num))
+        if ft.scaling_factor:      # a term on a scaled_float is rounded as values are
+            return math.floor(num * ft.scaling_factor + 0.5) / ft.scaling_factor
         return num
     except (TypeError, ValueError, OverflowError):
         raise bad_value(value) from None
@@ -69,10 +76,21 @@ def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, A
             if isinstance(bound, bool):
                 raise bad_value(bound)
             try:
-                b = float(bound)
+                # whole numbers on integer fields stay exact (longs past 2^53, unsigned longs)
+                b = _exact_int(bound) if ft.is_integer else None
+                b = float(bound) if b is None else b
             except (TypeError, ValueError):
                 raise bad_value(bound) from None
             if ft.type in ("float", "half_float"):
                 b = float(np.float32(b))
         out.append((op, b))
     return out
+
+
+def _exact_int(bound: Any) -> int | None:
+    """A JSON integer, or a string of digits, as an exact int (None for anything else)."""
+    if isinstance(bound, int):
+        return bound
+    if isinstance(bound, str) and bound.strip().lstrip("+-").isdigit():
+        return int(bound.strip())
+    return None

@@ -24,6 +24,8 @@ from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
+from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
+from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
@@ -111,7 +113,7 @@ def evaluate_sparse(q: Q.Query, seg: Segment, ctx: Context
     if type(q) is not Q.Match:
         return None
     ft = ctx.mapping.get(q.field)
-    if ft is None or ft.kind in ("numeric", "date", "boolean"):
+    if ft is None or ft.kind in ("numeric", "date", "boolean", "range") or ft.type == "ip":
         return None
     terms = match_terms(q, ft)
     if len(terms) != 1:
@@ -128,6 +130,11 @@ def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarr
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return no_match(seg)
+    if ft.type == "ip":
+        return constant(ip_query_mask(seg, q.field, term_spans([q.value])), q.boost)
+    if ft.kind == "range":          # the ranges holding the value (a date: all it names)
+        span = query_span(Q.Range(field=q.field, gte=q.value, lte=q.value), ft, ctx)
+        return constant(range_query_mask(seg, q.field, span, "intersects"), q.boost)
     if ft.kind in ("text", "keyword"):
         if q.case_insensitive:
             fd = seg.fields.get(q.field)
@@ -170,6 +177,13 @@ def _e_terms(q: Q.Terms, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     ft = ctx.mapping.get(q.field)
     if ft is None or not q.values:
         return no_match(seg)
+    if ft.type == "ip":
+        return constant(ip_query_mask(seg, q.field, term_spans(list(q.values))), q.boost)
+    if ft.kind == "range":
+        mask = np.zeros(seg.n, dtype=bool)
+        for v in q.values:
+            mask |= _e_term(Q.Term(field=q.field, value=v), seg, ctx)[0]
+        return constant(mask, q.boost)
     if ft.kind in ("text", "keyword"):
         fd = seg.fields.get(q.field)
         if not isinstance(fd, (TextField, KeywordField)):
@@ -198,7 +212,7 @@ def _e_match(q: Q.Match, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return no_match(seg)
-    if ft.kind in ("numeric", "date", "boolean"):
+    if ft.kind in ("numeric", "date", "boolean", "range") or ft.type == "ip":
         try:
             return _e_term(Q.Term(field=q.field, value=q.text, boost=q.boost), seg, ctx)
         except IllegalArgument:
@@ -382,6 +396,11 @@ def _e_range(q: Q.Range, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return no_match(seg)
+    if ft.type == "ip":
+        return constant(ip_query_mask(seg, q.field, [range_span(q)]), q.boost)
+    if ft.kind == "range":
+        return constant(range_query_mask(seg, q.field, query_span(q, ft, ctx), q.relation),
+                        q.boost)
     if ft.kind in ("numeric", "date", "boolean"):
         bounds = numeric_bounds(q, ft, ctx)   # parsed even when the segment lacks the field
         fd = seg.fields.get(q.field)
@@ -431,8 +450,8 @@ def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
     if q.field == "_id":
         return constant(np.array([_tick(ctx) or i.startswith(q.value) for i in seg.ids],
                                  dtype=bool), q.boost)
-    fd = seg.fields.get(q.field)
-    if not isinstance(fd, (TextField, KeywordField)):
+    fd = pattern_dictionary(seg, q.field, ctx.mapping.get(q.field))
+    if fd is None:
         return no_match(seg)
     if q.case_insensitive:
         low = q.value.lower()
@@ -475,10 +494,11 @@ def _terms_matching(field: str, pattern: LinearPattern, boost: float, seg: Segme
     rx = _TickingPattern(pattern, ctx)
     if field == "_id":
         return constant(np.array([bool(rx.fullmatch(i)) for i in seg.ids], dtype=bool), boost)
-    fd = seg.fields.get(field)
-    if not isinstance(fd, (TextField, KeywordField)):
+    fd = pattern_dictionary(seg, field, ctx.mapping.get(field))
+    if fd is None:
         return no_match(seg)
     return constant(fd.postings.union(fd.postings.ids_matching(rx), seg.n), boost)
+
 
 
 def _e_regexp(q: Q.Regexp, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:

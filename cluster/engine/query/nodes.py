@@ -78,6 +78,7 @@ class Range(Query):
     lte: Any = None
     format: str | None = None
     time_zone: str | None = None
+    relation: str = "intersects"     # on range fields only
 
 
 @dataclass(frozen=True)
@@ -144,6 +145,7 @@ class QueryString(Query):
     simple: bool = False
     lenient: bool = False
     analyzer: str | None = None
+    minimum_should_match: Any = None
 
 
 @dataclass(frozen=True)

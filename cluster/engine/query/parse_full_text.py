@@ -141,6 +141,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        default_operator=operator_option(body.get("default_operator", "or")),
                        simple=simple, lenient=bool(body.get("lenient", False)),
                        analyzer=body.get("analyzer"),
+                       minimum_should_match=body.get("minimum_should_match"),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
 
 

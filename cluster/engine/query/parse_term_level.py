@@ -92,7 +92,7 @@ def _p_range(body: dict[str, Any], st: ParseState) -> Query:
     return Range(field=fname,
                  gt=lower if not inc_lower else None, gte=lower if inc_lower else None,
                  lt=upper if not inc_upper else None, lte=upper if inc_upper else None,
-                 format=o.get("format"), time_zone=o.get("time_zone"),
+                 format=o.get("format"), time_zone=o.get("time_zone"), relation=rel,
                  boost=float_option("range", "boost", o.get("boost", 1.0)))
 
 

@@ -14,8 +14,11 @@ and whatever cannot be parsed is dropped instead of raising.
 """
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
 from ...errors import ParsingError
-from .nodes import Exists, MatchNone, Query, QueryString
+from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
                                  too_deep)
@@ -40,7 +43,15 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
         query = SimpleParser(qs.query, fields, builder).parse()
     else:
         query = _ClassicParser(qs.query, fields, builder).parse()
-    return boosted(query, qs.boost)
+    return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
+
+
+def _with_minimum_should_match(query: Query, spec: Any) -> Query:
+    """Elasticsearch applies ``minimum_should_match`` to the top-level boolean of the parsed
+    clauses only (``Queries.maybeApplyMinimumShouldMatch``); any other query is left as is."""
+    if spec is None or not isinstance(query, Bool) or not query.should:
+        return query
+    return dataclasses.replace(query, minimum_should_match=spec)
 
 
 _CLAUSE_START = {"TERM", "PHRASE", "RANGE", "REGEX", "LPAREN", "PLUS", "MINUS", "NOT"}

@@ -50,11 +50,12 @@ def scoring_terms(q: Q.Query, mapping: Mapping) -> set[tuple[str, str]]:
 def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
     if isinstance(q, Q.Term):
         ft = mapping.get(q.field)
-        if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive:
+        if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive \
+                and ft.type != "ip":
             out.add((q.field, query_text(q.value)))
     elif isinstance(q, (Q.Match, Q.MatchPhrase)):
         ft = mapping.get(q.field)
-        if ft is not None and ft.kind in ("text", "keyword"):
+        if ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
             for t in analyze_for(ft, q.text, q.analyzer):
                 out.add((q.field, t))
     elif isinstance(q, Q.Bool):

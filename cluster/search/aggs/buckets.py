@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...engine.aggs.ip_values import resolve_ip_ranges
+from ...engine.ip import decode as ip_decode, render as ip_render
 from ...engine.aggs.bucket import resolve_ranges
 from ...engine.aggs.dates import iso, next_key, parse_offset, round_down, zone, UNIT_MS
 from ...engine.aggs.parse import AggNode
@@ -53,7 +55,8 @@ def _key_out(kind: str, key: Any, node: AggNode, ctx: RenderContext, tz: Any = N
              ) -> dict[str, Any]:
     fmt = node.params.get("format")
     if kind in ("keyword", "unmapped") and isinstance(key, str):
-        return {"key": key}
+        ft = ctx.field_type(node.field) if kind == "keyword" else None
+        return {"key": ip_decode(key) if ft is not None and ft.type == "ip" else key}
     if kind == "date":
         ft = ctx.field_type(node.field)
         return {"key": int(key), "key_as_string": format_date_key(
@@ -274,7 +277,31 @@ def render_fixed(node: AggNode, res: Result | None, owner: int | None, ctx: Rend
         if node.keyed_filters and node.params.get("keyed", True):
             return {"buckets": dict(zip(names, buckets))}
         return {"buckets": buckets}
+    if node.type == "ip_range":
+        return _ip_ranges(node, res, count, row, ctx)
     return _ranges(node, res, count, row, ctx)
+
+
+def _ip_ranges(node: AggNode, res: Result | None, count: Any, row: Any, ctx: RenderContext
+               ) -> dict[str, Any]:
+    """Elasticsearch's ``InternalBinaryRange``: bounds as addresses, an open end left out, a
+    key from the mask or ``from-to`` with ``*`` for an open end."""
+    spans = resolve_ip_ranges(node)
+    ctx.spend(len(spans))
+    buckets = []
+    for b, (key, first, end) in enumerate(spans):
+        lo = None if first is None else ip_render(first)
+        hi = None if end is None else ip_render(end)
+        head: dict[str, Any] = {"key": key if key is not None else f"{lo or '*'}-{hi or '*'}"}
+        if lo is not None:
+            head["from"] = lo
+        if hi is not None:
+            head["to"] = hi
+        buckets.append(_bucket(head, count(b), node, res, row(b), ctx))
+    if node.params.get("keyed"):
+        return {"buckets": {bk["key"]: {k: v for k, v in bk.items() if k != "key"}
+                            for bk in buckets}}
+    return {"buckets": buckets}
 
 
 def _ranges(node: AggNode, res: Result | None, count: Any, row: Any, ctx: RenderContext

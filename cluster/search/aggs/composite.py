@@ -9,6 +9,7 @@ import orjson
 
 from ...engine.aggs.dates import zone
 from ...engine.aggs.parse import AggNode
+from ...engine.ip import decode as ip_decode
 from .buckets import _bucket, format_date_key, format_number
 
 if TYPE_CHECKING:
@@ -30,7 +31,10 @@ def _compare(node: AggNode, a: list[Any], b: list[Any]) -> int:
     return 0
 
 
-def _shown(src: AggNode, value: Any) -> Any:
+def _shown(src: AggNode, value: Any, ctx: RenderContext) -> Any:
+    ft = ctx.field_type(src.field) if src.type == "terms" else None
+    if ft is not None and ft.type == "ip" and isinstance(value, str):
+        return ip_decode(value)
     fmt = src.params.get("format")
     if value is None or fmt is None:
         return value
@@ -54,7 +58,7 @@ def render_composite(node: AggNode, res: Result | None, owner: int | None,
     names = [s.name for s in node.params["_sources"]]
     buckets = []
     for key, r in rows:
-        shown = {n: _shown(s, v) for n, s, v in zip(names, node.params["_sources"], key)}
+        shown = {n: _shown(s, v, ctx) for n, s, v in zip(names, node.params["_sources"], key)}
         buckets.append(_bucket({"key": shown}, int(res.counts[r]), node, res, r, ctx))  # type: ignore
     out: dict[str, Any] = {}
     if buckets:

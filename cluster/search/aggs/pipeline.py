@@ -26,6 +26,7 @@ _CLASS = {"terms": {"long": "LongTerms", "date": "LongTerms", "boolean": "LongTe
                     "double": "DoubleTerms"},
           "histogram": "InternalHistogram", "date_histogram": "InternalDateHistogram",
           "range": "InternalRange", "date_range": "InternalDateRange",
+          "ip_range": "InternalBinaryRange",
           "filters": "InternalFilters"}
 
 
@@ -87,12 +88,22 @@ def bucket_value(bucket: dict[str, Any], nodes: tuple[AggNode, ...], path: list[
                       "Please specify which to use.")
 
 
+def _sibling_path(text: str, nodes: tuple[AggNode, ...]) -> list[str]:
+    """A sibling's ``buckets_path`` as elements; ``agg.name`` (ES's ``AGG_NAME.METRIC``
+    spelling) names the multi-bucket ``agg`` and then ``name`` inside each of its buckets."""
+    path = text.split(">")
+    head, dot, rest = path[0].partition(".")
+    if dot and not any(n.name == path[0] for n in nodes) and any(n.name == head for n in nodes):
+        return [head, rest, *path[1:]]
+    return path
+
+
 def run_siblings(nodes: tuple[AggNode, ...], rendered: dict[str, Any], typed: bool) -> None:
     """Add the sibling pipelines of one level to its rendered aggregations (in place)."""
     for node in nodes:
         if node.type not in SIBLING:
             continue
-        path = str(node.params["buckets_path"]).split(">")
+        path = _sibling_path(str(node.params["buckets_path"]), nodes)
         target = next((n for n in nodes if n.name == path[0]), None)
         found = _lookup(rendered, path[0])
         if target is None or found is None or "buckets" not in found[1]:
@@ -101,8 +112,12 @@ def run_siblings(nodes: tuple[AggNode, ...], rendered: dict[str, Any], typed: bo
         items = buckets.items() if isinstance(buckets, dict) else \
             ((b.get("key_as_string", _key_text(b.get("key"))), b) for b in buckets)
         pairs = []
+        inner = path[1:] or ["_count"]
+        skip_empty = node.params.get("gap_policy", "skip") == "skip" and inner != ["_count"]
         for key, b in items:
-            v = bucket_value(b, target.subs, path[1:] or ["_count"])
+            if skip_empty and b.get("doc_count") == 0:
+                continue     # ES's BucketHelpers: an empty bucket is a gap
+            v = bucket_value(b, target.subs, inner)
             if v is not None and not (isinstance(v, float) and math.isnan(v)):
                 pairs.append((key, float(v)))
         out = _sibling_result(node.type, pairs)

@@ -92,7 +92,8 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
     return res
 
 
-_BUCKET_LIKE = {"composite", "terms", "histogram", "date_histogram", "range", "date_range", "filter",
+_BUCKET_LIKE = {"composite", "terms", "histogram", "date_histogram", "range", "date_range",
+                "ip_range", "filter",
                 "filters", "missing", "global"}
 
 
@@ -185,7 +186,7 @@ def _reduce_fixed(res: Result, got: list[tuple[Fixed, np.ndarray]]) -> None:
 
 
 def _width(node: AggNode) -> int:
-    if node.type in ("range", "date_range"):
+    if node.type in ("range", "date_range", "ip_range"):
         return len(node.params["ranges"])
     if node.type == "filters":
         return len(node.queries) + bool(node.params.get("other_bucket"))

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode, AggRequest
+from ...engine.aggs.sketches import mad_of_digest
 from ...engine.numformat import java_double
 from ...errors import SearchError
 from .buckets import render_fixed, render_keyed
@@ -25,7 +26,7 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "extended_stats": "extended_stats", "value_count": "value_count",
          "cardinality": "cardinality", "weighted_avg": "weighted_avg",
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
-         "date_range": "date_range", "filter": "filter", "filters": "filters",
+         "date_range": "date_range", "ip_range": "ip_range", "filter": "filter", "filters": "filters",
          "missing": "missing", "global": "global", "composite": "composite",
          "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks",
          "median_absolute_deviation": "median_absolute_deviation"}
@@ -112,7 +113,8 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
     if node.type == "composite":
         from .composite import render_composite
         return render_composite(node, res, owner, ctx)
-    if node.type in ("range", "date_range", "filter", "filters", "missing", "global"):
+    if node.type in ("range", "date_range", "ip_range", "filter", "filters", "missing",
+                     "global"):
         return render_fixed(node, res, owner, ctx)
     if node.type in ("percentiles", "percentile_ranks"):
         return render_percentiles(node, res, owner, ctx)
@@ -194,7 +196,12 @@ def _rank_median(sorted_vals: np.ndarray) -> float:
 def render_mad(node: AggNode, res: Result | None, owner: int | None, ctx: RenderContext
                ) -> dict[str, Any]:
     """Exact median absolute deviation: the median of ``|x - median(x)|`` (Elasticsearch
-    estimates both medians with a t-digest; here they are the exact percentiles' median)."""
+    estimates both medians with a t-digest; here they are the exact percentiles' median) —
+    or, for a bucket some shard sketched, the deviation its merged digest describes."""
+    fmt = _Formatter(node, res, ctx)
+    digest = res.extra.get(owner) if res is not None and isinstance(res.extra, dict) else None
+    if digest is not None:
+        return fmt.value({}, "value", mad_of_digest(digest))
     vals = np.zeros(0)
     if res is not None and res.values is not None and owner is not None:
         a, b = res.rows_of(owner)
@@ -202,7 +209,6 @@ def render_mad(node: AggNode, res: Result | None, owner: int | None, ctx: Render
     if not len(vals):
         return {"value": None}
     mad = _rank_median(np.sort(np.abs(vals - _rank_median(vals))))
-    fmt = _Formatter(node, res, ctx)
     return fmt.value({}, "value", mad)
 
 
