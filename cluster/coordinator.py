@@ -21,7 +21,8 @@ from typing import Any
 from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
 from .documents import bulk
-from .documents.get import get_doc
+from .documents.get import GetOptions, get_doc
+from .documents.mget import mget
 from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
@@ -60,7 +61,7 @@ class Coordinator:
         "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         # documents
-        "bulk", "get_doc",
+        "bulk", "get_doc", "mget", "update",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "get_cluster_settings", "put_cluster_settings",
@@ -132,8 +133,12 @@ class Coordinator:
         return await bulk.bulk(self.admin, items, refresh, as_json)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
-                      realtime: bool = True) -> dict[str, Any]:
-        return await get_doc(self.indices, self.backend, index, doc_id, routing)
+                      options: GetOptions | None = None) -> dict[str, Any]:
+        return await get_doc(self.indices, self.backend, index, doc_id, routing, options)
+
+    async def mget(self, items: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+        """``_mget`` (``documents/mget.py``): each document answered or failed in its place."""
+        return await mget(self.indices, self.backend, items)
 
     # --- search and cursors (search/) -----------------------------------------------------------
 

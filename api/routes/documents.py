@@ -12,11 +12,11 @@ from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
 from ...cluster.engine.doc_shape import doc_shape
 from ...cluster.search.request import check_params
-from ...cluster.engine.source_filter import filter_source
+from ...cluster.documents.get import get_options
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, int_param, query_params, refresh_param
+from ..params import COMMON, bool_param, int_param, query_params, refresh_param
 
 router = APIRouter()
 
@@ -100,36 +100,29 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     return _single_result(resp["items"][0]["update"])
 
 
-@router.get("/{index}/_doc/{doc_id}")
-async def get_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
+    """The document with the URL's options (``documents/get.py``); refresh first if asked."""
     params = query_params(request)
     check_params(params, _GET_PARAMS, request.url.path)
-    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
-    if not out.get("found"):
-        return JSONResponse(out, status_code=404)
-    _filter_get_source(out, params)
-    return JSONResponse(out)
+    if "realtime" in params and not bool_param(params, "realtime", True):
+        raise IllegalArgument("[realtime=false] is not supported by this server: every get "
+                              "reads the latest acknowledged version")
+    options = get_options(params)
+    if bool_param(params, "refresh"):
+        await coord.call("refresh", index)
+    return await coord.call("get_doc", index, doc_id, None, options)
 
 
-def _filter_get_source(out: dict[str, Any], params: dict[str, str]) -> None:
-    src = params.get("_source")
-    inc = params.get("_source_includes")
-    exc = params.get("_source_excludes")
-    if src is not None and src.lower() == "false":
-        out.pop("_source", None)
-        return
-    includes = tuple(p for p in (inc or (src if src not in (None, "", "true") else "") or "")
-                     .split(",") if p)
-    excludes = tuple(p for p in (exc or "").split(",") if p)
-    if includes or excludes:
-        out["_source"] = orjson.dumps(filter_source(orjson.loads(out["_source"]), includes,
-                                                    excludes))
+@router.get("/{index}/_doc/{doc_id}")
+async def get_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
+    out = await _get(coord, request, index, doc_id)
+    return JSONResponse(out, status_code=200 if out.get("found") else 404)
 
 
 @router.head("/{index}/_doc/{doc_id}")
 async def doc_exists(index: str, doc_id: str, request: Request, coord: Coord) -> Response:
     try:
-        out = await coord.call("get_doc", index, doc_id, query_params(request).get("routing"))
+        out = await _get(coord, request, index, doc_id)
     except IndexNotFound:
         return Response(status_code=404)
     return Response(status_code=200 if out.get("found") else 404)
@@ -137,12 +130,10 @@ async def doc_exists(index: str, doc_id: str, request: Request, coord: Coord) ->
 
 @router.get("/{index}/_source/{doc_id}")
 async def get_source(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
-    params = query_params(request)
-    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
+    out = await _get(coord, request, index, doc_id)
     if not out.get("found"):
         raise SearchError(f"Document not found [{index}]/[{doc_id}]",
                           es_type="resource_not_found_exception", status=404)
-    _filter_get_source(out, params)
     return JSONResponse(out.get("_source", {}))
 
 
