@@ -20,7 +20,8 @@ from typing import Any
 
 from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
-from .documents import bulk
+from .documents.bulk_updates import bulk_with_updates
+from .documents.update import UpdateRequest, update
 from .documents.get import GetOptions, get_doc
 from .documents.mget import mget
 from .engine.query.nodes import Query
@@ -129,8 +130,12 @@ class Coordinator:
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
-        """Apply a batch of writes (``documents/bulk.py``)."""
-        return await bulk.bulk(self.admin, items, refresh, as_json)
+        """Apply a batch of writes (``documents/bulk.py``; updates: ``bulk_updates.py``)."""
+        return await bulk_with_updates(self.admin, items, refresh, as_json)
+
+    async def update(self, req: UpdateRequest) -> dict[str, Any]:
+        """One partial update (``documents/update.py``): read, merge, conditional write."""
+        return await update(self.admin, req)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       options: GetOptions | None = None) -> dict[str, Any]:

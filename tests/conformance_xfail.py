@@ -147,10 +147,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
             'Test wildcard',
             'Test fuzzy match',
         ]),
-    "opensearch/update/35_if_seq_no.yml": (
-        18, [
-            'Update with if_seq_no',
-        ]),
 }
 
 XFAIL: dict[str, str] = {

@@ -11,8 +11,11 @@ from starlette.responses import Response
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
 from ...cluster.engine.doc_shape import doc_shape
-from ...cluster.search.request import check_params
+from ...cluster.search.request import check_params, source_from_params
 from ...cluster.documents.get import get_options
+from ...cluster.documents.update import parse_update
+from ...cluster.documents.versioning import INTERNAL_VERSION, write_conditions
+from ...cluster.engine.source_filter import SourceFilter
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
@@ -23,6 +26,10 @@ router = APIRouter()
 _WRITE_PARAMS = COMMON | {"refresh", "routing", "op_type", "if_seq_no", "if_primary_term",
                           "timeout", "wait_for_active_shards", "version", "version_type",
                           "pipeline", "require_alias", "require_data_stream"}
+_UPDATE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
+                           "wait_for_active_shards", "retry_on_conflict", "_source",
+                           "_source_includes", "_source_excludes", "lang", "require_alias",
+                           "version", "version_type"}
 _GET_PARAMS = COMMON | {"routing", "realtime", "refresh", "preference", "_source",
                         "_source_includes", "_source_excludes", "stored_fields", "version",
                         "version_type"}
@@ -63,7 +70,8 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
                           status=400)
     item = {"action": action, "index": index, "id": doc_id, "source": source,
             "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
-            "if_primary_term": int_param(params, "if_primary_term")}
+            "if_primary_term": int_param(params, "if_primary_term"),
+            "version": params.get("version"), "version_type": params.get("version_type")}
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0][action])
 
@@ -88,16 +96,24 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 @router.post("/{index}/_update/{doc_id}")
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
-    check_params(params, _WRITE_PARAMS | {"retry_on_conflict", "_source", "lang"},
-                 request.url.path)
-    body = parse_json(await read_body(request))
-    if not isinstance(body, dict):
-        raise SearchError("Validation Failed: 1: script or doc is missing;",
+    check_params(params, _UPDATE_PARAMS, request.url.path)
+    if "lang" in params:
+        raise IllegalArgument("[lang] is not supported by this server: scripts are not "
+                              "implemented")
+    if "version" in params or "version_type" in params:
+        raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
-    item = {"action": "update", "index": index, "id": doc_id, "source": body,
-            "routing": params.get("routing")}
-    resp = await coord.call("bulk", [item], refresh_param(params))
-    return _single_result(resp["items"][0]["update"])
+    conditions = write_conditions({"action": "update",
+                                   "if_seq_no": int_param(params, "if_seq_no"),
+                                   "if_primary_term": int_param(params, "if_primary_term")})
+    wants_source = any(k in params for k in ("_source", "_source_includes", "_source_excludes"))
+    req = parse_update(index, doc_id, parse_json(await read_body(request)),
+                       routing=params.get("routing"), if_seq_no=conditions.get("if_seq_no"),
+                       if_primary_term=conditions.get("if_primary_term"),
+                       retry_on_conflict=int_param(params, "retry_on_conflict") or 0,
+                       source=source_from_params(params, SourceFilter()) if wants_source
+                       else None, refresh=refresh_param(params))
+    return _single_result(await coord.call("update", req))
 
 
 async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
@@ -143,7 +159,8 @@ async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     check_params(params, _WRITE_PARAMS, request.url.path)
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
-            "if_primary_term": int_param(params, "if_primary_term")}
+            "if_primary_term": int_param(params, "if_primary_term"),
+            "version": params.get("version"), "version_type": params.get("version_type")}
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0]["delete"])
 
@@ -204,6 +221,12 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
         if key not in _META_KEYS:
             raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
                                   f"parameter [{key}]")
+    if meta.get("op_type") not in (None, "index", "create") or \
+            meta.get("op_type") == "create" and action not in ("index", "create"):
+        raise IllegalArgument(f"Action/metadata line [{line_no}] has an [op_type] that does "
+                              f"not fit [{action}]: [{meta.get('op_type')}]")
+    if meta.get("op_type") == "create":
+        action = "create"
     index = meta.get("_index", default_index)
     item: dict[str, Any] = {"action": action, "index": index,
                             "id": None if meta.get("_id") is None else str(meta["_id"]),
@@ -211,6 +234,11 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
                                                                     default_routing)),
                             "if_seq_no": meta.get("if_seq_no"),
                             "if_primary_term": meta.get("if_primary_term")}
+    for key in ("version", "version_type", "retry_on_conflict"):
+        if key in meta:
+            item[key] = meta[key]
+    if "_source" in meta:
+        item["_source_meta"] = meta["_source"]
     if index is None:
         item["error"] = {"type": "action_request_validation_exception",
                          "reason": "Validation Failed: 1: index is missing;"}
