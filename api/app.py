@@ -13,7 +13,7 @@ from .deps import CoordinatorClient
 from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
-from .routes import cluster, cursors, documents, indices, multi, search, simulation
+from .routes import cluster, cursors, documents, indices, multi, nodes, search, simulation
 
 
 class _ProductHeader:
@@ -81,6 +81,6 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
     app.add_middleware(_NoTrailingSlash)    # outermost: every layer sees the one spelling
-    for module in (cluster, simulation, cursors, search, multi, documents, indices):
+    for module in (cluster, nodes, simulation, cursors, search, multi, documents, indices):
         app.include_router(module.router)
     return app

@@ -25,7 +25,7 @@ from .documents.update import UpdateRequest, update
 from .documents.get import GetOptions, get_doc
 from .documents.mget import mget
 from .engine.query.nodes import Query
-from .indices import segments
+from .indices import nodes, segments
 from .indices.admin import IndexAdmin
 from .indices.status import ClusterStatus
 from .search.cursor_phase import CursorOps
@@ -67,7 +67,8 @@ class Coordinator:
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "get_cluster_settings", "put_cluster_settings",
         # cluster
-        "health", "info", "cat_indices", "shard_infos", "simulate", "simulate_clear", "simulation",
+        "health", "info", "cat_indices", "shard_infos", "nodes_info", "nodes_stats",
+        "search_shards", "simulate", "simulate_clear", "simulation",
     })
 
     indices = _Delegated("admin")
@@ -194,6 +195,31 @@ class Coordinator:
 
     def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.search_settings.put(body)
+
+    # --- nodes (indices/nodes.py) ----------------------------------------------------------------
+
+    def _nodes(self, http_host: str, spec: str | None) -> list[dict[str, Any]]:
+        table = nodes.node_table(self.backend.nodes(), self.status.node_name, http_host)
+        return nodes.select_nodes(table, spec)
+
+    def nodes_info(self, spec: str | None, metrics: tuple[str, ...],
+                   http: dict[str, Any]) -> dict[str, Any]:
+        """``GET /_nodes``; ``http`` describes the front end that asked (its node only)."""
+        host = str(http["publish_address"]).rsplit(":", 1)[0]
+        return nodes.nodes_info(self._nodes(host, spec), self.status.cluster_name, metrics, http)
+
+    async def nodes_stats(self, spec: str | None, metrics: tuple[str, ...],
+                          http_host: str) -> dict[str, Any]:
+        return nodes.nodes_stats(self._nodes(http_host, spec), self.status.cluster_name,
+                                 await self.status.shard_infos(), metrics)
+
+    async def search_shards(self, expr: str | None, routing: str | None,
+                            preference: str | None, http_host: str,
+                            **options: Any) -> dict[str, Any]:
+        names = self.admin.resolve(expr or "_all", **options)
+        return nodes.search_shards(self._nodes(http_host, None), names,
+                                   {n: self.indices[n].number_of_shards for n in names},
+                                   await self.status.shard_infos(), routing, preference)
 
     # --- segments (indices/segments.py) -----------------------------------------------------
 
