@@ -40,8 +40,8 @@ def _item_params(doc: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any
         elif key in ("version", "_version", "version_type", "_version_type"):
             params[key.lstrip("_")] = value
         elif key == "_source":
-            params.pop("_source_includes", None)
-            params.pop("_source_excludes", None)
+            for k in ("_source", "_source_includes", "_source_excludes"):
+                params.pop(k, None)
             params.update(_source_params(value))
         elif key == "stored_fields":
             params["stored_fields"] = value
