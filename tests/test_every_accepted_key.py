@@ -215,8 +215,8 @@ MSEARCH_OWN = {"index": "tests/test_multi_documents.py (a header's index is sear
 MGET_DOC_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "_index": ({"_id": "1"}, {"_id": "1", "_index": "nope"}),
     "_id": ({"_id": "1"}, {"_id": "2"}),
-    "routing": ({"_id": "1"}, {"_id": "1", "routing": "zz"}),
-    "_routing": ({"_id": "1"}, {"_id": "1", "_routing": "zz"}),
+    "routing": ({"_id": "1"}, {"_id": "1", "routing": "c"}),     # "c": another shard than "1"
+    "_routing": ({"_id": "1"}, {"_id": "1", "_routing": "c"}),
     "_source": ({"_id": "1"}, {"_id": "1", "_source": ["n"]}),
     "stored_fields": ({"_id": "1"}, {"_id": "1", "stored_fields": ["n"]}),
     "version": ({"_id": "1"}, {"_id": "1", "version": 9}),
@@ -227,7 +227,7 @@ MGET_DOC_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
                       {"_id": "1", "version": 9, "_version_type": "bogus"}),
 }
 MGET_PARAM_CHANGES: dict[str, dict[str, str]] = {
-    "routing": {"routing": "zz"}, "_source": {"_source": "false"},
+    "routing": {"routing": "c"}, "_source": {"_source": "false"},
     "_source_includes": {"_source_includes": "n"}, "_source_excludes": {"_source_excludes": "n"},
     "stored_fields": {"stored_fields": "n"}, "realtime": {"realtime": "false"},
     "pretty": {"pretty": "true"}, "filter_path": {"filter_path": "docs._id"},

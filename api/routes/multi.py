@@ -31,7 +31,7 @@ async def _mget(request: Request, coord: Coord, index: str | None) -> JSONRespon
     items = parse_mget(await json_body(request), index, params)
     if bool_param(params, "refresh"):
         await coord.call("refresh", ",".join(sorted({i for i, _, _ in items})))
-    return JSONResponse(await coord.call("mget", items))
+    return JSONResponse(await coord.call("mget", items), pretty="pretty" in params)
 
 
 @router.get("/_mget")
@@ -67,7 +67,8 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
         return await coord.call("search", req)
     results = await unless_disconnected(request, run_msearch(requests, search, limit))
     return JSONResponse({"took": int((time.perf_counter() - t0) * 1000),
-                         "responses": [_item(r) for r in results]})
+                         "responses": [_item(r) for r in results]},
+                        pretty="pretty" in params)
 
 
 @router.get("/_msearch")

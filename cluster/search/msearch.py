@@ -80,6 +80,9 @@ def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str
     """The searches of an NDJSON body, each parsed by ``parse_search`` with the URL's
     request-wide parameters under its header's."""
     check_params(params, MSEARCH_PARAMS, path)
+    if params.get("format", "json") != "json":
+        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
+                              "(JSON only)")
     shared = {k: v for k, v in params.items() if k in ITEM_PARAMS}
     lines = [ln.strip() for ln in raw.split(b"\n")]
     out: list[SearchRequest] = []
