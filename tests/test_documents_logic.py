@@ -132,3 +132,38 @@ def test_nodes_are_read_as_ids_or_metrics_as_elasticsearch_reads_them() -> None:
     assert [n["id"] for n in select_nodes(table, "_local")] == ["n2"]
     assert [n["id"] for n in select_nodes(table, "node_*")] == ["n1", "n2"]
     assert [n["id"] for n in select_nodes(table, "n1,missing")] == ["n1"]
+
+
+def _core():
+    from shardsearch.cluster.engine.mapping import Mapping
+    from shardsearch.cluster.engine.shard import ShardCore
+    return ShardCore("i", 0, Mapping.from_body({"properties": {"n": {"type": "long"}}}))
+
+
+def test_a_shard_applies_external_versions_and_seq_no_conditions() -> None:
+    from shardsearch.cluster.engine.writes import WriteOp
+    core = _core()
+    made, = core.apply([WriteOp("index", "1", 0, b'{"n":1}', version=5,
+                                version_type="external")])
+    assert (made["status"], made["_version"]) == (201, 5)
+    same, gte, wrong_seq = core.apply([
+        WriteOp("index", "1", 1, b'{"n":2}', version=5, version_type="external"),
+        WriteOp("index", "1", 2, b'{"n":3}', version=5, version_type="external_gte"),
+        WriteOp("index", "1", 3, b'{"n":4}', if_seq_no=0, if_primary_term=1)])
+    assert same["status"] == 409 and gte["status"] == 200 and wrong_seq["status"] == 409
+    assert "current document has seqNo [2]" in wrong_seq["error"]["reason"]
+
+
+def test_a_conditional_write_overtaken_by_a_later_one_is_a_conflict_not_a_noop() -> None:
+    """Two read-modify-writes of the same version: the one that reaches the shard second
+    must fail, whatever order the coordinator numbered them in."""
+    from shardsearch.cluster.engine.writes import WriteOp
+    core = _core()
+    core.apply([WriteOp("index", "c", 0, b'{"n":0}')])
+    later, = core.apply([WriteOp("index", "c", 2, b'{"n":1}', if_seq_no=0, if_primary_term=1)])
+    earlier, = core.apply([WriteOp("index", "c", 1, b'{"n":1}', if_seq_no=0,
+                                   if_primary_term=1)])
+    assert later["status"] == 200
+    assert earlier["status"] == 409
+    plain, = core.apply([WriteOp("index", "c", 1, b'{"n":9}')])
+    assert plain["result"] == "noop"      # an unconditional overtaken write: as if applied first

@@ -111,7 +111,14 @@ class ShardCore:
         cur = self._current(op.id)
         tomb = self.tombstones.get(op.id)
         if cur is not None and cur[0] > op.seq or tomb is not None and tomb[0] > op.seq and cur is None:
-            # a later write to this id already arrived: this one is superseded
+            # a later write to this id already arrived: this one is superseded, as if applied
+            # just before it — unless it is conditional: then it came after, and its condition
+            # is checked against the later version (it cannot have succeeded and been kept)
+            if op.if_seq_no is not None or op.version_type is not None:
+                prev = cur[1] if cur is not None else tomb[1]  # type: ignore[index]
+                refused = self._precondition(op, cur, prev)
+                if refused is not None:
+                    return refused
             return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": op.seq,
                     "_version": cur[1] if cur else tomb[1]}  # type: ignore[index]
         self.max_seq = max(self.max_seq, op.seq)
