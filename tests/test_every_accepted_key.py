@@ -293,3 +293,43 @@ def test_an_update_body_key_changes_the_answer(acc: httpx.Client, key: str) -> N
     ja = {k: v for k, v in a.json().items() if k not in strip}
     jb = {k: v for k, v in b.json().items() if k not in strip}
     assert (a.status_code, ja) != (b.status_code, jb), f"[{key}] changes nothing"
+
+
+UPDATE_PARAM_CHANGES: dict[str, dict[str, str]] = {
+    "_source": {"_source": "true"}, "_source_includes": {"_source_includes": "n"},
+    "_source_excludes": {"_source_excludes": "n"}, "if_seq_no": {"if_seq_no": "999",
+                                                                 "if_primary_term": "1"},
+    "if_primary_term": {"if_seq_no": "0", "if_primary_term": "7"},
+    "refresh": {"refresh": "true"}, "routing": {"routing": "c"},
+    "lang": {"lang": "painless"}, "version": {"version": "3"},
+    "version_type": {"version_type": "external"}, "pretty": {"pretty": "true"},
+    "format": {"format": "yaml"},
+}
+UPDATE_PARAMS_ELSEWHERE = {
+    "retry_on_conflict": "tests/test_versions_and_updates.py (concurrent updates all land)",
+    # as on every write route (documents.py _WRITE_PARAMS): acknowledged writes are on every
+    # in-sync copy, so waiting for more copies or longer changes nothing here
+    "timeout": "no effect", "wait_for_active_shards": "no effect",
+    "require_alias": "aliases: branch indices", "human": "reporting aid",
+    "error_trace": "reporting aid", "filter_path": "tests/test_filter_path.py",
+}
+
+
+def test_every_update_url_parameter_is_classified() -> None:
+    from shardsearch.api.routes.documents import _UPDATE_PARAMS
+    assert _UPDATE_PARAMS == set(UPDATE_PARAM_CHANGES) | set(UPDATE_PARAMS_ELSEWHERE)
+
+
+@pytest.mark.parametrize("key", sorted(UPDATE_PARAM_CHANGES))
+def test_an_update_url_parameter_changes_the_answer(acc: httpx.Client, key: str) -> None:
+    acc.put("/acc/_doc/upd-param", json={"n": 1})
+    a = acc.post("/acc/_update/upd-param", json={"doc": {"n": 2}})
+    acc.put("/acc/_doc/upd-param", json={"n": 1})
+    b = acc.post("/acc/_update/upd-param", params=UPDATE_PARAM_CHANGES[key],
+                 json={"doc": {"n": 2}})
+    acc.delete("/acc/_doc/upd-param")
+    strip = {"_seq_no", "_version"}
+    ja = {k: v for k, v in a.json().items() if k not in strip}
+    jb = {k: v for k, v in b.json().items() if k not in strip}
+    assert (a.status_code, ja, a.text.count("\n")) != (b.status_code, jb, b.text.count("\n")), \
+        f"[{key}] changes nothing"

@@ -43,7 +43,8 @@ _META_KEYS = {"_index", "_id", "routing", "_routing", "if_seq_no", "if_primary_t
               "require_data_stream"}
 
 
-def _single_result(item: dict[str, Any]) -> JSONResponse:
+def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -> JSONResponse:
+    pretty = params is not None and "pretty" in params
     if "error" in item:
         err = item["error"]
         raise SearchError(err.get("reason", ""), es_type=err.get("type", "exception"),
@@ -51,8 +52,14 @@ def _single_result(item: dict[str, Any]) -> JSONResponse:
                                                     if k not in ("type", "reason")})
     status = item.pop("status")
     if item.get("result") == "not_found":
-        return JSONResponse(item, status_code=404)
-    return JSONResponse(item, status_code=status)
+        return JSONResponse(item, status_code=404, pretty=pretty)
+    return JSONResponse(item, status_code=status, pretty=pretty)
+
+
+def _json_only(params: dict[str, str]) -> None:
+    if params.get("format", "json") != "json":
+        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
+                              "(JSON only)")
 
 
 async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
@@ -97,6 +104,7 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _UPDATE_PARAMS, request.url.path)
+    _json_only(params)
     if "lang" in params:
         raise IllegalArgument("[lang] is not supported by this server: scripts are not "
                               "implemented")
@@ -113,7 +121,7 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                        retry_on_conflict=int_param(params, "retry_on_conflict") or 0,
                        source=source_from_params(params, SourceFilter()) if wants_source
                        else None, refresh=refresh_param(params))
-    return _single_result(await coord.call("update", req))
+    return _single_result(await coord.call("update", req), params)
 
 
 async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
