@@ -14,7 +14,7 @@ from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import (aliases, by_query, cat, cluster, cursors, data_streams, documents, indices,
-                     search, simulation, ui)
+                     multi, nodes, search, simulation, ui)
 
 
 class _ProductHeader:
@@ -52,6 +52,23 @@ class _ProductHeader:
         await self.app(scope, receive, send_with_headers)
 
 
+class _NoTrailingSlash:
+    """``/books/_search/`` is served as ``/books/_search``, as Elasticsearch serves it (instead
+    of Starlette's 307 redirect with an empty body, which clients do not follow)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path") or ""
+        if scope["type"] == "http" and len(path) > 1 and path.endswith("/"):
+            scope = dict(scope, path=path.rstrip("/") or "/")
+            raw = scope.get("raw_path")
+            if raw:
+                scope["raw_path"] = raw.rstrip(b"/") or b"/"
+        await self.app(scope, receive, send)
+
+
 def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -> FastAPI:
     """An app serving Elasticsearch's REST API through ``coordinator``; with ``auth`` holding
     credentials, only requests that carry one of them (``api/auth.py``)."""
@@ -64,7 +81,8 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
     if auth is not None and auth.enabled:   # inside _ProductHeader: a 401 carries it too
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
-    for module in (ui, cluster, cat, aliases, simulation, cursors, search, documents, by_query,
-                   data_streams, indices):
+    app.add_middleware(_NoTrailingSlash)    # outermost: every layer sees the one spelling
+    for module in (ui, cluster, nodes, cat, aliases, simulation, cursors, search, multi, documents,
+                   by_query, data_streams, indices):
         app.include_router(module.router)
     return app

@@ -16,18 +16,21 @@ belongs to one layer object:
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from .distribution.local_backend import ShardBackend
 from .distribution.simulation import SimulationControl
-from .documents import bulk
+from .documents.bulk_updates import bulk_with_updates
 from .documents.by_query import submit
 from .documents.by_query_request import ByQuery
-from .documents.get import get_doc
+from .documents.get import GetOptions, get_doc
+from .documents.mget import mget
 from .documents.tasks import TaskRegistry
+from .documents.update import UpdateRequest, update
 from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
-from .indices import segments
+from .indices import nodes, segments
 from .indices.admin import IndexAdmin
 from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
@@ -71,14 +74,15 @@ class Coordinator:
         "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
         "analyze",
         # documents
-        "bulk", "get_doc", "update_script", "by_query", "get_task", "list_tasks", "cancel_tasks",
-        "rethrottle",
+        "bulk", "get_doc", "mget", "update", "update_script", "by_query", "get_task", "list_tasks",
+        "cancel_tasks", "rethrottle",
         # search and cursors
         "search", "count", "open_pit", "close_pits", "list_pits", "scroll", "clear_scroll",
         "read_plan",
         "get_cluster_settings", "put_cluster_settings",
         # cluster
-        "health", "info", "cat_indices", "shard_infos", "simulate", "simulate_clear", "simulation",
+        "health", "info", "cat_indices", "shard_infos", "nodes_info", "nodes_stats",
+        "search_shards", "simulate", "simulate_clear", "simulation",
     })
 
     indices = _Delegated("admin")
@@ -182,13 +186,22 @@ class Coordinator:
 
     async def bulk(self, items: list[dict[str, Any]] | bytes, refresh: bool = False,
                    as_json: bool = False) -> dict[str, Any]:
-        """Apply a batch of writes (``documents/bulk.py``)."""
-        return await bulk.bulk(self.admin, items, refresh, as_json)
+        """Apply a batch of writes (``documents/bulk.py``; updates: ``bulk_updates.py``)."""
+        return await bulk_with_updates(self.admin, items, refresh, as_json)
+
+    async def update(self, req: UpdateRequest) -> dict[str, Any]:
+        """One partial update (``documents/update.py``): read, merge, conditional write."""
+        index, routing = self.admin.write_index(req.index, req.routing)   # aliases, date math
+        return await update(self.admin, dataclasses.replace(req, index=index, routing=routing))
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
-                      realtime: bool = True) -> dict[str, Any]:
+                      options: GetOptions | None = None) -> dict[str, Any]:
         index, routing = self.admin.read_index(index, routing)   # aliases, closed indices
-        return await get_doc(self.indices, self.backend, index, doc_id, routing)
+        return await get_doc(self.indices, self.backend, index, doc_id, routing, options)
+
+    async def mget(self, items: list[tuple[str, str, dict[str, Any]]]) -> dict[str, Any]:
+        """``_mget`` (``documents/mget.py``): each document answered or failed in its place."""
+        return await mget(self.indices, self.backend, items, self.admin.read_index)
 
     async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
                             routing: str | None = None, refresh: bool = False,
@@ -284,6 +297,31 @@ class Coordinator:
 
     def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.search_settings.put(body)
+
+    # --- nodes (indices/nodes.py) ----------------------------------------------------------------
+
+    def _nodes(self, http_host: str, spec: str | None) -> list[dict[str, Any]]:
+        table = nodes.node_table(self.backend.nodes(), self.status.node_name, http_host)
+        return nodes.select_nodes(table, spec)
+
+    def nodes_info(self, spec: str | None, metrics: tuple[str, ...],
+                   http: dict[str, Any]) -> dict[str, Any]:
+        """``GET /_nodes``; ``http`` describes the front end that asked (its node only)."""
+        host = str(http["publish_address"]).rsplit(":", 1)[0]
+        return nodes.nodes_info(self._nodes(host, spec), self.status.cluster_name, metrics, http)
+
+    async def nodes_stats(self, spec: str | None, metrics: tuple[str, ...],
+                          http_host: str) -> dict[str, Any]:
+        return nodes.nodes_stats(self._nodes(http_host, spec), self.status.cluster_name,
+                                 await self.status.shard_infos(), metrics)
+
+    async def search_shards(self, expr: str | None, routing: str | None,
+                            preference: str | None, http_host: str,
+                            **options: Any) -> dict[str, Any]:
+        names = self.admin.resolve(expr or "_all", **options)
+        return nodes.search_shards(self._nodes(http_host, None), names,
+                                   {n: self.indices[n].number_of_shards for n in names},
+                                   await self.status.shard_infos(), routing, preference)
 
     # --- segments (indices/segments.py) -----------------------------------------------------
 

@@ -205,3 +205,134 @@ def test_the_readme_names_every_key_that_cannot_change_an_answer() -> None:
     section = section.split("\n## ", 1)[0]
     missing = sorted(k for k in NO_EFFECT if f"`{k}`" not in section)
     assert not missing, f"README's list lacks {missing}"
+
+
+# --- _msearch, _mget and _update: their own keys ------------------------------------------------
+# msearch header keys and URL parameters become the search's URL parameters (one parser:
+# ``parse_search``), so the table above classifies them; only ``index``/``indices`` (the target)
+# and ``max_concurrent_searches`` (how many run at once) are msearch's own.
+MSEARCH_OWN = {"index": "tests/test_multi_documents.py (a header's index is searched)",
+               "indices": "tests/test_multi_documents.py (the list form of index)",
+               "max_concurrent_searches": "tests/test_multi_documents.py (0 is refused; the "
+                                          "searches are the same at any concurrency)"}
+MGET_DOC_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "_index": ({"_id": "1"}, {"_id": "1", "_index": "nope"}),
+    "_id": ({"_id": "1"}, {"_id": "2"}),
+    "routing": ({"_id": "1"}, {"_id": "1", "routing": "c"}),     # "c": another shard than "1"
+    "_routing": ({"_id": "1"}, {"_id": "1", "_routing": "c"}),
+    "_source": ({"_id": "1"}, {"_id": "1", "_source": ["n"]}),
+    "stored_fields": ({"_id": "1"}, {"_id": "1", "stored_fields": ["n"]}),
+    "version": ({"_id": "1"}, {"_id": "1", "version": 9}),
+    "_version": ({"_id": "1"}, {"_id": "1", "_version": 9}),
+    "version_type": ({"_id": "1", "version": 9},
+                     {"_id": "1", "version": 9, "version_type": "bogus"}),
+    "_version_type": ({"_id": "1", "version": 9},
+                      {"_id": "1", "version": 9, "_version_type": "bogus"}),
+}
+MGET_PARAM_CHANGES: dict[str, dict[str, str]] = {
+    "routing": {"routing": "c"}, "_source": {"_source": "false"},
+    "_source_includes": {"_source_includes": "n"}, "_source_excludes": {"_source_excludes": "n"},
+    "stored_fields": {"stored_fields": "n"}, "realtime": {"realtime": "false"},
+    "pretty": {"pretty": "true"}, "filter_path": {"filter_path": "docs._id"},
+    "format": {"format": "yaml"},
+}
+# ``refresh`` refreshes first (same answer once refreshed: get is real-time); ``preference``
+# picks a copy and every copy answers the same; ``human``/``error_trace`` are reporting aids
+MGET_NO_EFFECT = {"refresh", "preference", "human", "error_trace"}
+UPDATE_BODY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "doc": ({"doc": {"n": 7}}, {"doc": {"n": 2}}),
+    "upsert": ({"doc": {"n": 1}}, {"doc": {"n": 1}, "upsert": {"n": 5}}),
+    "doc_as_upsert": ({"doc": {"n": 1}}, {"doc": {"n": 1}, "doc_as_upsert": True}),
+    "detect_noop": ({"doc": {"n": 7}}, {"doc": {"n": 7}, "detect_noop": False}),
+    "_source": ({"doc": {"n": 8}}, {"doc": {"n": 8}, "_source": True}),
+    "script": ({"doc": {"n": 9}}, {"doc": {"n": 9}, "script": "x"}),
+    "scripted_upsert": ({"doc": {"n": 9}}, {"doc": {"n": 9}, "scripted_upsert": True}),
+}
+
+
+def test_msearch_keys_go_through_the_search_parser() -> None:
+    from shardsearch.cluster.search.msearch import HEADER_KEYS, ITEM_PARAMS, MSEARCH_PARAMS
+    assert HEADER_KEYS - SEARCH_PARAMS == {"index", "indices"}
+    assert ITEM_PARAMS <= SEARCH_PARAMS
+    assert MSEARCH_PARAMS - ITEM_PARAMS - SEARCH_PARAMS <= set(MSEARCH_OWN)
+
+
+def test_every_mget_and_update_key_is_classified() -> None:
+    from shardsearch.cluster.documents.mget import DOC_KEYS, MGET_PARAMS
+    from shardsearch.cluster.documents.update import BODY_KEYS as UPDATE_KEYS
+    assert DOC_KEYS == set(MGET_DOC_CHANGES)
+    assert MGET_PARAMS == set(MGET_PARAM_CHANGES) | MGET_NO_EFFECT
+    assert UPDATE_KEYS == set(UPDATE_BODY_CHANGES)
+
+
+@pytest.mark.parametrize("key", sorted(MGET_DOC_CHANGES))
+def test_an_mget_document_key_changes_the_answer(acc: httpx.Client, key: str) -> None:
+    without, with_key = MGET_DOC_CHANGES[key]
+    a = acc.post("/acc/_mget", json={"docs": [without]})
+    b = acc.post("/acc/_mget", json={"docs": [with_key]})
+    assert a.json() != b.json(), f"[{key}] accepted but the answer is the same"
+
+
+@pytest.mark.parametrize("key", sorted(MGET_PARAM_CHANGES))
+def test_an_mget_url_parameter_changes_the_answer(acc: httpx.Client, key: str) -> None:
+    a = acc.post("/acc/_mget", json={"ids": ["1"]})
+    b = acc.post("/acc/_mget", params=MGET_PARAM_CHANGES[key], json={"ids": ["1"]})
+    assert (a.status_code, a.text) != (b.status_code, b.text), f"[{key}] changes nothing"
+
+
+@pytest.mark.parametrize("key", sorted(UPDATE_BODY_CHANGES))
+def test_an_update_body_key_changes_the_answer(acc: httpx.Client, key: str) -> None:
+    without, with_key = UPDATE_BODY_CHANGES[key]
+    doc_id = f"upd-{key}"
+    if key not in ("upsert", "doc_as_upsert"):
+        acc.put(f"/acc/_doc/{doc_id}", json={"n": 7})
+    a = acc.post(f"/acc/_update/{doc_id}", json=without)
+    acc.delete(f"/acc/_doc/{doc_id}")
+    if key not in ("upsert", "doc_as_upsert"):
+        acc.put(f"/acc/_doc/{doc_id}", json={"n": 7})
+    b = acc.post(f"/acc/_update/{doc_id}", json=with_key)
+    acc.delete(f"/acc/_doc/{doc_id}")
+    strip = {"_seq_no", "_version", "_shards"}
+    ja = {k: v for k, v in a.json().items() if k not in strip}
+    jb = {k: v for k, v in b.json().items() if k not in strip}
+    assert (a.status_code, ja) != (b.status_code, jb), f"[{key}] changes nothing"
+
+
+UPDATE_PARAM_CHANGES: dict[str, dict[str, str]] = {
+    "_source": {"_source": "true"}, "_source_includes": {"_source_includes": "n"},
+    "_source_excludes": {"_source_excludes": "n"}, "if_seq_no": {"if_seq_no": "999",
+                                                                 "if_primary_term": "1"},
+    "if_primary_term": {"if_seq_no": "0", "if_primary_term": "7"},
+    "refresh": {"refresh": "true"}, "routing": {"routing": "c"},
+    "lang": {"lang": "painless"}, "version": {"version": "3"},
+    "version_type": {"version_type": "external"}, "pretty": {"pretty": "true"},
+    "format": {"format": "yaml"},
+}
+UPDATE_PARAMS_ELSEWHERE = {
+    "retry_on_conflict": "tests/test_versions_and_updates.py (concurrent updates all land)",
+    # as on every write route (documents.py _WRITE_PARAMS): acknowledged writes are on every
+    # in-sync copy, so waiting for more copies or longer changes nothing here
+    "timeout": "no effect", "wait_for_active_shards": "no effect",
+    "require_alias": "aliases: branch indices", "human": "reporting aid",
+    "error_trace": "reporting aid", "filter_path": "tests/test_filter_path.py",
+}
+
+
+def test_every_update_url_parameter_is_classified() -> None:
+    from shardsearch.api.routes.documents import _UPDATE_PARAMS
+    assert _UPDATE_PARAMS == set(UPDATE_PARAM_CHANGES) | set(UPDATE_PARAMS_ELSEWHERE)
+
+
+@pytest.mark.parametrize("key", sorted(UPDATE_PARAM_CHANGES))
+def test_an_update_url_parameter_changes_the_answer(acc: httpx.Client, key: str) -> None:
+    acc.put("/acc/_doc/upd-param", json={"n": 1})
+    a = acc.post("/acc/_update/upd-param", json={"doc": {"n": 2}})
+    acc.put("/acc/_doc/upd-param", json={"n": 1})
+    b = acc.post("/acc/_update/upd-param", params=UPDATE_PARAM_CHANGES[key],
+                 json={"doc": {"n": 2}})
+    acc.delete("/acc/_doc/upd-param")
+    strip = {"_seq_no", "_version"}
+    ja = {k: v for k, v in a.json().items() if k not in strip}
+    jb = {k: v for k, v in b.json().items() if k not in strip}
+    assert (a.status_code, ja, a.text.count("\n")) != (b.status_code, jb, b.text.count("\n")), \
+        f"[{key}] changes nothing"

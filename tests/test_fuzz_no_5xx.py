@@ -47,7 +47,9 @@ PARAM_NAMES = ["size", "from", "q", "scroll", "keep_alive", "timeout", "refresh"
                "sort", "_source", "_source_includes", "track_total_hits", "pretty", "format",
                "wait_for_status", "level", "ignore_unavailable", "allow_no_indices", "h", "s",
                "search_type", "df", "default_operator", "analyze_wildcard", "lenient",
-               "filter_path", "if_seq_no", "version", "op_type", "rest_total_hits_as_int"]
+               "filter_path", "if_seq_no", "version", "op_type", "rest_total_hits_as_int",
+               "version_type", "if_primary_term", "retry_on_conflict", "stored_fields",
+               "max_concurrent_searches", "preference", "detect_noop", "flat_settings"]
 PARAM_VALUES = st.one_of(st.text(max_size=8), st.sampled_from(
     ["-1", "1e309", "99999999999999999999999", "1000000000000000d", "nan", "true", "yes",
      "", "0", "-5m", "1s", "2147483648", "title:(", "*", "green", "indices"]))
@@ -67,7 +69,11 @@ READS = [("GET", "/"), ("GET", "/_cat/indices"), ("GET", "/_cat/shards/{i}"),
          ("GET", "/_cat/aliases/{d}"), ("POST", "/_cat/count/{i}"), ("GET", "/_cat/health"),
          ("GET", "/_cat/nodes"), ("GET", "/_cluster/state/{d}/{i}"),
          ("GET", "/_index_template/{d}"), ("POST", "/_analyze"), ("POST", "/{i}/_analyze"),
-         ("GET", "/%3C{d}-%7Bnow%2Fd%7D%3E/_search")]
+         ("GET", "/%3C{d}-%7Bnow%2Fd%7D%3E/_search"),
+         ("POST", "/_mget"),
+         ("POST", "/{i}/_mget"), ("POST", "/_msearch"), ("GET", "/{i}/_msearch"),
+         ("GET", "/_nodes/{d}"), ("GET", "/_nodes/{d}/stats"), ("GET", "/{i}/_search_shards"),
+         ("GET", "/_data_stream/{d}")]
 WRITES = [("PUT", "/{i}"), ("DELETE", "/{i}"), ("POST", "/{i}/_doc"), ("PUT", "/{i}/_doc/{d}"),
           ("PUT", "/{i}/_create/{d}"), ("POST", "/{i}/_update/{d}"), ("DELETE", "/{i}/_doc/{d}"),
           ("PUT", "/{i}/_mapping"), ("PUT", "/{i}/_settings"), ("POST", "/_bulk"),
@@ -104,13 +110,19 @@ TEMPLATES = [
     lambda x: {"mappings": {"properties": {"f": x}}}, lambda x: {"properties": {"f": x}},
     lambda x: {"doc": x}, lambda x: {"doc": {"n": 1}, "upsert": x}, lambda x: {"n": x},
     lambda x: {"highlight": x}, lambda x: {"docvalue_fields": x}, lambda x: {"collapse": x},
+    lambda x: {"docs": x}, lambda x: {"docs": [x]}, lambda x: {"docs": [{"_id": "1", "_source": x}]},
+    lambda x: {"ids": x}, lambda x: {"doc": {"n": 1}, "detect_noop": x},
+    lambda x: {"doc": {"n": 1}, "_source": x}, lambda x: {"doc": {"n": 1}, "doc_as_upsert": x},
 ]
 FILLED = st.tuples(st.sampled_from(TEMPLATES), JSON).map(lambda t: t[0](t[1]))
 NESTED = st.integers(min_value=100, max_value=3000).map(
     lambda n: '{"a":' * n + "1" + "}" * n)
 BULK_LINES = st.lists(st.one_of(st.sampled_from(
     ['{"index":{}}', '{"index":{"_id":"7"}}', '{"create":{"_id":[1]}}', '{"update":{"_id":"1"}}',
-     '{"delete":{"_id":{}}}', '{"index":{"_index":["x"]}}', "[]", "1", '{"doc":5}']),
+     '{"delete":{"_id":{}}}', '{"index":{"_index":["x"]}}', "[]", "1", '{"doc":5}',
+     '{"update":{"_id":"1","retry_on_conflict":"x"}}', '{"index":{"version_type":"external"}}',
+     '{"update":{"_id":"1","_source":7}}', '{"index":{"op_type":"create"}}', '{"index":"x"}',
+     '{"routing":"r"}', '{"preference":{}}']),
     JSON.map(json.dumps)), max_size=6).map(lambda lines: "\n".join(lines) + "\n")
 BODIES = st.one_of(JSON.map(_body), RAW.map(_body), st.just(b""), FILLED.map(_body),
                    FILLED.map(_body), NESTED.map(_body), BULK_LINES.map(_body))

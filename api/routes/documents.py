@@ -11,18 +11,25 @@ from starlette.responses import Response
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
 from ...cluster.engine.doc_shape import doc_shape
-from ...cluster.search.request import check_params
-from ...cluster.engine.source_filter import filter_source
+from ...cluster.search.request import check_params, source_from_params
+from ...cluster.documents.get import get_options
+from ...cluster.documents.update import parse_update
+from ...cluster.documents.versioning import INTERNAL_VERSION, write_conditions
+from ...cluster.engine.source_filter import SourceFilter
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, int_param, query_params, refresh_param
+from ..params import COMMON, bool_param, int_param, query_params, refresh_param
 
 router = APIRouter()
 
 _WRITE_PARAMS = COMMON | {"refresh", "routing", "op_type", "if_seq_no", "if_primary_term",
                           "timeout", "wait_for_active_shards", "version", "version_type",
                           "pipeline", "require_alias", "require_data_stream"}
+_UPDATE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
+                           "wait_for_active_shards", "retry_on_conflict", "_source",
+                           "_source_includes", "_source_excludes", "lang", "require_alias",
+                           "version", "version_type"}
 _GET_PARAMS = COMMON | {"routing", "realtime", "refresh", "preference", "_source",
                         "_source_includes", "_source_excludes", "stored_fields", "version",
                         "version_type"}
@@ -36,7 +43,8 @@ _META_KEYS = {"_index", "_id", "routing", "_routing", "if_seq_no", "if_primary_t
               "require_data_stream"}
 
 
-def _single_result(item: dict[str, Any]) -> JSONResponse:
+def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -> JSONResponse:
+    pretty = params is not None and "pretty" in params
     if "error" in item:
         err = item["error"]
         raise SearchError(err.get("reason", ""), es_type=err.get("type", "exception"),
@@ -44,8 +52,14 @@ def _single_result(item: dict[str, Any]) -> JSONResponse:
                                                     if k not in ("type", "reason")})
     status = item.pop("status")
     if item.get("result") == "not_found":
-        return JSONResponse(item, status_code=404)
-    return JSONResponse(item, status_code=status)
+        return JSONResponse(item, status_code=404, pretty=pretty)
+    return JSONResponse(item, status_code=status, pretty=pretty)
+
+
+def _json_only(params: dict[str, str]) -> None:
+    if params.get("format", "json") != "json":
+        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
+                              "(JSON only)")
 
 
 async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
@@ -63,7 +77,8 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
                           status=400)
     item = {"action": action, "index": index, "id": doc_id, "source": source,
             "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
-            "if_primary_term": int_param(params, "if_primary_term")}
+            "if_primary_term": int_param(params, "if_primary_term"),
+            "version": params.get("version"), "version_type": params.get("version_type")}
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0][action])
 
@@ -88,54 +103,59 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 @router.post("/{index}/_update/{doc_id}")
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
-    check_params(params, _WRITE_PARAMS | {"retry_on_conflict", "_source", "lang"},
-                 request.url.path)
-    body = parse_json(await read_body(request))
-    if not isinstance(body, dict):
-        raise SearchError("Validation Failed: 1: script or doc is missing;",
+    check_params(params, _UPDATE_PARAMS, request.url.path)
+    _json_only(params)
+    if "version" in params or "version_type" in params:
+        raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
-    if "script" in body:    # cluster/documents/update_script.py
+    body = parse_json(await read_body(request))
+    if isinstance(body, dict) and "script" in body:    # cluster/documents/update_script.py
         if params.get("lang", "painless") != "painless":
             raise IllegalArgument(f"script_lang not supported [{params['lang']}]")
+        for key in ("if_seq_no", "if_primary_term", "_source", "_source_includes",
+                    "_source_excludes"):
+            if key in params:   # the scripted path reads and writes its own version
+                raise IllegalArgument(f"[{key}] with a script in _update is not supported by "
+                                      "this server")
         return _single_result(await coord.call(
             "update_script", index, doc_id, body, params.get("routing"), refresh_param(params),
-            int_param(params, "retry_on_conflict") or 0))
-    item = {"action": "update", "index": index, "id": doc_id, "source": body,
-            "routing": params.get("routing")}
-    resp = await coord.call("bulk", [item], refresh_param(params))
-    return _single_result(resp["items"][0]["update"])
+            int_param(params, "retry_on_conflict") or 0), params)
+    conditions = write_conditions({"action": "update",
+                                   "if_seq_no": int_param(params, "if_seq_no"),
+                                   "if_primary_term": int_param(params, "if_primary_term")})
+    wants_source = any(k in params for k in ("_source", "_source_includes", "_source_excludes"))
+    req = parse_update(index, doc_id, body,
+                       routing=params.get("routing"), if_seq_no=conditions.get("if_seq_no"),
+                       if_primary_term=conditions.get("if_primary_term"),
+                       retry_on_conflict=int_param(params, "retry_on_conflict") or 0,
+                       source=source_from_params(params, SourceFilter()) if wants_source
+                       else None, refresh=refresh_param(params))
+    return _single_result(await coord.call("update", req), params)
+
+
+async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
+    """The document with the URL's options (``documents/get.py``); refresh first if asked."""
+    params = query_params(request)
+    check_params(params, _GET_PARAMS, request.url.path)
+    if "realtime" in params and not bool_param(params, "realtime", True):
+        raise IllegalArgument("[realtime=false] is not supported by this server: every get "
+                              "reads the latest acknowledged version")
+    options = get_options(params)
+    if bool_param(params, "refresh"):
+        await coord.call("refresh", index)
+    return await coord.call("get_doc", index, doc_id, None, options)
 
 
 @router.get("/{index}/_doc/{doc_id}")
 async def get_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
-    params = query_params(request)
-    check_params(params, _GET_PARAMS, request.url.path)
-    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
-    if not out.get("found"):
-        return JSONResponse(out, status_code=404)
-    _filter_get_source(out, params)
-    return JSONResponse(out)
-
-
-def _filter_get_source(out: dict[str, Any], params: dict[str, str]) -> None:
-    src = params.get("_source")
-    inc = params.get("_source_includes")
-    exc = params.get("_source_excludes")
-    if src is not None and src.lower() == "false":
-        out.pop("_source", None)
-        return
-    includes = tuple(p for p in (inc or (src if src not in (None, "", "true") else "") or "")
-                     .split(",") if p)
-    excludes = tuple(p for p in (exc or "").split(",") if p)
-    if includes or excludes:
-        out["_source"] = orjson.dumps(filter_source(orjson.loads(out["_source"]), includes,
-                                                    excludes))
+    out = await _get(coord, request, index, doc_id)
+    return JSONResponse(out, status_code=200 if out.get("found") else 404)
 
 
 @router.head("/{index}/_doc/{doc_id}")
 async def doc_exists(index: str, doc_id: str, request: Request, coord: Coord) -> Response:
     try:
-        out = await coord.call("get_doc", index, doc_id, query_params(request).get("routing"))
+        out = await _get(coord, request, index, doc_id)
     except IndexNotFound:
         return Response(status_code=404)
     return Response(status_code=200 if out.get("found") else 404)
@@ -143,12 +163,10 @@ async def doc_exists(index: str, doc_id: str, request: Request, coord: Coord) ->
 
 @router.get("/{index}/_source/{doc_id}")
 async def get_source(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
-    params = query_params(request)
-    out = await coord.call("get_doc", index, doc_id, params.get("routing"))
+    out = await _get(coord, request, index, doc_id)
     if not out.get("found"):
         raise SearchError(f"Document not found [{index}]/[{doc_id}]",
                           es_type="resource_not_found_exception", status=404)
-    _filter_get_source(out, params)
     return JSONResponse(out.get("_source", {}))
 
 
@@ -158,7 +176,8 @@ async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     check_params(params, _WRITE_PARAMS, request.url.path)
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
-            "if_primary_term": int_param(params, "if_primary_term")}
+            "if_primary_term": int_param(params, "if_primary_term"),
+            "version": params.get("version"), "version_type": params.get("version_type")}
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0]["delete"])
 
@@ -219,6 +238,12 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
         if key not in _META_KEYS:
             raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
                                   f"parameter [{key}]")
+    if meta.get("op_type") not in (None, "index", "create") or \
+            meta.get("op_type") == "create" and action not in ("index", "create"):
+        raise IllegalArgument(f"Action/metadata line [{line_no}] has an [op_type] that does "
+                              f"not fit [{action}]: [{meta.get('op_type')}]")
+    if meta.get("op_type") == "create":
+        action = "create"
     index = meta.get("_index", default_index)
     item: dict[str, Any] = {"action": action, "index": index,
                             "id": None if meta.get("_id") is None else str(meta["_id"]),
@@ -226,6 +251,11 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
                                                                     default_routing)),
                             "if_seq_no": meta.get("if_seq_no"),
                             "if_primary_term": meta.get("if_primary_term")}
+    for key in ("version", "version_type", "retry_on_conflict"):
+        if key in meta:
+            item[key] = meta[key]
+    if "_source" in meta:
+        item["_source_meta"] = meta["_source"]
     if index is None:
         item["error"] = {"type": "action_request_validation_exception",
                          "reason": "Validation Failed: 1: index is missing;"}

@@ -36,6 +36,7 @@ from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
 from ..indices.catalog import IndexMeta, validate_index_name
 from ..indices.routing import shards_for
+from .versioning import write_conditions
 
 # one accepted write: (position, index, action, id, seq, source bytes, routing, extra)
 Write = tuple[int, str, str, str, int, Any, Any, Any]
@@ -112,18 +113,11 @@ def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
         source_bytes = None
         if action in ("index", "create"):
             source_bytes = _source_of_index(item, meta, doc_id, changed)
-        elif action == "update":
-            source_bytes = _source_of_update(item, meta, doc_id, changed)
+        elif action == "update":   # updates read before they write: documents/update.py
+            raise IllegalArgument("an update is applied by documents/update.py, not as a write")
+        extra: dict[str, Any] | None = write_conditions(item) or None
         seq = meta.next_seq
         meta.next_seq += 1
-        extra = None
-        if action == "update" or item.get("if_seq_no") is not None \
-                or item.get("if_primary_term") is not None:
-            extra = {k: v for k, v in (("doc_as_upsert", item.get("_doc_as_upsert")),
-                                       ("upsert", item.get("_upsert")),
-                                       ("if_seq_no", item.get("if_seq_no")),
-                                       ("if_primary_term", item.get("if_primary_term")))
-                     if v is not None and v is not False}
         return (pos, name, action, doc_id, seq, source_bytes,
                 None if routing is None else str(routing), extra)
     except SearchError as e:
@@ -162,26 +156,6 @@ def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
         if did_change:
             changed.add(meta.name)
     return raw if raw is not None else orjson.dumps(src)
-
-
-def _source_of_update(item: dict[str, Any], meta: IndexMeta, doc_id: str,
-                      changed: set[str]) -> bytes:
-    src = item.get("source")
-    doc = src.get("doc") if isinstance(src, dict) else None
-    if isinstance(src, dict) and "script" in src:   # POST /{index}/_update/{id} runs scripts
-        raise IllegalArgument("[script] in a _bulk update is not supported by this server; "
-                              "send it to POST /{index}/_update/{id}")
-    if not isinstance(doc, dict):
-        raise ActionRequestValidationError("script or doc is missing")
-    _, did_change = parse_document(doc, meta.mapping, doc_id)
-    if did_change:
-        changed.add(meta.name)
-    upsert = src.get("upsert")
-    if isinstance(upsert, dict):
-        parse_document(upsert, meta.mapping, doc_id)
-    item["_upsert"] = orjson.dumps(upsert) if isinstance(upsert, dict) else None
-    item["_doc_as_upsert"] = bool(src.get("doc_as_upsert"))
-    return orjson.dumps(doc)
 
 
 def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchBuilder]:

@@ -116,27 +116,30 @@ class ShardCore:
         cur = self._current(op.id)
         tomb = self.tombstones.get(op.id)
         if cur is not None and cur[0] > op.seq or tomb is not None and tomb[0] > op.seq and cur is None:
-            # a later write to this id already arrived: this one is superseded
+            # a later write to this id already arrived: this one is superseded, as if applied
+            # just before it — unless it is conditional: then it came after, and its condition
+            # is checked against the later version (it cannot have succeeded and been kept)
+            if op.if_seq_no is not None or op.version_type is not None:
+                prev = cur[1] if cur is not None else tomb[1]  # type: ignore[index]
+                refused = self._precondition(op, cur, prev)
+                if refused is not None:
+                    return refused
             return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": op.seq,
                     "_version": cur[1] if cur else tomb[1]}  # type: ignore[index]
         self.max_seq = max(self.max_seq, op.seq)
         prev_version = cur[1] if cur is not None else (tomb[1] if tomb is not None else 0)
-        if op.if_seq_no is not None:
-            cur_seq = cur[0] if cur is not None else -2
-            if cur_seq != op.if_seq_no:
-                return _conflict(op.id, f"[{op.id}]: version conflict, required seqNo "
-                                 f"[{op.if_seq_no}], primary term [{op.if_primary_term or 1}]. "
-                                 + (f"current document has seqNo [{cur_seq}] and primary term [1]"
-                                    if cur is not None else "but no document was found"),
-                                 self.index, self.shard)
+        refused = self._precondition(op, cur, prev_version)
+        if refused is not None:
+            return refused
         if op.op == "delete":
             if cur is None:
                 return {"_id": op.id, "result": "not_found", "status": 404, "_seq_no": op.seq,
-                        "_version": prev_version + 1}
+                        "_version": op.version if op.version_type else prev_version + 1}
+            deleted_version = op.version if op.version_type is not None else prev_version + 1
             self._retire(op.id)
-            self.tombstones[op.id] = (op.seq, prev_version + 1)
+            self.tombstones[op.id] = (op.seq, deleted_version)
             return {"_id": op.id, "result": "deleted", "status": 200, "_seq_no": op.seq,
-                    "_version": prev_version + 1}
+                    "_version": deleted_version}
         if op.op == "create" and cur is not None:
             return _conflict(op.id, f"[{op.id}]: version conflict, document already exists "
                              f"(current version [{cur[1]}])", self.index, self.shard)
@@ -168,12 +171,36 @@ class ShardCore:
         assert source is not None
         self._retire(op.id)
         self.tombstones.pop(op.id, None)
-        version = prev_version + 1
+        version = op.version if op.version_type is not None else prev_version + 1
         self.buffer[op.id] = BufferedDoc(op.id, op.seq, version, source, fields or {},
                                          op.routing)
         result = "created" if cur is None else "updated"
         return {"_id": op.id, "result": result, "status": 201 if cur is None else 200,
                 "_seq_no": op.seq, "_version": version}
+
+    def _precondition(self, op: WriteOp, cur: tuple[int, int, bytes] | None,
+                      prev_version: int) -> dict[str, Any] | None:
+        """The 409 of a write whose condition fails: ``if_seq_no`` + ``if_primary_term`` (the
+        one primary term here is 1), or an external ``version`` not above (``external``) or
+        below (``external_gte``) the current one, with Elasticsearch's texts."""
+        if op.if_seq_no is not None:
+            cur_seq = cur[0] if cur is not None else -2
+            term = 1 if op.if_primary_term is None else op.if_primary_term
+            if cur_seq != op.if_seq_no or (cur is not None and term != 1):
+                return _conflict(op.id, f"[{op.id}]: version conflict, required seqNo "
+                                 f"[{op.if_seq_no}], primary term [{term}]. "
+                                 + (f"current document has seqNo [{cur_seq}] and primary term [1]"
+                                    if cur is not None else "but no document was found"),
+                                 self.index, self.shard)
+        if op.version_type is not None and op.version is not None and (
+                cur is not None or op.id in self.tombstones):
+            gte = op.version_type == "external_gte"
+            if prev_version > op.version or (not gte and prev_version == op.version):
+                return _conflict(op.id, f"[{op.id}]: version conflict, current version "
+                                 f"[{prev_version}] is higher{' than' if gte else ' or equal to'} "
+                                 f"the one provided [{op.version}]",
+                                 self.index, self.shard)
+        return None
 
     def refresh(self) -> int:
         """Make buffered writes (and deletes) searchable; returns the new generation."""

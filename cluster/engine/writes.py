@@ -26,11 +26,13 @@ class WriteOp:
     upsert: bytes | None = None
     if_seq_no: int | None = None
     if_primary_term: int | None = None
+    version: int | None = None          # with version_type external / external_gte
+    version_type: str | None = None
 
 
 _OP_CODES = {"index": "i", "create": "c", "delete": "d", "update": "u"}
 _OP_NAMES = {v: k for k, v in _OP_CODES.items()}
-_EXTRA = ("doc_as_upsert", "upsert", "if_seq_no", "if_primary_term")
+_EXTRA = ("doc_as_upsert", "upsert", "if_seq_no", "if_primary_term", "version", "version_type")
 
 
 class WriteBatch:
