@@ -29,6 +29,7 @@ from .candidates import Candidates, collect, sorted_candidates, top_k
 from .gcpause import gc_paused, release_kept
 from .doc_parsing import parse_document
 from .mapping import Mapping
+from .nested import doc_sets
 from .query.context import Context
 from .query.explain import explain
 from .query.rewrite import expand
@@ -367,38 +368,44 @@ class ShardCore:
         cancel = cancel or Cancellation()
         for seg in self.segments:
             cancel.check()
-            vis = seg.visible(gen)
-            for f in fields:
-                fd = seg.fields.get(f)
-                if fd is None:
-                    continue
-                key = (seg.uid, gen, f)
-                got = self._stats_cache.get(key)
-                if got is None:
-                    # Lucene's docCount: documents with at least one term ("" has none)
-                    present = ((fd.lengths > 0) if isinstance(fd, TextField) else fd.present) & vis
-                    dc = int(present.sum())
-                    if isinstance(fd, TextField):
-                        ttf = int(fd.lengths[vis].sum())
-                    elif isinstance(fd, KeywordField):
-                        ttf = int(fd.value_count[vis].sum())
-                    else:
-                        ttf = dc
-                    got = (dc, ttf)
-                    if len(self._stats_cache) > 100_000:
-                        self._stats_cache.clear()
-                    self._stats_cache[key] = got
-                st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
-                st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
-            for f, t in terms:
-                fd = seg.fields.get(f)
-                if not isinstance(fd, (TextField, KeywordField)):
-                    continue
-                post = fd.postings.get(t)
-                if post is None:
-                    continue
-                st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
+            for where, cols, vis in doc_sets(seg, seg.visible(gen)):
+                self._add_stats(st, seg, gen, where, cols, vis, fields, terms)
         return st, gen
+
+    def _add_stats(self, st: Stats, seg: Segment, gen: int, where: str, cols: dict[str, Any],
+                   vis: np.ndarray, fields: list[str], terms: list[tuple[str, str]]) -> None:
+        """One document set's figures (a segment's documents, or one nested path's children:
+        Lucene counts both, as they are documents of the same index)."""
+        for f in fields:
+            fd = cols.get(f)
+            if fd is None:
+                continue
+            key = (seg.uid, gen, f, where)
+            got = self._stats_cache.get(key)
+            if got is None:
+                # Lucene's docCount: documents with at least one term ("" has none)
+                present = ((fd.lengths > 0) if isinstance(fd, TextField) else fd.present) & vis
+                dc = int(present.sum())
+                if isinstance(fd, TextField):
+                    ttf = int(fd.lengths[vis].sum())
+                elif isinstance(fd, KeywordField):
+                    ttf = int(fd.value_count[vis].sum())
+                else:
+                    ttf = dc
+                got = (dc, ttf)
+                if len(self._stats_cache) > 100_000:
+                    self._stats_cache.clear()
+                self._stats_cache[key] = got
+            st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
+            st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
+        for f, t in terms:
+            fd = cols.get(f)
+            if not isinstance(fd, (TextField, KeywordField)):
+                continue
+            post = fd.postings.get(t)
+            if post is None:
+                continue
+            st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
 
     def query(self, q: ShardQuery, cancel: Cancellation | None = None) -> ShardHits:
         """The query phase: top ``q.k`` in the global order as columns, plus the match count.

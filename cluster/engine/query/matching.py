@@ -24,6 +24,7 @@ from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
 from .field_values import numeric_bounds, numeric_value
+from .nested_query import evaluate_nested
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -570,4 +571,5 @@ _EVAL: dict[type, Any] = {
     Q.Bool: _e_bool,
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
+    Q.Nested: lambda q, seg, ctx: evaluate_nested(q, seg, ctx, evaluate),
 }
