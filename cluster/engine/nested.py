@@ -104,12 +104,25 @@ class NestedDocs:
         self.offset = offset        # int32[m]: index in the parent's array
         self.fields = fields
         self.nested: dict[str, NestedDocs] = {}   # the segment's blocks (shared)
+        self.segment: Any = None                   # the segment holding the block
         self.routing = None
 
+    # a child reads as its root document where aggregations and inner hits need one
     @property
     def ids(self) -> np.ndarray:
-        """Children have no ``_id`` of their own: an ``ids`` query matches none of them."""
-        return np.full(self.n, "\x00", dtype=object)
+        return self.segment.ids[self.root]  # type: ignore[no-any-return]
+
+    @property
+    def seq(self) -> np.ndarray:
+        return self.segment.seq[self.root]  # type: ignore[no-any-return]
+
+    @property
+    def version(self) -> np.ndarray:
+        return self.segment.version[self.root]  # type: ignore[no-any-return]
+
+    @property
+    def sources(self) -> ChildSources:
+        return ChildSources(self)
 
     def rows_in(self, where: str) -> np.ndarray:
         """Each child's row among the documents of ``where`` ("" root, or an enclosing nested
@@ -122,6 +135,67 @@ class NestedDocs:
             rows = block.up[rows]
         return rows
 
+    def identity(self, i: int) -> dict[str, Any]:
+        """``_nested`` of child ``i`` as Elasticsearch renders it: ``{field, offset}``, with
+        an inner ``_nested`` per deeper level; fields relative to the enclosing level."""
+        chain = self._chain(i)
+        out: dict[str, Any] | None = None
+        for k in range(len(chain) - 1, -1, -1):
+            path, offset = chain[k]
+            up = chain[k - 1][0] if k else ""
+            node: dict[str, Any] = {"field": path[len(up) + 1:] if up else path,
+                                    "offset": offset}
+            if out is not None:
+                node["_nested"] = out
+            out = node
+        assert out is not None
+        return out
+
+    def _chain(self, i: int) -> list[tuple[str, int]]:
+        """``(path, offset)`` from the outermost level down to child ``i``."""
+        chain, block, row = [], self, i
+        while True:
+            chain.append((block.path, int(block.offset[row])))
+            if block.up_path == "":
+                return chain[::-1]
+            row = int(block.up[row])
+            block = self.nested[block.up_path]
+
+    def child_source(self, i: int) -> Any:
+        """The object of child ``i`` inside its root document's ``_source``."""
+        import orjson
+        obj: Any = orjson.loads(self.segment.sources[int(self.root[i])])
+        up = ""
+        for path, offset in self._chain(i):
+            obj = _get_path(obj, path[len(up) + 1:] if up else path)
+            items = [x for x in (obj if isinstance(obj, list) else [obj]) if x is not None]
+            obj = items[offset] if offset < len(items) else {}
+            up = path
+        return obj
+
+
+class ChildSources:
+    """``sources[i]``: the JSON bytes of child ``i``'s object (read from its root)."""
+
+    def __init__(self, block: NestedDocs) -> None:
+        self.block = block
+
+    def __getitem__(self, i: int) -> bytes:
+        import orjson
+        return orjson.dumps(self.block.child_source(int(i)))
+
+    def __len__(self) -> int:
+        return self.block.n
+
+
+def _get_path(obj: Any, path: str) -> Any:
+    """``obj[path]`` where a dotted path may be spelled as objects or as one dotted key."""
+    if not isinstance(obj, dict):
+        return None
+    if path in obj:
+        return obj[path]
+    head, _, rest = path.partition(".")
+    return _get_path(obj.get(head), rest) if rest else None
 
 def build_blocks(per_doc: list[dict[str, Any]],
                  make_fields: Callable[[list[dict[str, Any]], int], dict[str, Any]]

@@ -258,6 +258,8 @@ class Segment:
         self.routing = routing
         self.fields = fields
         self.nested = nested or {}     # nested path -> its children (``nested.py``)
+        for block in self.nested.values():
+            block.segment = self
 
     @property
     def ids(self) -> np.ndarray:

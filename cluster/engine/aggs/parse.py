@@ -31,6 +31,7 @@ PARAMS: dict[str, set[str]] = {
     "date_range": VALUE_SOURCE | {"ranges", "keyed", "time_zone"},
     "missing": {"field", "value_type"},
     "global": set(),
+    "nested": {"path"}, "reverse_nested": {"path"},
     "filters": {"filters", "other_bucket", "other_bucket_key", "keyed"},
     "avg": VALUE_SOURCE, "sum": VALUE_SOURCE, "min": VALUE_SOURCE, "max": VALUE_SOURCE,
     "stats": VALUE_SOURCE, "value_count": VALUE_SOURCE,
@@ -62,7 +63,7 @@ NOT_SUPPORTED = {
      "extended_stats_bucket",
     "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
-    "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
+    "multi_terms", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
     "ip_range", "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
     "scripted_metric", "matrix_stats", "string_stats",
@@ -232,6 +233,8 @@ def _check_node(node: AggNode, depth: int) -> None:
     if kind == "global" and depth > 0:
         raise IllegalArgument(f"Aggregation [{name}] of type [global] can only be used as a "
                               "top level aggregation")   # ES: AggregationInitializationException
+    if kind == "nested" and not isinstance(p.get("path"), str):
+        raise ParsingError(f"Missing [path] field for nested aggregation [{name}]")
     if kind in METRIC_TYPES and node.subs:
         raise IllegalArgument(f"Aggregator [{name}] of type [{kind}] cannot accept "
                               "sub-aggregations")
