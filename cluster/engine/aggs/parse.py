@@ -106,7 +106,20 @@ class AggRequest:
 
 def parse_aggs(body: Any) -> AggRequest:
     """``aggs`` / ``aggregations`` of a search body into :class:`AggRequest`."""
-    return AggRequest(_parse_level(body, depth=0))
+    nodes = _parse_level(body, depth=0)
+    _check_composite_parents(nodes, True)
+    return AggRequest(nodes)
+
+
+def _check_composite_parents(nodes: tuple[AggNode, ...], allowed: bool) -> None:
+    """``composite`` runs at the top level or under single-bucket ``nested``,
+    ``reverse_nested`` and ``filter`` parents only (OpenSearch 2.13's rule)."""
+    for node in nodes:
+        if node.type == "composite" and not allowed:
+            raise IllegalArgument("[composite] aggregation cannot be used with a parent "
+                                  "aggregation")
+        _check_composite_parents(node.subs, allowed and node.type in (
+            "nested", "reverse_nested", "filter"))
 
 
 def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
@@ -314,9 +327,6 @@ def _check_percentiles(p: dict[str, Any], kind: str) -> None:
 def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
     """``sources`` into typed source nodes (``_sources``) and ``after`` into a list
     (``_after``), with Elasticsearch's errors."""
-    if depth > 0:
-        raise IllegalArgument("[composite] aggregation cannot be used with a parent "
-                              "aggregation")
     if "sources" not in p:
         raise IllegalArgument("Required [sources]")
     sources = p["sources"]
