@@ -107,6 +107,10 @@ class ShardService:
         """(node id, explanations) for the page's hits on this shard."""
         return node_id(), self.core.explain(q, addrs)
 
+    def inner_hits(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
+        """The ``inner_hits`` of the page's hits on this shard."""
+        return self.core.inner_hits(q, addrs)
+
     def get(self, doc_id: str) -> FetchedDoc | None:
         return self.core.get(doc_id)
 

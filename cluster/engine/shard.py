@@ -27,6 +27,7 @@ from ..errors import MapperParsing, StaleGeneration
 from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .gcpause import gc_paused, release_kept
+from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .mapping import Mapping
 from .nested import doc_sets
@@ -314,6 +315,11 @@ class ShardCore:
             seg = self.by_uid[int(a) >> 32]
             out.extend(explain(expanded, seg, [int(a) & 0xFFFFFFFF], ctx))
         return out
+
+    def inner_hits(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
+        """The ``inner_hits`` of the page's hits at ``addrs`` (``inner_hits.py``), scored
+        with the statistics of the query phase."""
+        return shard_inner_hits(self, q.query, q.stats, addrs)
 
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         """The fetch phase: documents at the addresses of one page (from the query phase)."""
