@@ -19,6 +19,7 @@ INDEX = "diff_nested"
 MAPPING = {"properties": {
     "title": {"type": "text"},
     "group": {"type": "keyword"},
+    "uid": {"type": "long"},
     "comments": {"type": "nested", "properties": {
         "author": {"type": "keyword"}, "stars": {"type": "long"}, "text": {"type": "text"}}},
 }}
@@ -32,7 +33,7 @@ def _docs() -> list[dict[str, Any]]:
                      "stars": (i * 7 + k * 3) % 6,
                      "text": " ".join(WORDS[(i + k + j) % 6] for j in range(1 + (i + k) % 3))}
                     for k in range(i % 4)]
-        docs.append({"title": f"doc {WORDS[i % 6]}", "group": f"g{i % 3}",
+        docs.append({"title": f"doc {WORDS[i % 6]}", "group": f"g{i % 3}", "uid": i,
                      "comments": comments})
     return docs
 
@@ -106,7 +107,7 @@ def test_nested_sort_agrees_with_opensearch(nested_pair):
     for opts in ({"order": "desc", "mode": "max", "nested": {"path": "comments"}},
                  {"order": "asc", "mode": "min", "nested": {
                      "path": "comments", "filter": {"term": {"comments.author": "ann"}}}}):
-        agree(nested_pair, {"sort": [{"comments.stars": opts}, {"_id": "asc"}], "size": 40})
+        agree(nested_pair, {"sort": [{"comments.stars": opts}, {"uid": "asc"}], "size": 40})
 
 
 def test_nested_and_reverse_nested_aggregations_agree_with_opensearch(nested_pair):
