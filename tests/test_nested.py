@@ -296,3 +296,12 @@ def test_nested_scores_do_not_depend_on_the_shard_count(docs, mode, word):
         answers.append(([(h["_id"], round(h["_score"], 5)) for h in r["hits"]["hits"]],
                         r["aggregations"]))
     assert answers[0] == answers[1]
+
+
+def test_cat_indices_counts_the_hidden_children_as_elasticsearch_does():
+    """``docs.count`` is Lucene's document count (children included); ``_count`` is not."""
+    c = LocalCluster().create("cat", 2, MAPPINGS)
+    c.index("cat", DOCS)
+    rows = asyncio.run(c.coord.cat_indices("cat"))
+    assert [r["docs.count"] for r in rows] == ["8"]    # 4 documents + 4 comments
+    assert c.search("cat", {"size": 0})["hits"]["total"]["value"] == 4

@@ -144,7 +144,7 @@ class ShardService:
         except Exception:  # noqa: BLE001 - informational only
             node = None
         return {"index": self.core.index, "shard": self.core.shard,
-                "generation": self.core.generation, "docs": self.core.doc_count(),
+                "generation": self.core.generation, "docs": self.core.doc_count(nested=True),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
                 "segment_list": self.core.segments_info(), "merges": dict(self.core.merges),
                 "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped)}

@@ -358,9 +358,13 @@ class ShardCore:
             out[g] = out.get(g, 0) + 1
         return out
 
-    def doc_count(self, generation: int | None = None) -> int:
+    def doc_count(self, generation: int | None = None, nested: bool = False) -> int:
+        """Visible documents; with ``nested``, their nested children too — Lucene's document
+        count, which Elasticsearch's ``_cat/indices`` ``docs.count`` shows."""
         gen = self.generation if generation is None else generation
-        return int(sum(int(seg.visible(gen).sum()) for seg in self.segments))
+        return int(sum(int(vis.sum()) for seg in self.segments
+                       for _, _, vis in (doc_sets(seg, seg.visible(gen)) if nested
+                                         else [("", None, seg.visible(gen))])))
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
                    generation: int | None = None, cancel: Cancellation | None = None
