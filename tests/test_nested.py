@@ -305,3 +305,11 @@ def test_cat_indices_counts_the_hidden_children_as_elasticsearch_does():
     rows = asyncio.run(c.coord.cat_indices("cat"))
     assert [r["docs.count"] for r in rows] == ["8"]    # 4 documents + 4 comments
     assert c.search("cat", {"size": 0})["hits"]["total"]["value"] == 4
+
+
+def test_fields_under_a_nested_path_are_grouped_per_child(books):
+    r = books.search("books", {"query": {"ids": {"values": ["1"]}},
+                               "fields": ["comments.author", "comments.stars", "title"]})
+    assert r["hits"]["hits"][0]["fields"] == {
+        "title": ["red fox"],
+        "comments": [{"author": ["ann"], "stars": [5]}, {"author": ["bob"], "stars": [1]}]}

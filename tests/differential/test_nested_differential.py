@@ -121,3 +121,29 @@ def test_nested_and_reverse_nested_aggregations_agree_with_opensearch(nested_pai
                     "max": {"max": {"field": "comments.stars"}}}}}}}
     got = agree(nested_pair, {"size": 0, "aggs": aggs})
     assert got["aggregations"]["c"]["doc_count"] > 0
+
+
+def _flatten(fields: dict[str, Any], prefix: str = "") -> dict[str, list[Any]]:
+    """Elasticsearch 8's grouped ``fields`` of nested paths back to OpenSearch's flat form."""
+    out: dict[str, list[Any]] = {}
+    for key, values in fields.items():
+        for v in values:
+            if isinstance(v, dict):
+                for k, vs in _flatten(v, prefix + key + ".").items():
+                    out.setdefault(k, []).extend(vs)
+            else:
+                out.setdefault(prefix + key, []).append(v)
+    return out
+
+
+def test_fields_of_nested_paths_hold_opensearchs_values_grouped_as_elasticsearch(nested_pair):
+    """``fields`` under a nested path: Elasticsearch 8 groups them per child (an array of
+    objects, which we follow); OpenSearch 2.19 lists them flat. The values are the same."""
+    body = {"query": {"ids": {"values": ["5", "6", "7"]}}, "sort": [{"uid": "asc"}],
+            "fields": ["comments.author", "comments.stars", "group"], "_source": False}
+    ours, theirs = nested_pair.send("POST", f"/{INDEX}/_search", body)
+    assert ours[0] == theirs[0] == 200
+    got = [h.get("fields") for h in ours[1]["hits"]["hits"]]
+    assert [_flatten(f) for f in got] == [h.get("fields") for h in theirs[1]["hits"]["hits"]]
+    assert got[1]["comments"] == [{"author": ["cid"], "stars": [0]},
+                                  {"author": ["dan"], "stars": [3]}]
