@@ -313,3 +313,44 @@ def test_fields_under_a_nested_path_are_grouped_per_child(books):
     assert r["hits"]["hits"][0]["fields"] == {
         "title": ["red fox"],
         "comments": [{"author": ["ann"], "stars": [5]}, {"author": ["bob"], "stars": [1]}]}
+
+
+DRIVERS = {"properties": {"drivers": {"type": "nested", "properties": {
+    "last": {"type": "keyword"},
+    "cars": {"type": "nested", "properties": {"make": {"type": "keyword"},
+                                              "year": {"type": "long"}}}}}}}
+FLEET = {"1": {"drivers": [{"last": "M", "cars": [{"make": "Powell", "year": 1990},
+                                                  {"make": "Miller", "year": 2000}]},
+                           {"last": "H", "cars": [{"make": "Ford", "year": 2010}]}]},
+         "2": {"drivers": {"last": "K", "cars": [{"make": "Ford", "year": 1999},
+                                                 {"make": "Dodge", "year": 2001}]}}}
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+def test_multi_level_nesting_in_queries_inner_hits_and_aggregations(shards):
+    c = LocalCluster().create("fleet", shards, DRIVERS)
+    c.index("fleet", FLEET)
+    old_ford = {"nested": {"path": "drivers", "query": {"nested": {
+        "path": "drivers.cars", "query": {"bool": {"must": [
+            {"term": {"drivers.cars.make": "Ford"}},
+            {"range": {"drivers.cars.year": {"lt": 2005}}}]}}}}}}
+    assert c.ids("fleet", {"query": old_ford}) == ["2"]
+    r = c.search("fleet", {"sort": ["_doc"], "query": {"nested": {
+        "path": "drivers.cars", "query": {"term": {"drivers.cars.make": "Ford"}},
+        "inner_hits": {}}}})
+    first = r["hits"]["hits"][0]["inner_hits"]["drivers.cars"]["hits"]["hits"][0]
+    assert first["_nested"] == {"field": "drivers", "offset": 1,
+                                "_nested": {"field": "cars", "offset": 0}}
+    assert first["_source"] == {"make": "Ford", "year": 2010}
+    aggs = {"d": {"nested": {"path": "drivers"}, "aggs": {"c": {
+        "nested": {"path": "drivers.cars"}, "aggs": {"m": {
+            "terms": {"field": "drivers.cars.make", "size": 1}, "aggs": {
+                "driver": {"reverse_nested": {"path": "drivers"},
+                           "aggs": {"l": {"terms": {"field": "drivers.last"}}}},
+                "doc": {"reverse_nested": {}}}}}}}}}
+    d = c.search("fleet", {"size": 0, "aggs": aggs})["aggregations"]["d"]
+    ford = d["c"]["m"]["buckets"][0]
+    assert (d["doc_count"], d["c"]["doc_count"], ford["key"], ford["doc_count"]) == \
+        (3, 5, "Ford", 2)
+    assert [b["key"] for b in ford["driver"]["l"]["buckets"]] == ["H", "K"]
+    assert ford["doc"]["doc_count"] == 2
