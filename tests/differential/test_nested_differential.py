@@ -147,3 +147,11 @@ def test_fields_of_nested_paths_hold_opensearchs_values_grouped_as_elasticsearch
     assert [_flatten(f) for f in got] == [h.get("fields") for h in theirs[1]["hits"]["hits"]]
     assert got[1]["comments"] == [{"author": ["cid"], "stars": [0]},
                                   {"author": ["dan"], "stars": [3]}]
+
+
+def test_cat_indices_counts_children_as_opensearch_does(nested_pair):
+    """``docs.count`` is Lucene's document count: parents and their nested children."""
+    ours, theirs = nested_pair.send("GET", f"/_cat/indices/{INDEX}", params={"format": "json"})
+    assert ours[0] == theirs[0] == 200
+    children = sum(len(d["comments"]) for d in _docs())
+    assert ours[1][0]["docs.count"] == theirs[1][0]["docs.count"] == str(40 + children)
