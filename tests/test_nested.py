@@ -354,3 +354,36 @@ def test_multi_level_nesting_in_queries_inner_hits_and_aggregations(shards):
         (3, 5, "Ford", 2)
     assert [b["key"] for b in ford["driver"]["l"]["buckets"]] == ["H", "K"]
     assert ford["doc"]["doc_count"] == 2
+
+
+def test_recovery_rebuilds_the_children_from_the_log_and_snapshots(tmp_path):
+    """A shard copy reopened from its files (snapshot + log tail) answers nested queries,
+    inner hits and statistics exactly as before."""
+    from shardsearch.cluster.engine.query.dsl import parse_query
+    from shardsearch.cluster.engine.shard_messages import ShardQuery
+    from shardsearch.cluster.engine.sorting import SCORE_SORT
+    from test_storage import Writer, open_copy
+
+    def answer(copy) -> tuple:
+        q = parse_query(nested({"match": {"comments.text": "fun"}}, inner_hits={}))
+        stats, gen = copy.core.term_stats(["comments.text"], [("comments.text", "fun")])
+        hits = copy.core.query(ShardQuery(query=q, sort=SCORE_SORT, k=10, index_rank=0,
+                                          generation=gen, stats=stats))
+        addrs = [int(a) for a in hits.addr]
+        return ([round(float(s), 6) for s in hits.scores], copy.core.inner_hits(
+            ShardQuery(query=q, sort=SCORE_SORT, k=10, index_rank=0, generation=gen,
+                       stats=stats), addrs), copy.core.doc_count(nested=True))
+
+    settings = {"translog.flush_threshold_size": "1kb"}
+    c = open_copy(tmp_path, **settings)
+    w = Writer(c)
+    w.mapping = Mapping.from_body(MAPPINGS)
+    for k, v in DOCS.items():
+        w.index({k: v}, refresh=True)
+    w.index({"2": {"title": "brown dog", "comments": [{"author": "eve", "text": "fun fun"}]}},
+            refresh=True)
+    before = answer(c)
+    assert before[2] == 8 and len(before[0]) == 2
+    again = open_copy(tmp_path, **settings)
+    assert again.recovery["snapshot"] is not None
+    assert answer(again) == before
