@@ -133,6 +133,10 @@ def test_a_path_that_is_not_nested_is_refused(books):
      "[nested] query does not support [bogus]"),
     ({"path": "comments", "query": {"match_all": {}}, "inner_hits": {"highlight": {}}},
      "[inner_hits] option [highlight] is not supported"),
+    ({"path": "comments", "query": {"match_all": {}}, "inner_hits": {"sort": 5}},
+     "[sort] must be a string, an object or an array of them"),
+    ({"path": "comments", "query": {"match_all": {}}, "inner_hits": {"size": 101}},
+     "Inner result window is too large"),
 ])
 def test_malformed_nested_queries_are_refused_by_name(books, body, reason):
     e = error_of(books, {"query": {"nested": body}})

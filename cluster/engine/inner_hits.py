@@ -50,13 +50,16 @@ def _any_inner_hits(q: Q.Query) -> bool:
 
 def check_inner_hits(q: Q.Query) -> None:
     """Names are unique (Elasticsearch: ``[inner_hits] already contains an entry for key``);
-    inner hits of a nested query inside another nested query are refused by name."""
+    inner hits of a nested query inside another nested query are refused by name; ``sort``
+    and ``_source`` are checked."""
     seen: set[str] = set()
     for node in inner_hit_queries(q):
         name = node.inner_hits.get("name") or node.path
         if name in seen:
             raise IllegalArgument(f"[inner_hits] already contains an entry for key [{name}]")
         seen.add(name)
+        parse_sort(node.inner_hits.get("sort"))      # refused here, not on the shards
+        parse_source(node.inner_hits.get("_source"))
         if _any_inner_hits(node.query):
             raise IllegalArgument("[inner_hits] of a nested query inside another nested "
                                   "query are not supported by this server")

@@ -16,8 +16,6 @@ from ...errors import IllegalArgument, ParsingError
 from ..mapping import Mapping
 from ..nested import SCORE_MODES, join_scores
 from . import nodes as Q
-from ..sorting import parse_sort
-from ..source_filter import parse_source
 from .parse_helpers import ParseState, bool_option, float_option, is_value, token_name
 
 INNER_HITS_KEYS = ("from", "size", "sort", "_source", "name", "ignore_unmapped")
@@ -74,8 +72,6 @@ def parse_inner_hits(value: Any) -> dict[str, Any]:
         if key not in INNER_HITS_KEYS:
             raise ParsingError(f"[inner_hits] unknown field [{key}]")
     out = dict(value)
-    parse_sort(out.get("sort"))          # refused here, not on the shards
-    parse_source(out.get("_source"))
     if not isinstance(out.get("name", ""), str):
         raise ParsingError("[inner_hits] failed to parse field [name]")
     for key in ("from", "size"):
