@@ -391,3 +391,10 @@ def test_recovery_rebuilds_the_children_from_the_log_and_snapshots(tmp_path):
     again = open_copy(tmp_path, **settings)
     assert again.recovery["snapshot"] is not None
     assert answer(again) == before
+
+
+def test_a_mapping_update_over_the_nested_fields_limit_changes_nothing():
+    m = Mapping.from_body({"properties": {f"n{i}": {"type": "nested"} for i in range(50)}})
+    with pytest.raises(SearchError, match=r"Limit of nested fields \[50\]"):
+        m.merge({"properties": {"one_more": {"type": "nested"}}})
+    assert "one_more" not in m.properties and len(m.nested) == 50

@@ -60,8 +60,10 @@ class Mapping:
     def merge(self, body: dict[str, Any]) -> None:
         """Add fields from a ``PUT _mapping`` body; changing an existing field's type fails."""
         other = Mapping.from_body(body)
-        merge_properties(self.properties, other.properties, "")
-        check_nested_mapping(self.properties)
+        merged = copy.deepcopy(self.properties)   # applied only once it passes every check
+        merge_properties(merged, other.properties, "")
+        check_nested_mapping(merged)
+        self.properties = merged
         if "dynamic" in body:
             self.dynamic = body["dynamic"]
         self._invalidate()
