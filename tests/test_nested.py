@@ -398,3 +398,18 @@ def test_a_mapping_update_over_the_nested_fields_limit_changes_nothing():
     with pytest.raises(SearchError, match=r"Limit of nested fields \[50\]"):
         m.merge({"properties": {"one_more": {"type": "nested"}}})
     assert "one_more" not in m.properties and len(m.nested) == 50
+
+
+@pytest.mark.parametrize("body", [
+    {"query": {"nested": {"path": "drivers", "query": {"nested": {
+        "path": "other", "query": {"match_all": {}}}}}}},
+    {"size": 0, "aggs": {"d": {"nested": {"path": "drivers"}, "aggs": {
+        "o": {"nested": {"path": "other"}}}}}},
+])
+def test_a_nested_path_that_is_not_a_child_of_the_enclosing_one_is_a_400(body):
+    mapping = {"properties": {**DRIVERS["properties"], "other": {"type": "nested"}}}
+    c = LocalCluster().create("two", 1, mapping)
+    c.index("two", {**FLEET, "3": {"other": [{"x": 1}]}})
+    with pytest.raises(SearchError) as e:
+        c.search("two", body)
+    assert e.value.status == 400 and "is not a child of [drivers]" in text(e.value)

@@ -129,6 +129,11 @@ class NestedDocs:
         path). O(m) per level."""
         if where == "":
             return self.root
+        if not self.path.startswith(where + "."):
+            raise IllegalArgument(f"[nested] nested path [{self.path}] is not a child of "
+                                  f"[{where}]")
+        if self.n == 0:
+            return self.up
         rows, block = self.up, self
         while block.up_path != where:
             block = self.nested[block.up_path]

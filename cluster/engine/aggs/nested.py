@@ -27,7 +27,7 @@ def _empty_block(path: str, seg: object) -> NestedDocs:
 
 def nested_view(view: ShardView, path: str) -> ShardView:
     """The children at ``path`` of the view's documents, segment by segment."""
-    blocks = [getattr(seg, "nested", {}).get(path) or _empty_block(path, seg)
+    blocks = [seg.nested.get(path) or _empty_block(path, getattr(seg, "segment", seg))
               for seg in view.segments]
     root_vis = view.visible if view.outer is None else _root_visible(view)
     visible = [vis[b.root] for vis, b in zip(root_vis, blocks)]
