@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IllegalArgument, ParsingError
+from .nested import nested_path_of
 from .segment import KeywordField, NumericField
 
 _OPTS = {"path", "filter"}
@@ -59,9 +60,13 @@ def nested_parts(sf: Any, parts: list[Any], segments: list[Any], mapping: Any,
                               "type" if path in mapping.objects else
                               f"[nested] failed to find nested object under path [{path}]",
                               es_type="query_shard_exception")
-    if not (sf.field.startswith(path + ".")):
+    if not sf.field.startswith(path + "."):
         raise IllegalArgument(f"[nested] nested path [{path}] does not hold field "
                               f"[{sf.field}]", es_type="query_shard_exception")
+    inner = nested_path_of(sf.field, mapping.nested)
+    if inner != path:   # Elasticsearch would need a nested ``nested``, refused at parse
+        raise IllegalArgument(f"[nested] sort field [{sf.field}] is under the nested path "
+                              f"[{inner}], not [{path}]", es_type="query_shard_exception")
     views = {}
     for seg in segments:
         block = seg.nested.get(path)
