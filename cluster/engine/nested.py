@@ -110,15 +110,23 @@ class NestedDocs:
     # a child reads as its root document where aggregations and inner hits need one
     @property
     def ids(self) -> np.ndarray:
-        return self.segment.ids[self.root]  # type: ignore[no-any-return]
+        return self._of_root("ids")
 
     @property
     def seq(self) -> np.ndarray:
-        return self.segment.seq[self.root]  # type: ignore[no-any-return]
+        return self._of_root("seq")
 
     @property
     def version(self) -> np.ndarray:
-        return self.segment.version[self.root]  # type: ignore[no-any-return]
+        return self._of_root("version")
+
+    def _of_root(self, column: str) -> np.ndarray:
+        """The root document's ``column`` per child: gathered once (O(m)), then kept — the
+        columns never change."""
+        got = self.__dict__.get("_" + column)
+        if got is None:
+            got = self.__dict__["_" + column] = getattr(self.segment, column)[self.root]
+        return got  # type: ignore[no-any-return]
 
     @property
     def sources(self) -> ChildSources:
