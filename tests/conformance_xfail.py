@@ -94,8 +94,6 @@ XFAIL: dict[str, str] = {
         "msearch with pit works; the test's `match` on `_index` finds nothing (a search "
         "feature, issue 19)",
     # aggregations (issue 17): OpenSearch-internal checks and capabilities outside aggregations
-    "opensearch/search.aggregation/200_top_hits_metric.yml::top_hits aggregation with sequence numbers":
-        "nested documents (nested/reverse_nested) not supported",
     "opensearch/search.aggregation/10_histogram.yml::date_histogram profiler":
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/10_histogram.yml::date_histogram profiler shows filter rewrite info":
@@ -108,10 +106,8 @@ XFAIL: dict[str, str] = {
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/170_cardinality_metric.yml::profiler string":
         "OpenSearch-internal: profiler debug counters of aggregators",
-    "opensearch/search.aggregation/200_top_hits_metric.yml::top_hits aggregation with nested documents":
-        "nested documents (nested/reverse_nested) not supported",
     "opensearch/search.aggregation/200_top_hits_metric.yml::top_hits aggregation with nested documents and disabled _source":
-        "nested documents (nested/reverse_nested) not supported",
+        "the mapping's _source.enabled: false is not implemented (hits keep their _source)",
     "opensearch/search.aggregation/20_terms.yml::Global ordinals are loaded with the global_ordinals execution hint":
         "OpenSearch-internal: fielddata counters (indices.stats, forcemerge)",
     "opensearch/search.aggregation/20_terms.yml::Global ordinals are not loaded with the map execution hint":
@@ -125,12 +121,6 @@ XFAIL: dict[str, str] = {
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/20_terms.yml::string profiler via map":
         "OpenSearch-internal: profiler debug counters of aggregators",
-    "opensearch/search.aggregation/230_composite.yml::Composite aggregation with filtered nested parent":
-        "nested documents (nested/reverse_nested) not supported",
-    "opensearch/search.aggregation/230_composite.yml::Composite aggregation with filtered reverse nested parent":
-        "nested documents (nested/reverse_nested) not supported",
-    "opensearch/search.aggregation/230_composite.yml::Composite aggregation with nested parent":
-        "nested documents (nested/reverse_nested) not supported",
     "opensearch/search.aggregation/230_composite.yml::composite aggregation date_histogram profile shows filter rewrite info":
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/360_date_histogram.yml::Date histogram aggregation w/ shared field range test":

@@ -68,7 +68,7 @@ from .transport import Placement, RayTransport, is_unreachable
 
 log = logging.getLogger("shardsearch.replication")
 
-ADDRESSED = ("fetch", "explain")          # calls that use addresses of a query answer
+ADDRESSED = ("fetch", "explain", "inner_hits")   # calls that use addresses of a query answer
 
 # --- one search's view of a group -----------------------------------------------------------------
 
@@ -129,7 +129,7 @@ class GroupSession:
                                        index=g.index, shard=str(g.shard))
             m, a = method, args
             if method in ADDRESSED and self.addr_copy is not None and c is not self.addr_copy:
-                if method == "explain":
+                if method in ("explain", "inner_hits"):
                     raise NoShardAvailable(f"[{g.index}][{g.shard}] the copy that answered the "
                                            "query phase is gone", index=g.index,
                                            shard=str(g.shard))

@@ -107,6 +107,10 @@ class ShardService:
         """(node id, explanations) for the page's hits on this shard."""
         return node_id(), self.core.explain(q, addrs)
 
+    def inner_hits(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
+        """The ``inner_hits`` of the page's hits on this shard."""
+        return self.core.inner_hits(q, addrs)
+
     def get(self, doc_id: str) -> FetchedDoc | None:
         return self.core.get(doc_id)
 
@@ -140,7 +144,7 @@ class ShardService:
         except Exception:  # noqa: BLE001 - informational only
             node = None
         return {"index": self.core.index, "shard": self.core.shard,
-                "generation": self.core.generation, "docs": self.core.doc_count(),
+                "generation": self.core.generation, "docs": self.core.doc_count(nested=True),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
                 "segment_list": self.core.segments_info(), "merges": dict(self.core.merges),
                 "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped),

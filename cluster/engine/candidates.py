@@ -22,6 +22,7 @@ from .query.rewrite import expand
 from .query.validation import validate
 from .segment import Segment
 from .shard_messages import ShardHits, ShardQuery
+from .nested_sort import nested_parts
 from .sort_columns import RankedStrings, keyword_ranks, sort_column
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after, column_kind,
                       compare_rows, field_type_for_sort, order, rank_key, smallest_rows,
@@ -142,15 +143,21 @@ def collect(core: Any, q: ShardQuery, cancel: Cancellation, partial: bool = Fals
         addr = np.zeros(0, dtype=np.int64)
     max_score = float(scores.max()) if len(scores) else None
     cache = core.__dict__.setdefault("_ords_cache", {})
-    kw = [keyword_ranks(core.segments, cache, sf, ft, kind, parts)
-          for sf, ft, kind in zip(sort, fts, kinds)]
+    kw = []
     columns: list[Any] = []
     missing: list[np.ndarray | None] = []
-    for sf, ft, kind, r in zip(sort, fts, kinds, kw):
+    for sf, ft, kind in zip(sort, fts, kinds):
+        s_parts, s_segs, s_cache = parts, core.segments, cache
+        if sf.nested is not None:   # the children's values as the parents' column
+            s_parts, s_segs = nested_parts(sf, parts, core.segments, core.mapping,
+                                           _block_matcher(core, cancel))
+            s_cache = {}
+        r = keyword_ranks(s_segs, s_cache, sf, ft, kind, s_parts)
+        kw.append(r)
         if r is not None:   # strings only for the rows that leave the shard
             col, miss = RankedStrings(r[0], r[1]), r[0] < 0
         else:
-            col, miss = sort_column(sf, ft, kind, parts, scores, ties)
+            col, miss = sort_column(sf, ft, kind, s_parts, scores, ties)
         columns.append(col)
         missing.append(miss)
     c = Candidates(core.index, core.shard, gen, sort, kinds, columns, missing, scores, ties,
@@ -159,6 +166,12 @@ def collect(core: Any, q: ShardQuery, cancel: Cancellation, partial: bool = Fals
                    rank_values=[r[1] if r is not None else None for r in kw], parts=parts,
                    timed_out=timed_out)
     return c.after(after) if after is not None and len(ties) else c
+
+
+def _block_matcher(core: Any, cancel: Cancellation) -> Any:
+    """``match(query, block)``: a nested sort's ``filter`` over a block of children."""
+    ctx = Context(mapping=core.mapping, stats=None, index_name=core.index, cancel=cancel)
+    return lambda query, block: evaluate(expand(query, core.mapping), block, ctx)[0]
 
 
 def _match_segments(core: Any, q: ShardQuery, gen: int, cancel: Cancellation, partial: bool

@@ -20,6 +20,7 @@ from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADAT
 from .ip import stored_ip
 from .limits import check_immense_terms
 from .range_values import range_pair
+from .nested import NESTED_KEY, check_object_count
 from .properties import (MAX_DEPTH, count_objects, merge_properties, set_path,
                          strip_object_markers)
 
@@ -142,7 +143,13 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     doc = _DocumentParser(mapping, doc_id, dynamic)
     doc.walk(source, "")
     fields, pending = doc.fields, doc.pending
-    check_immense_terms(doc.parsed, lambda p: (fields.get(p) or pending[p]).kind)
+    kind_of = lambda p: (fields.get(p) or pending[p]).kind  # noqa: E731
+    check_immense_terms(doc.parsed, kind_of)
+    if doc.children:
+        check_object_count(doc.children)
+        for child in doc.children:
+            check_immense_terms(child[3], kind_of)
+        doc.parsed[NESTED_KEY] = doc.children
     return doc.parsed, _grow_mapping(mapping, doc)
 
 
@@ -166,7 +173,7 @@ class _DocumentParser:
     (``pending``, ``new_props``), applied only once the whole document has parsed."""
 
     __slots__ = ("doc_id", "fields", "objects", "multi", "allow_dynamic", "strict", "parsed",
-                 "new_props", "pending", "pending_multi")
+                 "new_props", "pending", "pending_multi", "nested", "children", "up", "root")
 
     def __init__(self, mapping: Mapping, doc_id: str | None, dynamic: bool) -> None:
         self.doc_id = doc_id
@@ -179,6 +186,10 @@ class _DocumentParser:
         self.new_props: dict[str, Any] = {}
         self.pending: dict[str, FieldType] = {}
         self.pending_multi: dict[str, list[str]] = {}
+        self.nested = mapping.nested
+        self.children: list[list[Any]] = []     # nested.py's rows: [path, up, offset, fields]
+        self.up = -1                            # the child row being walked (-1: the root)
+        self.root = self.parsed
 
     def walk(self, obj: Any, prefix: str, level: int = 1) -> None:
         """The values of object ``obj`` found at ``prefix`` (``""``: the document)."""
@@ -229,7 +240,9 @@ class _DocumentParser:
                 if item is not None:
                     self.parsed.setdefault(path, []).extend(range_pair(item, ft, self.doc_id))
             return
-        if isinstance(val, dict):
+        if self.nested and path in self.nested:
+            self._nested(path, val, level)
+        elif isinstance(val, dict):
             if path in fields and fields[path].kind != "other":
                 raise _coerce_error_object(fields[path], val, self.doc_id)
             if fields.get(path) is not None:
@@ -245,6 +258,33 @@ class _DocumentParser:
                     self.leaf(path, item)
         else:
             self.leaf(path, val)
+
+    def _nested(self, path: str, val: Any, level: int) -> None:
+        """Each object of a nested field becomes a child document (``nested.py``); with
+        ``include_in_parent`` / ``include_in_root`` its values are also copied up."""
+        spec = self.nested[path]
+        items = [val] if isinstance(val, dict) else (
+            _flatten_list(val, path) if isinstance(val, list) else [val])
+        for offset, obj in enumerate(x for x in items if x is not None):
+            if not isinstance(obj, dict):
+                raise MapperParsing(f"object mapping [{path}] trying to serialize a value with "
+                                    f"no field associated with it, current value [{obj}]",
+                                    es_type="document_parsing_exception")
+            row: list[Any] = [path, self.up, offset, {}]
+            saved, saved_up = self.parsed, self.up
+            self.up = len(self.children)
+            self.children.append(row)
+            self.parsed = row[3]
+            try:
+                self.walk(obj, path + ".", level + 1)
+            finally:
+                self.parsed, self.up = saved, saved_up
+            targets = [saved] if spec.include_in_parent else []
+            if spec.include_in_root and self.root is not saved:
+                targets.append(self.root)
+            for target in targets:
+                for fname, values in row[3].items():
+                    target.setdefault(fname, []).extend(values)
 
     def leaf(self, path: str, value: Any) -> None:
         """A scalar at ``path``: coerced into its field (and multi-fields), or mapped anew."""

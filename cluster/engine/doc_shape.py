@@ -109,9 +109,10 @@ def _kind_fits(kind: str, ft: FieldType) -> bool:
 
 def shape_fits(shape: Shape, mapping: Mapping) -> bool:
     fields, objects, multi = mapping.fields, mapping.objects, mapping.multi
+    nested = mapping.nested
     for path, kind in shape:
         if kind == "o":
-            if path not in objects or path in fields:
+            if path not in objects or path in fields or path in nested:
                 return False
             continue
         ft = fields.get(path)

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import MapperParsing
 from .doc_shape import Shape, shape_fits
 from .field_types import METADATA_FIELDS, FieldType
+from .nested import NestedPath, check_nested_mapping, nested_paths
 from .properties import flatten_properties, merge_properties, validate_properties
 
 
@@ -31,6 +32,7 @@ class Mapping:
         self._multi: dict[str, list[str]] | None = None
         self._accepts: dict[Shape, bool] = {}
         self._plan: dict[str, str] | None = None
+        self._nested: dict[str, NestedPath] | None = None
 
     @classmethod
     def from_body(cls, body: dict[str, Any] | None) -> Mapping:
@@ -44,6 +46,7 @@ class Mapping:
         if not isinstance(props, dict):
             raise MapperParsing("Failed to parse mapping: [properties] must be an object")
         validate_properties(props, "")
+        check_nested_mapping(props)
         return cls(properties=copy.deepcopy(props), dynamic=body.get("dynamic", True))
 
     def to_body(self) -> dict[str, Any]:
@@ -57,7 +60,10 @@ class Mapping:
     def merge(self, body: dict[str, Any]) -> None:
         """Add fields from a ``PUT _mapping`` body; changing an existing field's type fails."""
         other = Mapping.from_body(body)
-        merge_properties(self.properties, other.properties, "")
+        merged = copy.deepcopy(self.properties)   # applied only once it passes every check
+        merge_properties(merged, other.properties, "")
+        check_nested_mapping(merged)
+        self.properties = merged
         if "dynamic" in body:
             self.dynamic = body["dynamic"]
         self._invalidate()
@@ -68,7 +74,7 @@ class Mapping:
         self._multi = None
         self._accepts = {}
         self._plan = None
-        self._plan = None
+        self._nested = None
         self.version += 1
 
     @property
@@ -93,6 +99,13 @@ class Mapping:
         self.fields  # noqa: B018 - builds the cache
         assert self._objects is not None
         return self._objects
+
+    @property
+    def nested(self) -> dict[str, NestedPath]:
+        """The ``nested`` object fields (``nested.py``), outermost first."""
+        if self._nested is None:
+            self._nested = nested_paths(self.properties)
+        return self._nested
 
     def get(self, path: str) -> FieldType | None:
         return self.fields.get(path)
@@ -138,4 +151,5 @@ class Mapping:
         self._multi = None
         self._accepts = {}
         self._plan = None
+        self._nested = None
 

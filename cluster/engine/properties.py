@@ -48,7 +48,8 @@ def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> 
             continue
         old = into[name]
         old_type = old.get("type", "object")
-        new_type = spec.get("type", "object" if "properties" in spec else old_type)
+        new_type = spec.get("type", "object" if "properties" in spec and old_type != "nested"
+                            else old_type)
         if old_type != new_type:
             raise MapperParsing(f"mapper [{path}] cannot be changed from type [{old_type}] to "
                                 f"[{new_type}]", es_type="illegal_argument_exception")

@@ -32,6 +32,7 @@ import numpy as np
 from .analysis import get_analyzer
 from .field_types import FieldType
 from .gcpause import gc_paused
+from .nested import NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
 
@@ -241,7 +242,8 @@ class Segment:
 
     def __init__(self, uid: int, ids: list[str], seq: np.ndarray, version: np.ndarray,
                  created_gen: np.ndarray, deleted_gen: np.ndarray, sources: SourceStore,
-                 routing: list[str | None] | NoRouting, fields: dict[str, FieldData]) -> None:
+                 routing: list[str | None] | NoRouting, fields: dict[str, FieldData],
+                 nested: dict[str, NestedDocs] | None = None) -> None:
         self.uid = uid
         self.n = len(ids)
         self._ids: np.ndarray | None = None
@@ -255,6 +257,9 @@ class Segment:
         self.sources = sources
         self.routing = routing
         self.fields = fields
+        self.nested = nested or {}     # nested path -> its children (``nested.py``)
+        for block in self.nested.values():
+            block.segment = self
 
     @property
     def ids(self) -> np.ndarray:
@@ -292,24 +297,13 @@ class Segment:
         created = np.full(n, generation, dtype=np.int32)
         deleted = np.full(n, NEVER, dtype=np.int32)
         per_doc = [d.fields for d in docs]
-        fields: dict[str, FieldData] = {}
-        for fname in dict.fromkeys(itertools.chain.from_iterable(per_doc)):
-            ft = field_types.get(fname)
-            if ft is None or not ft.index and not ft.doc_values:
-                continue
-            entries = [(i, f[fname]) for i, f in enumerate(per_doc) if fname in f]
-            kind = ft.kind
-            if kind == "text":
-                fields[fname] = _build_text(entries, n, ft)
-            elif kind == "keyword":
-                fields[fname] = _build_keyword(entries, n)
-            elif kind in ("numeric", "date", "boolean", "range"):
-                fields[fname] = _build_numeric(entries, n, ft)
+        fields = build_fields(per_doc, n, field_types)
+        nested = build_blocks(per_doc, lambda rows, m: build_fields(rows, m, field_types))
         routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):
             routing = NoRouting(n)
         return cls(next(_uid_counter), [d.id for d in docs], seq, version, created, deleted,
-                   SourceStore([d.source for d in docs]), routing, fields)
+                   SourceStore([d.source for d in docs]), routing, fields, nested)
 
     def compacted(self) -> Segment:
         """This segment copied (every array and object, one ``deepcopy``: ~30 ms for 60,000
@@ -332,6 +326,25 @@ class Segment:
 
     def __eq__(self, other: object) -> bool:
         return self is other
+
+
+def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
+                 field_types: dict[str, FieldType]) -> dict[str, FieldData]:
+    """The columns of ``n`` parsed documents (a segment's, or a nested block's)."""
+    fields: dict[str, FieldData] = {}
+    for fname in dict.fromkeys(itertools.chain.from_iterable(per_doc)):
+        ft = field_types.get(fname)
+        if ft is None or not ft.index and not ft.doc_values:
+            continue
+        entries = [(i, f[fname]) for i, f in enumerate(per_doc) if fname in f]
+        kind = ft.kind
+        if kind == "text":
+            fields[fname] = _build_text(entries, n, ft)
+        elif kind == "keyword":
+            fields[fname] = _build_keyword(entries, n)
+        elif kind in ("numeric", "date", "boolean", "range"):
+            fields[fname] = _build_numeric(entries, n, ft)
+    return fields
 
 
 @lru_cache(maxsize=256)

@@ -21,6 +21,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .nested import merge_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
 from .segment import (FieldData, KeywordField, NoRouting, NumericField, Segment, SourceStore,
@@ -62,21 +63,29 @@ def merge_segments(sources: list[Segment], generation: int, pinned: Iterable[int
     routing: list[str | None] | NoRouting = list(itertools.chain.from_iterable(routing_all))
     if all(isinstance(s.routing, NoRouting) for s in sources):
         routing = NoRouting(n)
+    fields = merge_fields([(s.fields, r, m) for s, r, m in zip(sources, rows, remaps)], n)
+    nested = merge_blocks(sources, remaps, merge_fields)
+    return Segment(next(_uid_counter), ids, cat("seq"), cat("version"), cat("created_gen"),
+                   cat("deleted_gen").copy(), sources_out, routing, fields, nested)
+
+
+def merge_fields(parts: list[tuple[dict[str, FieldData], np.ndarray, np.ndarray]], n: int
+                 ) -> dict[str, FieldData]:
+    """The columns of ``n`` merged rows from each source's ``(fields, kept rows, remap)``."""
     fields: dict[str, FieldData] = {}
-    for name in dict.fromkeys(itertools.chain.from_iterable(s.fields for s in sources)):
-        parts = [(s.fields.get(name), r, m) for s, r, m in zip(sources, rows, remaps)]
-        kinds = {type(fd) for fd, _, _ in parts if fd is not None}
+    for name in dict.fromkeys(itertools.chain.from_iterable(f for f, _, _ in parts)):
+        cols = [(f.get(name), r, m) for f, r, m in parts]
+        kinds = {type(fd) for fd, _, _ in cols if fd is not None}
         if len(kinds) != 1:   # a field's type never changes; refuse to guess if it did
             raise ValueError(f"field [{name}] has different kinds across segments: {kinds}")
         kind = kinds.pop()
         if kind is NumericField:
-            fields[name] = _merge_numeric(parts, n)
+            fields[name] = _merge_numeric(cols, n)
         elif kind is KeywordField:
-            fields[name] = _merge_keyword(parts, n)
+            fields[name] = _merge_keyword(cols, n)
         else:
-            fields[name] = _merge_text(parts, n)
-    return Segment(next(_uid_counter), ids, cat("seq"), cat("version"), cat("created_gen"),
-                   cat("deleted_gen").copy(), sources_out, routing, fields)
+            fields[name] = _merge_text(cols, n)
+    return fields
 
 
 def _merge_postings(parts: list[tuple[Postings | None, np.ndarray]], n: int,

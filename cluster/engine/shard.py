@@ -27,8 +27,10 @@ from ..errors import MapperParsing, StaleGeneration
 from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .gcpause import gc_paused, release_kept
+from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .mapping import Mapping
+from .nested import doc_sets
 from .query.context import Context
 from .query.explain import explain
 from .query.rewrite import expand
@@ -349,6 +351,11 @@ class ShardCore:
             out.extend(explain(expanded, seg, [int(a) & 0xFFFFFFFF], ctx))
         return out
 
+    def inner_hits(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
+        """The ``inner_hits`` of the page's hits at ``addrs`` (``inner_hits.py``), scored
+        with the statistics of the query phase."""
+        return shard_inner_hits(self, q.query, q.stats, addrs)
+
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         """The fetch phase: documents at the addresses of one page (from the query phase)."""
         t0 = time.perf_counter_ns()
@@ -388,9 +395,13 @@ class ShardCore:
             out[g] = out.get(g, 0) + 1
         return out
 
-    def doc_count(self, generation: int | None = None) -> int:
+    def doc_count(self, generation: int | None = None, nested: bool = False) -> int:
+        """Visible documents; with ``nested``, their nested children too — Lucene's document
+        count, which Elasticsearch's ``_cat/indices`` ``docs.count`` shows."""
         gen = self.generation if generation is None else generation
-        return int(sum(int(seg.visible(gen).sum()) for seg in self.segments))
+        return int(sum(int(vis.sum()) for seg in self.segments
+                       for _, _, vis in (doc_sets(seg, seg.visible(gen)) if nested
+                                         else [("", None, seg.visible(gen))])))
 
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
                    generation: int | None = None, cancel: Cancellation | None = None
@@ -404,38 +415,44 @@ class ShardCore:
         cancel = cancel or Cancellation()
         for seg in self.segments:
             cancel.check()
-            vis = seg.visible(gen)
-            for f in fields:
-                fd = seg.fields.get(f)
-                if fd is None:
-                    continue
-                key = (seg.uid, gen, f)
-                got = self._stats_cache.get(key)
-                if got is None:
-                    # Lucene's docCount: documents with at least one term ("" has none)
-                    present = ((fd.lengths > 0) if isinstance(fd, TextField) else fd.present) & vis
-                    dc = int(present.sum())
-                    if isinstance(fd, TextField):
-                        ttf = int(fd.lengths[vis].sum())
-                    elif isinstance(fd, KeywordField):
-                        ttf = int(fd.value_count[vis].sum())
-                    else:
-                        ttf = dc
-                    got = (dc, ttf)
-                    if len(self._stats_cache) > 100_000:
-                        self._stats_cache.clear()
-                    self._stats_cache[key] = got
-                st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
-                st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
-            for f, t in terms:
-                fd = seg.fields.get(f)
-                if not isinstance(fd, (TextField, KeywordField)):
-                    continue
-                post = fd.postings.get(t)
-                if post is None:
-                    continue
-                st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
+            for where, cols, vis in doc_sets(seg, seg.visible(gen)):
+                self._add_stats(st, seg, gen, where, cols, vis, fields, terms)
         return st, gen
+
+    def _add_stats(self, st: Stats, seg: Segment, gen: int, where: str, cols: dict[str, Any],
+                   vis: np.ndarray, fields: list[str], terms: list[tuple[str, str]]) -> None:
+        """One document set's figures (a segment's documents, or one nested path's children:
+        Lucene counts both, as they are documents of the same index)."""
+        for f in fields:
+            fd = cols.get(f)
+            if fd is None:
+                continue
+            key = (seg.uid, gen, f, where)
+            got = self._stats_cache.get(key)
+            if got is None:
+                # Lucene's docCount: documents with at least one term ("" has none)
+                present = ((fd.lengths > 0) if isinstance(fd, TextField) else fd.present) & vis
+                dc = int(present.sum())
+                if isinstance(fd, TextField):
+                    ttf = int(fd.lengths[vis].sum())
+                elif isinstance(fd, KeywordField):
+                    ttf = int(fd.value_count[vis].sum())
+                else:
+                    ttf = dc
+                got = (dc, ttf)
+                if len(self._stats_cache) > 100_000:
+                    self._stats_cache.clear()
+                self._stats_cache[key] = got
+            st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
+            st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
+        for f, t in terms:
+            fd = cols.get(f)
+            if not isinstance(fd, (TextField, KeywordField)):
+                continue
+            post = fd.postings.get(t)
+            if post is None:
+                continue
+            st.doc_freq[(f, t)] = st.doc_freq.get((f, t), 0) + int(vis[post[0]].sum())
 
     def query(self, q: ShardQuery, cancel: Cancellation | None = None) -> ShardHits:
         """The query phase: top ``q.k`` in the global order as columns, plus the match count.

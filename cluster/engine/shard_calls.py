@@ -60,6 +60,11 @@ class ShardCalls:
         """(node id, explanations) of the page's hits on this shard."""
         return await self.backend.call(ref, "explain", q, addrs)
 
+    async def inner_hits(self, ref: Any, q: ShardQuery, addrs: list[int]
+                         ) -> list[dict[str, Any]]:
+        """The ``inner_hits`` of the page's hits on this shard."""
+        return await self.backend.call(ref, "inner_hits", q, addrs)  # type: ignore[no-any-return]
+
     async def get(self, ref: Any, doc_id: str) -> FetchedDoc | None:
         """The real-time get of one document."""
         return await self.backend.call(ref, "get", doc_id)

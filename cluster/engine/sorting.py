@@ -41,6 +41,7 @@ class SortField:
     unmapped_type: str | None = None
     format: str | None = None
     numeric_type: str | None = None
+    nested: Any = None            # ``(path, filter query or None)`` (``nested_sort.py``)
 
     @property
     def desc(self) -> bool:
@@ -101,9 +102,13 @@ def _field(name: str, opts: dict[str, Any]) -> SortField:
     mode = opts.get("mode")
     if mode is not None and mode not in ("min", "max", "avg", "sum", "median"):
         raise IllegalArgument(f"Unknown SortMode [{mode}]")
+    nested = None
+    if "nested" in opts:
+        from .nested_sort import parse_nested_sort
+        nested = parse_nested_sort(opts["nested"])
     return SortField(field=name, order=order, missing=opts.get("missing", "_last"), mode=mode,
                      unmapped_type=opts.get("unmapped_type"), format=opts.get("format"),
-                     numeric_type=opts.get("numeric_type"))
+                     numeric_type=opts.get("numeric_type"), nested=nested)
 
 
 def parse_sort_param(value: str) -> tuple[SortField, ...]:

@@ -38,6 +38,25 @@ async def explain_page(shards: ShardCalls, hits_list: list[Any], page: list[Any]
                        "_explanation": x}
 
 
+async def inner_hits_page(shards: ShardCalls, hits_list: list[Any], page: list[Any],
+                          shard_list: list[Any], queries: list[ShardQuery],
+                          hits: list[dict[str, Any]]) -> None:
+    """``inner_hits`` of ``nested`` queries: the page's shards find their hits' matching
+    children with the query and statistics of the query phase; adds ``inner_hits``."""
+    plan = {(m.name, sid): q for (_, m, sid, _), q in zip(shard_list, queries)}
+    by_shard: dict[int, list[int]] = {}
+    for i, e in enumerate(page):
+        by_shard.setdefault(e.shard_pos, []).append(i)
+    calls = []
+    for pos, rows in by_shard.items():
+        (_, m, sid, ref), h = hits_list[pos]
+        calls.append(shards.inner_hits(ref, plan[(m.name, sid)],
+                                       [int(h.addr[page[i].row]) for i in rows]))
+    for (pos, rows), got in zip(by_shard.items(), await asyncio.gather(*calls)):
+        for i, inner in zip(rows, got):
+            hits[i]["inner_hits"] = inner
+
+
 async def fetch_page(shards: ShardCalls, hits_list: list[Any], page: list[Any],
                      timeout_ms: float | None = None, prof: SearchProfile | None = None
                      ) -> tuple[list[Any], list[dict[str, Any]], bool]:

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from ..engine.ip import parse_ip, render as ip_render
+from .nested_fields import group_nested
 from ..engine.numformat import decimal_format
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, score_only, sort_value_out
@@ -66,7 +67,17 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
 
 
 def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -> dict[str, Any]:
-    """The ``fields`` / ``docvalue_fields`` section: values of the requested paths as lists."""
+    """The ``fields`` / ``docvalue_fields`` section: values of the requested paths as lists;
+    under a nested path, an array of objects per child (``nested_fields.py``)."""
+    out = _flat_fields(source, "", specs, meta)
+    if not meta.mapping.nested:
+        return out
+    return group_nested(out, source, meta.mapping.nested,
+                        lambda obj, prefix: _flat_fields(obj, prefix, specs, meta))
+
+
+def _flat_fields(source: dict[str, Any], start: str, specs: list[Any], meta: IndexMeta
+                 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     flat: dict[str, list[Any]] = {}
 
@@ -79,7 +90,7 @@ def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) ->
                 walk(v, prefix)
         elif node is not None:
             flat.setdefault(prefix[:-1], []).append(node)
-    walk(source, "")
+    walk(source, start)
     for spec in specs:
         pat = spec.get("field") if isinstance(spec, dict) else spec
         if not isinstance(pat, str):

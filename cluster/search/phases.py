@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.inner_hits import inner_hit_queries
 from ..engine.query.nodes import Query
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
@@ -40,7 +41,7 @@ from .checks import check_request
 from .slicing import shard_part, sliced_query
 from .cursors import raw_sort_values
 from .failures import all_failed
-from .fetch_phase import explain_page, fetch_page
+from .fetch_phase import explain_page, fetch_page, inner_hits_page
 from .hits import render_hit
 from .profile import SearchProfile
 from .query_phase import QueryRound
@@ -136,7 +137,9 @@ class SearchPath:
                                                 req.preference)
                       and _in_slice(req, m, sid)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
-            or req.min_score is not None or req.explain   # explain needs the statistics
+            or req.min_score is not None or req.explain \
+            or req.query is not None and bool(inner_hit_queries(req.query))   # explain and
+        # inner hits need the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         filters = {m.name: filtered(req.query, access[m.name].filters) for m in metas}
         return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof,
@@ -250,6 +253,8 @@ class SearchPath:
             hits.append(render_hit(req, s.sort, h, entry.row, doc, metas_by_name[h.index]))
         if req.explain:
             await explain_page(self.shards, s.hits_list, page, s.shard_list, s.queries, hits)
+        if req.query is not None and inner_hit_queries(req.query):
+            await inner_hits_page(self.shards, s.hits_list, page, s.shard_list, s.queries, hits)
         return page, hits
 
     # --- 6. response --------------------------------------------------------------------------

@@ -45,7 +45,7 @@ _LUCENE_NAMES = {"MatchAll": "MatchAllDocsQuery", "MatchNone": "MatchNoDocsQuery
                  "Range": "IndexOrDocValuesQuery", "Prefix": "PrefixQuery",
                  "Wildcard": "WildcardQuery", "Exists": "FieldExistsQuery",
                  "ConstantScore": "ConstantScoreQuery", "DisMax": "DisjunctionMaxQuery",
-                 "Ids": "TermInSetQuery"}
+                 "Ids": "TermInSetQuery", "Nested": "ESToParentBlockJoinQuery"}
 
 
 def query_type(query: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from ..values import parse_bool, parse_time_ms
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
+from ..engine.inner_hits import check_inner_hits
 from ..engine.query.dsl import parse_query
 from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
@@ -258,6 +259,7 @@ def _parse_query(req: SearchRequest, params: dict[str, str], body: dict[str, Any
             req.query = MatchAll()
         else:
             req.query = parse_query(body["query"])
+            check_inner_hits(req.query)
     if "q" in params:
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),

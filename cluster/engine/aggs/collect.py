@@ -34,6 +34,8 @@ class ShardView:
     segments: list[Segment]           # segments with a visible document at the snapshot
     visible: list[np.ndarray]         # bool[n] per segment
     match: Matcher                    # bool[n] matches of a query in a segment (no visibility)
+    path: str = ""                    # the nested path whose children these are ("": documents)
+    outer: ShardView | None = None    # the view of the enclosing level (nested aggregations)
 
 
 @dataclass

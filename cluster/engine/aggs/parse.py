@@ -33,6 +33,7 @@ PARAMS: dict[str, set[str]] = {
     "ip_range": {"field", "ranges", "keyed"},
     "missing": {"field", "value_type"},
     "global": set(),
+    "nested": {"path"}, "reverse_nested": {"path"},
     "filters": {"filters", "other_bucket", "other_bucket_key", "keyed"},
     "avg": VALUE_SOURCE, "sum": VALUE_SOURCE, "min": VALUE_SOURCE, "max": VALUE_SOURCE,
     "stats": VALUE_SOURCE, "value_count": VALUE_SOURCE,
@@ -64,7 +65,7 @@ NOT_SUPPORTED = {
      "extended_stats_bucket",
     "percentiles_bucket", "bucket_script", "bucket_selector",
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
-    "multi_terms", "nested", "reverse_nested", "children", "parent", "sampler",
+    "multi_terms", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
     "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
     "scripted_metric", "matrix_stats", "string_stats",
@@ -107,7 +108,20 @@ class AggRequest:
 
 def parse_aggs(body: Any) -> AggRequest:
     """``aggs`` / ``aggregations`` of a search body into :class:`AggRequest`."""
-    return AggRequest(_parse_level(body, depth=0))
+    nodes = _parse_level(body, depth=0)
+    _check_composite_parents(nodes, True)
+    return AggRequest(nodes)
+
+
+def _check_composite_parents(nodes: tuple[AggNode, ...], allowed: bool) -> None:
+    """``composite`` runs at the top level or under single-bucket ``nested``,
+    ``reverse_nested`` and ``filter`` parents only (OpenSearch 2.13's rule)."""
+    for node in nodes:
+        if node.type == "composite" and not allowed:
+            raise IllegalArgument("[composite] aggregation cannot be used with a parent "
+                                  "aggregation")
+        _check_composite_parents(node.subs, allowed and node.type in (
+            "nested", "reverse_nested", "filter"))
 
 
 def _parse_level(body: Any, depth: int) -> tuple[AggNode, ...]:
@@ -234,6 +248,8 @@ def _check_node(node: AggNode, depth: int) -> None:
     if kind == "global" and depth > 0:
         raise IllegalArgument(f"Aggregation [{name}] of type [global] can only be used as a "
                               "top level aggregation")   # ES: AggregationInitializationException
+    if kind == "nested" and not isinstance(p.get("path"), str):
+        raise ParsingError(f"Missing [path] field for nested aggregation [{name}]")
     if kind in METRIC_TYPES and node.subs:
         raise IllegalArgument(f"Aggregator [{name}] of type [{kind}] cannot accept "
                               "sub-aggregations")
@@ -315,9 +331,6 @@ def _check_percentiles(p: dict[str, Any], kind: str) -> None:
 def _check_composite(p: dict[str, Any], name: str, depth: int) -> None:
     """``sources`` into typed source nodes (``_sources``) and ``after`` into a list
     (``_after``), with Elasticsearch's errors."""
-    if depth > 0:
-        raise IllegalArgument("[composite] aggregation cannot be used with a parent "
-                              "aggregation")
     if "sources" not in p:
         raise IllegalArgument("Required [sources]")
     sources = p["sources"]

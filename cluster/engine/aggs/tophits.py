@@ -16,6 +16,7 @@ import numpy as np
 from ..sorting import SortField, parse_sort
 from .collect import Rows, ShardView, concat
 from .parse import AggNode
+from ..nested import NestedDocs
 from ..segment import KeywordField, NumericField
 
 
@@ -98,6 +99,8 @@ def top_hits(node: AggNode, view: ShardView, rows: Rows) -> TopHits:
                      "_score": float(scores[i]) if scores is not None else 1.0,
                      "_source": seg.sources[doc], "_version": int(seg.version[doc]),
                      "_seq_no": int(seg.seq[doc])})
+        if isinstance(seg, NestedDocs):   # a child: its place in the root's _source
+            docs[-1]["_nested"] = seg.identity(doc)
     keys = [[_py(c[i]) for c in cols] for i in keep.tolist()]
     return TopHits(owner[keep], keys, seqs[keep].tolist(), docs,
                    np.bincount(owner, minlength=rows.n_owners).astype(np.int64))

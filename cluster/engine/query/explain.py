@@ -73,6 +73,8 @@ def describe(q: Q.Query) -> str:
         return boosted(" ".join(parts))
     if isinstance(q, Q.DisMax):
         return boosted("(" + " | ".join(describe(s) for s in q.queries) + ")")
+    if isinstance(q, Q.Nested):
+        return boosted(f"ToParentBlockJoinQuery ({describe(q.query)})")
     return type(q).__name__
 
 

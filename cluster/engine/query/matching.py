@@ -27,6 +27,7 @@ from .context import Context
 from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
 from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
+from .nested_query import evaluate_nested
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -592,4 +593,5 @@ _EVAL: dict[type, Any] = {
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
+    Q.Nested: lambda q, seg, ctx: evaluate_nested(q, seg, ctx, evaluate),
 }

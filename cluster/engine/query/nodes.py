@@ -158,3 +158,14 @@ class Slice(Query):
     id: int = 0
     max: int = 2
     field: str | None = None
+
+
+@dataclass(frozen=True)
+class Nested(Query):
+    """``nested``: ``query`` over the children at ``path``, joined to their parents."""
+
+    path: str = ""
+    query: Query = field(default_factory=MatchAll)
+    score_mode: str = "avg"
+    ignore_unmapped: bool = False
+    inner_hits: Any = field(default=None, compare=False, hash=False)   # parsed options or None

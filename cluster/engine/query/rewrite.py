@@ -13,6 +13,7 @@ from typing import Any
 from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
+from .nested_query import check_path
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -64,6 +65,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
     elif isinstance(q, Q.DisMax):
         for sub in q.queries:
             _collect(sub, mapping, out)
+    elif isinstance(q, Q.Nested) and q.score_mode != "none":
+        _collect(q.query, mapping, out)
 
 
 def _lenient(q: Q.Query) -> Q.Query:
@@ -142,4 +145,8 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                         tie_breaker=q.tie_breaker, boost=q.boost)
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=expand(q.filter, mapping), boost=q.boost)
+    if isinstance(q, Q.Nested):
+        if not check_path(q, mapping):
+            return Q.MatchNone()
+        return dataclasses.replace(q, query=expand(q.query, mapping))
     return q

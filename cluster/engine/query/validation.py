@@ -51,6 +51,8 @@ def _children(q: Q.Query) -> tuple[Q.Query, ...]:
         return q.queries
     if isinstance(q, Q.ConstantScore):
         return (q.filter,)
+    if isinstance(q, Q.Nested):
+        return (q.query,)
     return ()
 
 
@@ -68,6 +70,8 @@ def _count_leaves(q: Q.Query, mapping: Mapping, max_clauses: int) -> int:
         return sum(_count_leaves(s, mapping, max_clauses) for s in q.queries)
     if isinstance(q, Q.ConstantScore):
         return _count_leaves(q.filter, mapping, max_clauses)
+    if isinstance(q, Q.Nested):
+        return _count_leaves(q.query, mapping, max_clauses)
     if isinstance(q, Q.Match):
         ft = mapping.get(q.field)
         if ft is None or ft.kind not in ("text", "keyword"):
@@ -102,8 +106,8 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         for s in q.queries:
             _validate_values(s, ctx)
         return
-    if isinstance(q, Q.ConstantScore):
-        _validate_values(q.filter, ctx)
+    if isinstance(q, (Q.ConstantScore, Q.Nested)):
+        _validate_values(q.filter if isinstance(q, Q.ConstantScore) else q.query, ctx)
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)

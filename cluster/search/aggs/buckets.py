@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .reduce import Result
     from .render import RenderContext
 
+SINGLE_BUCKET = ("filter", "missing", "global", "nested", "reverse_nested")
+
 
 def format_number(value: float, fmt: str | None) -> str:
     if fmt is None or fmt == "use_field_mapping":
@@ -123,7 +125,7 @@ def _path_value(node: AggNode, res: Result | None, row: int | None, path: str,
             raise IllegalArgument(f"Invalid aggregation order path [{path}]. Unknown "
                                   f"aggregation [{name}]")
         sub_res = cur_res.subs.get(name) if cur_res is not None else None
-        if sub.type in ("filter", "missing", "global") and (i < len(steps) - 1 or prop):
+        if sub.type in SINGLE_BUCKET and (i < len(steps) - 1 or prop):
             if prop in ("doc_count", "_count") or not prop:
                 if i == len(steps) - 1:
                     return None if cur_row is None or sub_res is None else \
@@ -266,7 +268,7 @@ def render_fixed(node: AggNode, res: Result | None, owner: int | None, ctx: Rend
 
     def row(b: int) -> int | None:
         return None if base is None else base + b
-    if node.type in ("filter", "missing", "global"):
+    if node.type in SINGLE_BUCKET:
         return _bucket({}, count(0), node, res, row(0), ctx)
     if node.type == "filters":
         names = [n for n, _ in node.queries]

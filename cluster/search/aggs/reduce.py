@@ -93,8 +93,7 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
 
 
 _BUCKET_LIKE = {"composite", "terms", "histogram", "date_histogram", "range", "date_range",
-                "ip_range", "filter",
-                "filters", "missing", "global"}
+                "ip_range", "filter", "filters", "missing", "global", "nested", "reverse_nested"}
 
 
 def _reduce_stats(got: list[tuple[Stats, np.ndarray]], n: int) -> Stats:

@@ -28,6 +28,7 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "histogram": "histogram", "date_histogram": "date_histogram", "range": "range",
          "date_range": "date_range", "ip_range": "ip_range", "filter": "filter", "filters": "filters",
          "missing": "missing", "global": "global", "composite": "composite",
+         "nested": "nested", "reverse_nested": "reverse_nested",
          "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks",
          "median_absolute_deviation": "median_absolute_deviation"}
 
@@ -114,7 +115,7 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
         from .composite import render_composite
         return render_composite(node, res, owner, ctx)
     if node.type in ("range", "date_range", "ip_range", "filter", "filters", "missing",
-                     "global"):
+                     "global", "nested", "reverse_nested"):
         return render_fixed(node, res, owner, ctx)
     if node.type in ("percentiles", "percentile_ranks"):
         return render_percentiles(node, res, owner, ctx)

@@ -50,6 +50,8 @@ def render_top_hits(node: AggNode, res: Result | None, owner: int | None) -> dic
     hits = []
     for _, key, _, doc in rows:
         hit: dict[str, Any] = {"_index": doc["_index"], "_id": doc["_id"]}
+        if "_nested" in doc:
+            hit["_nested"] = doc["_nested"]
         if node.params.get("version"):
             hit["_version"] = doc["_version"]
         if node.params.get("seq_no_primary_term"):
