@@ -186,7 +186,8 @@ def test_update_honours_if_seq_no_and_routing(es) -> None:
 
 
 @pytest.mark.parametrize("body, params, text", [
-    ({"script": {"source": "ctx._source.a += 1"}}, "", "[script] is not supported"),
+    ({"script": {"source": "ctx._source.a += 1"}}, "?if_seq_no=1&if_primary_term=1",
+     "[if_seq_no] with a script in _update is not supported"),
     ({"doc": {"a": 1}}, "?lang=painless", "[lang] is not supported"),
     ({"doc": {"a": 1}, "colour": 1}, "", "[UpdateRequest] unknown field [colour]"),
     ({"upsert": {"a": 1}}, "", "script or doc is missing"),

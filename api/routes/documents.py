@@ -120,6 +120,8 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
         return _single_result(await coord.call(
             "update_script", index, doc_id, body, params.get("routing"), refresh_param(params),
             int_param(params, "retry_on_conflict") or 0), params)
+    if "lang" in params:
+        raise IllegalArgument("[lang] is not supported by this server without a script")
     conditions = write_conditions({"action": "update",
                                    "if_seq_no": int_param(params, "if_seq_no"),
                                    "if_primary_term": int_param(params, "if_primary_term")})
