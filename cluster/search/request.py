@@ -11,10 +11,10 @@ from typing import Any
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
 from ..values import parse_bool, parse_time_ms
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
-from ..engine.query.dsl import parse_query
+from ..engine.query.dsl import parse_named_query
 from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
-from ..engine.sorting import SortField, parse_sort, parse_sort_param
+from ..engine.sorting import SortField, parse_sort, parse_sort_param, score_only
 from ..indices.routing import parse_shards_preference
 
 DEFAULT_SIZE = 10
@@ -34,8 +34,7 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "highlight", "script_fields", "rescore", "indices_boost", "collapse", "slice", "suggest",
-    "ext", "runtime_mappings",
+    "script_fields", "slice", "suggest", "ext", "runtime_mappings",
 )
 
 #: URL parameters that only make sense with a body key above.
@@ -100,6 +99,12 @@ class SearchRequest:
     aggs: Any = None                       # engine.aggs.AggRequest (``aggs``/``aggregations``)
     post_filter: Query | None = None       # narrows the hits after aggregations are computed
     typed_keys: bool = False               # prefix aggregation names with their type
+    collapse: Any = None                   # search.collapse.Collapse: one hit per group
+    named: tuple[tuple[str, Query], ...] = ()   # ``_name``d queries -> ``matched_queries``
+    include_named_queries_score: bool = False   # ``matched_queries`` as name -> score
+    rescore: tuple[Any, ...] = ()          # search.rescore.Rescorer, applied in order
+    indices_boost: tuple[tuple[str, float], ...] = ()   # (index pattern, boost), in order
+    highlight: Any = None                  # search.highlight.HighlightSpec
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -251,7 +256,7 @@ def _parse_query(req: SearchRequest, params: dict[str, str], body: dict[str, Any
         if body["query"] is None or body["query"] == {}:
             req.query = MatchAll()
         else:
-            req.query = parse_query(body["query"])
+            req.query, req.named = parse_named_query(body["query"])
     if "q" in params:
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
@@ -406,6 +411,7 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
     rescorers = rescore if isinstance(rescore, list) else [rescore] if rescore else []
     req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
                                 for r in rescorers if isinstance(r, dict))
+    _parse_features(req, params, body)
     if "request_cache" in params:
         req.request_cache = parse_bool(params["request_cache"], "request_cache")
     req.unsupported = _unsupported(body, params)
@@ -415,6 +421,21 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
         parse_shards_preference(req.preference)
     except ValueError as e:
         raise IllegalArgument(str(e)) from None
+
+
+def _parse_features(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``collapse``, ``rescore``, ``indices_boost``, ``highlight`` and how named queries
+    report (their own modules parse them)."""
+    from .collapse import parse_collapse
+    from .highlight import parse_highlight
+    from .indices_boost import parse_indices_boost
+    from .rescore import parse_rescore
+    req.collapse = parse_collapse(body.get("collapse"))
+    req.rescore = parse_rescore(body.get("rescore"))
+    req.indices_boost = parse_indices_boost(body.get("indices_boost"))
+    req.highlight = parse_highlight(body.get("highlight"))
+    req.include_named_queries_score = parse_bool(
+        params.get("include_named_queries_score", "false"), "include_named_queries_score")
 
 
 def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[str, Any]
@@ -427,7 +448,8 @@ def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[s
     if section is not None:
         req.aggs = parse_aggs(section)
     if body.get("post_filter") is not None:
-        req.post_filter = parse_query(body["post_filter"])
+        req.post_filter, named = parse_named_query(body["post_filter"])
+        req.named = tuple(dict(req.named + named).items())
     req.typed_keys = parse_bool(params.get("typed_keys", "false"), "typed_keys")
 
 
@@ -471,6 +493,10 @@ def validate(req: SearchRequest) -> None:
         errors.append("[from] parameter must be set to 0 when [search_after] is used")
     if req.pit is None and any(sf.field == "_shard_doc" for sf in req.sort):
         errors.append("[_shard_doc] sort field cannot be used without [point in time]")
+    from .collapse import collapse_errors
+    from .rescore import rescore_errors
+    errors += collapse_errors(req.collapse, req.scroll is not None, bool(req.rescore),
+                              has_after, req.sort)
     if req.scroll is not None:
         if getattr(req, "request_cache", None):
             errors.append("[request_cache] cannot be used in a scroll context")
@@ -479,3 +505,5 @@ def validate(req: SearchRequest) -> None:
     if errors:
         raise ActionRequestValidation(
             "Validation Failed: " + "".join(f"{i}: {e};" for i, e in enumerate(errors, 1)))
+    for e in rescore_errors(req.rescore, bool(req.sort) and not score_only(req.sort)):
+        raise IllegalArgument(e)
