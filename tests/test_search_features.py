@@ -238,3 +238,33 @@ def test_elasticsearch_dsl_highlight_example_works(base_url: str, c) -> None:
     assert resp.hits.total.value > 0
     for hit in resp:
         assert all("<em>fox</em>" in f for f in hit.meta.highlight.title)
+
+
+# --- suggest --------------------------------------------------------------------------------
+
+def test_term_suggester_proposes_indexed_terms_within_the_edit_distance(c) -> None:
+    body = {"size": 0, "suggest": {"text": "quikc fox", "s": {"term": {"field": "title"}}}}
+    one, four = _search(c, "one", body)["suggest"], _search(c, "four", body)["suggest"]
+    assert one == four
+    quick, fox = one["s"]
+    assert (quick["text"], quick["offset"], quick["length"]) == ("quikc", 0, 5)
+    assert quick["options"][0]["text"] == "quick" and quick["options"][0]["score"] == 0.8
+    freq = sum("quick" in d["title"].split() for d in DOCS.values())
+    assert quick["options"][0]["freq"] == freq
+    assert fox["options"] == []   # shorter than min_word_length, and in the index
+
+
+def test_term_suggester_modes_and_sort(c) -> None:
+    spec = {"field": "title", "suggest_mode": "always", "min_word_length": 3,
+            "max_term_freq": 1000, "sort": "frequency"}
+    got = _search(c, "four", {"size": 0, "suggest": {"s": {"text": "dog", "term": spec}}})
+    assert all(o["text"] != "dog" for o in got["suggest"]["s"][0]["options"])
+    freqs = [o["freq"] for o in got["suggest"]["s"][0]["options"]]
+    assert freqs == sorted(freqs, reverse=True)
+
+
+def test_phrase_and_completion_suggesters_are_refused_naming_them(c) -> None:
+    for kind in ("phrase", "completion"):
+        r = c.post("/one/_search", json={"suggest": {"s": {"text": "x",
+                                                            kind: {"field": "title"}}}})
+        assert r.status_code == 400 and kind in r.json()["error"]["reason"]

@@ -28,6 +28,7 @@ from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .collapse import collapsed_top
 from .row_scores import score_rows
+from .suggest_terms import term_partial
 from .gcpause import gc_paused, release_kept
 from .doc_parsing import parse_document
 from .mapping import Mapping
@@ -423,6 +424,10 @@ class ShardCore:
         hits.groups = groups
         if q.named or q.rescore:
             score_rows(self, q, hits)
+        if q.suggest:
+            hits.suggest = {name: term_partial(self.segments, c.generation, field, list(tokens),
+                                               edits, prefix)
+                            for name, field, tokens, edits, prefix in q.suggest}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:

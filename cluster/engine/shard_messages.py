@@ -51,6 +51,8 @@ class ShardQuery:
     collapse: str | None = None          # field collapsing: the first row of each group only
     named: tuple[tuple[str, Query], ...] = ()   # named queries to report for the top rows
     rescore: tuple[Query, ...] = ()      # rescore queries to score the top rows with
+    suggest: tuple[tuple[str, str, tuple[str, ...], int, int], ...] = ()   # term suggesters:
+                                         # (name, field, tokens, max_edits, prefix_length)
 
 
 @dataclass
@@ -77,6 +79,7 @@ class ShardHits:
     groups: list[Any] | None = None         # collapse: each row's group key
     named: list[dict[str, float]] | None = None   # each row's matched named queries -> score
     rescore: list[np.ndarray] | None = None  # per rescore query: each row's score (NaN: no match)
+    suggest: dict[str, Any] | None = None    # term suggesters' partials (engine/suggest_terms.py)
 
     def __len__(self) -> int:
         return len(self.addr)

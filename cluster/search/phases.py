@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.mapping import Mapping
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
@@ -48,6 +49,7 @@ from .reduce import ReducedQuery, merge, total_hits
 from .request import SearchRequest
 from .settings import SearchSettings
 from .statistics import Statistics
+from .suggest import reduce_suggest, shard_plan
 from .tuning import SearchTuning
 
 
@@ -148,6 +150,7 @@ class SearchPath:
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
         k = shard_k(req)
+        suggest = shard_plan(req.suggest, _suggest_mapping(req, s.metas)) if req.suggest else ()
         queries = [ShardQuery(query=boosted(req.query, index_boost(req.indices_boost, m.name)),
                               sort=s.sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
@@ -156,7 +159,8 @@ class SearchPath:
                               min_score=req.min_score, terminate_after=req.terminate_after,
                               deadline=s.deadline, profile=req.profile, latest=guessed,
                               collapse=req.collapse.field if req.collapse else None,
-                              named=req.named, rescore=tuple(r.query for r in req.rescore))
+                              named=req.named, rescore=tuple(r.query for r in req.rescore),
+                              suggest=suggest)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
             plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py
@@ -191,7 +195,7 @@ class SearchPath:
         never after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
                 or req.paging == "from_size" or req.aggs is not None \
-                or req.collapse is not None or req.rescore or req.named:
+                or req.collapse is not None or req.rescore or req.named or req.suggest:
             return False
         if req.paging == "deep_page":
             return True
@@ -278,6 +282,10 @@ class SearchPath:
         if req.aggs is not None:
             resp["aggregations"] = response_aggregations(req, hits_list, s.metas,
                                                          self.settings.store)
+        if req.suggest:
+            resp["suggest"] = reduce_suggest(req.suggest, [h.suggest for _, h in hits_list
+                                                           if h.suggest is not None],
+                                             _suggest_mapping(req, s.metas), req.typed_keys)
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
@@ -287,6 +295,13 @@ class SearchPath:
         if s.prof is not None:   # built after ``took``: measuring bytes costs time of its own
             resp["profile"] = s.prof.to_dict(int((time.perf_counter() - s.t0) * 1e9))
         return resp
+
+
+def _suggest_mapping(req: SearchRequest, metas: list[IndexMeta]) -> Any:
+    """The mapping that analyzes the suggesters' text: the first index mapping the field."""
+    field = req.suggest[0].field
+    return next((m.mapping for m in metas if m.mapping.get(field) is not None),
+                metas[0].mapping if metas else Mapping())
 
 
 def _hits_section(req: SearchRequest, reduced: ReducedQuery,

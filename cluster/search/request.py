@@ -34,7 +34,7 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "script_fields", "slice", "suggest", "ext", "runtime_mappings",
+    "script_fields", "slice", "ext", "runtime_mappings",
 )
 
 #: URL parameters that only make sense with a body key above.
@@ -105,6 +105,7 @@ class SearchRequest:
     rescore: tuple[Any, ...] = ()          # search.rescore.Rescorer, applied in order
     indices_boost: tuple[tuple[str, float], ...] = ()   # (index pattern, boost), in order
     highlight: Any = None                  # search.highlight.HighlightSpec
+    suggest: tuple[Any, ...] = ()          # search.suggest.TermSuggestion
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -424,12 +425,14 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
 
 
 def _parse_features(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
-    """``collapse``, ``rescore``, ``indices_boost``, ``highlight`` and how named queries
+    """``collapse``, ``rescore``, ``indices_boost``, ``highlight``, ``suggest`` and how named queries
     report (their own modules parse them)."""
     from .collapse import parse_collapse
     from .highlight import parse_highlight
     from .indices_boost import parse_indices_boost
     from .rescore import parse_rescore
+    from .suggest import parse_suggest
+    req.suggest = parse_suggest(body.get("suggest"))
     req.collapse = parse_collapse(body.get("collapse"))
     req.rescore = parse_rescore(body.get("rescore"))
     req.indices_boost = parse_indices_boost(body.get("indices_boost"))
