@@ -158,3 +158,11 @@ def test_selected_shards_intersects_routing_and_preference() -> None:
     assert selected_shards(4, "a", f"_shards:{sid}|_local") == [sid]
     assert selected_shards(4, "a", f"_shards:{(sid + 1) % 4}") == []
     assert selected_shards(4, None, "_shards:9") == []
+
+
+@pytest.mark.parametrize("q", ["title:FO*", "title:F?X", "FO*"])
+def test_query_string_wildcard_terms_are_lowercased_on_text_fields(idx, q) -> None:
+    r = idx.get("/t/_search", params={"q": q, "size": 20})
+    assert _ids(r) == {i for i, d in DOCS.items() if d["title"] == "fox"}
+    body = {"query": {"query_string": {"query": q}}, "size": 20}
+    assert _ids(idx.post("/t/_search", json=body)) == _ids(r)
