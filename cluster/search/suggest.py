@@ -11,6 +11,8 @@ with a 400 naming them.
 from __future__ import annotations
 
 import math
+
+import numpy as np
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +164,7 @@ def _options(s: TermSuggestion, tok: str, own: int, cands: dict[str, list[int]],
             continue
         if len(term) < s.min_word_length:
             continue
-        score = 1.0 - edits / min(len(term), len(tok))
+        score = float(np.float32(1.0 - edits / min(len(term), len(tok))))   # a Java float
         found.append({"text": term, "score": score, "freq": freq})
     if s.sort == "score":
         found.sort(key=lambda o: (-o["score"], -o["freq"], o["text"]))
