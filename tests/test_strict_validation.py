@@ -71,3 +71,17 @@ def test_an_empty_id_in_a_bulk_item_is_refused_and_the_others_are_written(es) ->
     assert items[0]["index"]["error"]["reason"] == \
         "Validation Failed: 1: if _id is specified it must not be empty;"
     assert items[1]["index"]["status"] == 201
+
+
+def test_a_suggester_option_of_the_wrong_type_is_a_400_not_a_500() -> None:
+    with pytest.raises(IllegalArgument):
+        parse_search(("i",), {}, {"suggest": {"s": {"text": "x", "term": {
+            "field": "f", "min_doc_freq": "many"}}}})
+
+
+def test_a_suggester_text_with_too_many_tokens_is_refused() -> None:
+    from shardsearch.cluster.search.suggest import shard_plan
+    req = parse_search(("i",), {}, {"suggest": {"s": {"text": "w " * 300,
+                                                      "term": {"field": "tag"}}}})
+    with pytest.raises(IllegalArgument):
+        shard_plan(req.suggest, Mapping.from_body({"properties": {"tag": {"type": "text"}}}))

@@ -15,7 +15,7 @@ import numpy as np
 
 from .segment import KeywordField, TextField
 
-MAX_CANDIDATES = 10_000
+MAX_CANDIDATES = 2_000
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

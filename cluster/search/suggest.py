@@ -24,6 +24,7 @@ TERM_OPTIONS = ("field", "text", "size", "suggest_mode", "max_edits", "prefix_le
                 "min_word_length", "sort", "string_distance", "analyzer", "min_doc_freq",
                 "max_term_freq")
 MODES = ("missing", "popular", "always")
+MAX_TOKENS = 256   # ours: tokens of one suggester's text (bounds the shards' comparisons)
 
 
 @dataclass(frozen=True)
@@ -101,8 +102,15 @@ def _parse_one(name: str, spec: dict[str, Any], global_text: Any) -> TermSuggest
                           prefix_length=_int(opts, "prefix_length", 1),
                           min_word_length=_int(opts, "min_word_length", 4), sort=sort,
                           analyzer=opts.get("analyzer"),
-                          min_doc_freq=float(opts.get("min_doc_freq", 0)),
-                          max_term_freq=float(opts.get("max_term_freq", 0.01)))
+                          min_doc_freq=_number(opts, "min_doc_freq", 0.0),
+                          max_term_freq=_number(opts, "max_term_freq", 0.01))
+
+
+def _number(opts: dict[str, Any], key: str, default: float) -> float:
+    v = opts.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v < 0:
+        raise IllegalArgument(f"[{key}] must be a non-negative number, found [{v}]")
+    return float(v)
 
 
 def _int(opts: dict[str, Any], key: str, default: int) -> int:
@@ -127,8 +135,14 @@ def suggest_tokens(s: TermSuggestion, mapping: Any) -> list[tuple[str, int, int]
 def shard_plan(suggestions: tuple[TermSuggestion, ...], mapping: Any
                ) -> tuple[tuple[str, str, tuple[str, ...], int, int], ...]:
     """What each shard looks up for the suggesters (``ShardQuery.suggest``)."""
-    return tuple((s.name, s.field, tuple(t for t, _, _ in suggest_tokens(s, mapping)),
-                  s.max_edits, s.prefix_length) for s in suggestions)
+    out = []
+    for s in suggestions:
+        tokens = tuple(t for t, _, _ in suggest_tokens(s, mapping))
+        if len(tokens) > MAX_TOKENS:
+            raise IllegalArgument(f"[suggest] the text of [{s.name}] has [{len(tokens)}] tokens; "
+                                  f"at most [{MAX_TOKENS}] are accepted by this server")
+        out.append((s.name, s.field, tokens, s.max_edits, s.prefix_length))
+    return tuple(out)
 
 
 def reduce_suggest(suggestions: tuple[TermSuggestion, ...], partials: list[dict[str, Any]],
