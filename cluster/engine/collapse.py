@@ -18,15 +18,15 @@ from .segment import KeywordField, NumericField
 
 
 def check_collapse_field(field: str, mapping: Mapping, index: str) -> None:
-    """Elasticsearch's refusals (``CollapseBuilder.build``): unmapped, not a keyword or
-    number, or without doc values."""
+    """Elasticsearch 8's refusals (``CollapseBuilder.build``): unmapped, not a keyword or a
+    number (``collapseType`` NONE), or without doc values."""
     ft = mapping.get(field)
     if ft is None:
         raise IllegalArgument(f"no mapping found for `{field}` in order to collapse on",
                               es_type="illegal_argument_exception", index=index)
-    if ft.kind not in ("keyword", "numeric", "date", "boolean"):
-        raise IllegalArgument(f"unknown type for collapse field `{field}`, only keywords and "
-                              "numbers are accepted", index=index)
+    if ft.type != "keyword" and ft.kind != "numeric":
+        raise IllegalArgument(f"collapse is not supported for the field [{field}] of the type "
+                              f"[{ft.type}]", index=index)
     if not ft.doc_values:
         raise IllegalArgument(f"cannot collapse on field `{field}` without `doc_values`",
                               index=index)
