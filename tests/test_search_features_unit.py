@@ -60,7 +60,7 @@ def test_order_score_puts_the_fragment_with_most_terms_first() -> None:
     text = "One fox here. Then a fox and a dog together. End."
     got = _highlight({"query": {"match": {"text": "fox dog"}}, "highlight": {
         "order": "score", "fields": {"text": {"fragment_size": 40}}}}, {"text": text})
-    assert got["text"][0] == "Then a <em>fox</em> and a <em>dog</em> together."
+    assert got["text"][0] == "Then a <em>fox</em> and a <em>dog</em> together. End."
 
 
 @pytest.mark.parametrize("a,b,d", [("quick", "quikc", 1), ("fox", "fix", 1), ("abc", "abc", 0),
