@@ -115,3 +115,21 @@ def test_indices_boost_agrees_with_opensearch(pair) -> None:
     body = {"query": {"match": {"title": "apple"}}, "size": 10,
             "indices_boost": [{INDEX: 2.5}]}
     _same_ranking(*_both(pair, body))
+
+
+@pytest.mark.parametrize("body,params", [
+    ({"collapse": {"field": "n"}}, {"scroll": "1m"}),
+    ({"collapse": {"field": "title"}}, None),
+    ({"collapse": {"field": "nope"}}, None),
+    ({"collapse": {"field": "n"}, "rescore": {"query": {"rescore_query": {"match_all": {}}}}},
+     None),
+    ({"sort": ["n"], "rescore": {"query": {"rescore_query": {"match_all": {}}}}}, None),
+    ({"query": {"terms": {"": ["x"]}}}, None),
+    ({"suggest": {"s": {"text": "x", "term": {"field": "body", "suggest_mode": "often"}}}},
+     None),
+    ({"highlight": {"fields": {"title": {"type": "nope"}}}}, None),
+])
+def test_requests_opensearch_refuses_are_refused(pair, body, params) -> None:
+    (s1, ours), (s2, theirs) = pair.send("POST", f"/{INDEX}/_search", body, params)
+    assert s2 == 400, theirs
+    assert s1 == 400, ours
