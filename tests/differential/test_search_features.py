@@ -130,6 +130,9 @@ def test_indices_boost_agrees_with_opensearch(pair) -> None:
     ({"highlight": {"fields": {"title": {"type": "nope"}}}}, None),
 ])
 def test_requests_opensearch_refuses_are_refused(pair, body, params) -> None:
+    """Both refuse; ours always with a 400 (OpenSearch 2.19 answers collapse in a scroll or with
+    rescore with a 500 ``search_phase_execution_exception``; Elasticsearch 8 with a 400
+    validation error, as we do)."""
     (s1, ours), (s2, theirs) = pair.send("POST", f"/{INDEX}/_search", body, params)
-    assert s2 == 400, theirs
+    assert s2 >= 400, theirs
     assert s1 == 400, ours
