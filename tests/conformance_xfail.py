@@ -23,23 +23,14 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
         ]),
     "opensearch/search.highlight/10_unified.yml": (
         19, [
-            'Basic',
             'With matched_fields',
         ]),
+    # collapse itself passes; these two need ``version_type: external`` on the index API and
+    # ``alias`` field types (document and index APIs), which are not built yet
     "opensearch/search/110_field_collapsing.yml": (
-        19, [
-            'no hits and inner_hits max_score null',
-            'field collapsing',
-            'field collapsing and from',
-            'field collapsing, inner_hits, and fields',
-            'field collapsing, inner_hits and maxConcurrentGroupRequests',
-            'field collapsing and scroll',
-            'field collapsing and search_after',
-            'field collapsing and rescore',
-            'field collapsing and multiple inner_hits',
+        18, [
             'field collapsing, inner_hits and version',
             'field collapsing on a field alias',
-            'field collapsing, inner_hits and seq_no',
         ]),
     "opensearch/search/160_exists_query.yml": (
         19, [

@@ -46,6 +46,17 @@ BODY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "post_filter": ({}, {"post_filter": {"term": {"tag": "t0"}}}),
     "script_fields": ({"size": 1}, {"size": 1, "script_fields": {
         "x": {"script": {"source": "doc['n'].value * params.f", "params": {"f": 2}}}}}),
+    "highlight": ({"query": {"match": {"title": "fox"}}},
+                  {"query": {"match": {"title": "fox"}}, "highlight": {"fields": {"title": {}}}}),
+    "rescore": ({"query": {"match": {"title": "fox"}}},
+                {"query": {"match": {"title": "fox"}},
+                 "rescore": {"query": {"rescore_query": {"term": {"tag": "t0"}},
+                                       "rescore_query_weight": 5}}}),
+    "indices_boost": ({"query": {"match": {"title": "fox"}}},
+                      {"query": {"match": {"title": "fox"}}, "indices_boost": [{"acc": 2}]}),
+    "collapse": ({}, {"collapse": {"field": "tag"}}),
+    "suggest": ({"size": 0}, {"size": 0, "suggest": {"s": {"text": "foxx",
+                                                          "term": {"field": "title"}}}}),
 }
 PARAM_CHANGES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "q": ({}, {"q": "title:fox"}),
@@ -86,14 +97,17 @@ PARAM_CHANGES: dict[str, tuple[dict[str, str], dict[str, str]]] = {
     "filter_path": ({}, {"filter_path": "hits.total"}),
     "min_score": ({"q": "title:fox"}, {"q": "title:fox", "min_score": "100"}),
     "consistent_page": ({"size": "1"}, {"size": "1", "consistent_page": "true"}),
+    "include_named_queries_score": (
+        {"_body": {"query": {"match": {"title": {"query": "fox", "_name": "f"}}}}},
+        {"include_named_queries_score": "true",
+         "_body": {"query": {"match": {"title": {"query": "fox", "_name": "f"}}}}}),
     "paging": ({"from": "5", "size": "1", "_body": {"profile": True}},
                {"from": "5", "size": "1", "paging": "deep_page", "_body": {"profile": True}}),
 }
 # accepted, and on the README's list of what cannot change an answer here
 NO_EFFECT = {"stats", "search_type", "request_cache", "batched_reduce_size",
              "max_concurrent_shard_requests", "pre_filter_shard_size", "ccs_minimize_roundtrips",
-             "human", "error_trace", "ignore_throttled", "include_named_queries_score",
-             "analyze_wildcard"}
+             "human", "error_trace", "ignore_throttled", "analyze_wildcard"}
 # keys whose effect another test shows, with more set-up than one request pair
 ELSEWHERE = {"pit": "tests/test_cursors.py (a point in time keeps its snapshot)",
              "slice": "tests/test_slices.py (slices of a scroll or PIT partition it)",
@@ -166,10 +180,7 @@ def test_an_accepted_url_parameter_changes_the_answer(acc: httpx.Client, key: st
 
 
 UNSUPPORTED_VALUES: dict[str, Any] = {
-    "highlight": {"fields": {"title": {}}},
-    "rescore": {"query": {"rescore_query": {"match_all": {}}}}, "indices_boost": [{"acc": 2}],
-    "collapse": {"field": "tag"},
-    "suggest": {"s": {"text": "fox", "term": {"field": "title"}}}, "ext": {"x": {}},
+    "ext": {"x": {}},
     "runtime_mappings": {"r": {"type": "long"}},
 }
 # URL parameters accepted only with values that change nothing; others are refused by name

@@ -112,8 +112,8 @@ def test_min_score_on_count_counts_only_documents_above_it(idx) -> None:
 @pytest.mark.parametrize("key", UNSUPPORTED_BODY_KEYS)
 def test_a_body_key_we_do_not_implement_is_refused_by_name(idx, key) -> None:
     value = {"x": {"terms": {"field": "n"}}} if key in ("aggs", "aggregations") else \
-        {"field": "n"} if key == "collapse" else {"id": 0, "max": 2} if key == "slice" else \
-        [{"t": 2.0}] if key == "indices_boost" else {"match_all": {}} if key == "post_filter" \
+        {"id": 0, "max": 2} if key == "slice" else \
+        {"match_all": {}} if key == "post_filter" \
         else {"f": {"script": "1"}} if key == "script_fields" else {"x": 1}
     r = idx.post("/t/_search", json={key: value})
     assert r.status_code == 400, r.text
@@ -124,12 +124,12 @@ def test_empty_aggs_is_accepted_because_it_asks_for_nothing(idx) -> None:
     assert idx.post("/t/_search", json={"size": 0, "aggs": {}}).status_code == 200
 
 
-def test_a_named_query_is_refused_rather_than_answered_without_matched_queries(idx) -> None:
-    for query in ({"match": {"title": {"query": "fox", "_name": "q"}}},
-                  {"bool": {"_name": "b", "must": {"match_all": {}}}}):
-        r = idx.post("/t/_search", json={"query": query})
-        assert r.status_code == 400
-        assert "_name" in r.json()["error"]["reason"]
+def test_a_named_query_shows_in_the_matched_queries_of_the_hits_it_matches(idx) -> None:
+    query = {"bool": {"_name": "b", "should": [
+        {"match": {"title": {"query": "fox", "_name": "q"}}}, {"match_all": {}}]}}
+    hits = idx.post("/t/_search", json={"query": query, "size": 12}).json()["hits"]["hits"]
+    by_id = {h["_id"]: h["matched_queries"] for h in hits}
+    assert by_id == {i: ["b", "q"] if d["title"] == "fox" else ["b"] for i, d in DOCS.items()}
 
 
 def test_filter_path_keeps_only_the_named_paths(idx) -> None:
@@ -158,3 +158,11 @@ def test_selected_shards_intersects_routing_and_preference() -> None:
     assert selected_shards(4, "a", f"_shards:{sid}|_local") == [sid]
     assert selected_shards(4, "a", f"_shards:{(sid + 1) % 4}") == []
     assert selected_shards(4, None, "_shards:9") == []
+
+
+@pytest.mark.parametrize("q", ["title:FO*", "title:F?X", "FO*"])
+def test_query_string_wildcard_terms_are_lowercased_on_text_fields(idx, q) -> None:
+    r = idx.get("/t/_search", params={"q": q, "size": 20})
+    assert _ids(r) == {i for i, d in DOCS.items() if d["title"] == "fox"}
+    body = {"query": {"query_string": {"query": q}}, "size": 20}
+    assert _ids(idx.post("/t/_search", json=body)) == _ids(r)

@@ -247,6 +247,11 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
     if meta.get("op_type") == "create":
         action = "create"
     index = meta.get("_index", default_index)
+    if isinstance(index, (int, float)) and not isinstance(index, bool):
+        index = str(index)   # Elasticsearch reads a number's text as the name
+    elif index is not None and not isinstance(index, str):
+        raise IllegalArgument(f"Malformed action/metadata line [{line_no}], [_index] must be "
+                              "a string")
     item: dict[str, Any] = {"action": action, "index": index,
                             "id": None if meta.get("_id") is None else str(meta["_id"]),
                             "routing": meta.get("routing", meta.get("_routing",

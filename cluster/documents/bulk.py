@@ -133,6 +133,9 @@ def _doc_id(item: dict[str, Any], action: str) -> str:
             raise ActionRequestValidationError("id is missing")
         doc_id = generate_id()
     doc_id = str(doc_id)
+    if not doc_id:   # IndexRequest.validate / DeleteRequest.validate
+        raise ActionRequestValidationError("id is missing" if action in ("delete", "update")
+                                           else "if _id is specified it must not be empty")
     if len(doc_id.encode()) > 512:
         raise IllegalArgument(f"id [{doc_id}] is too long, must be no longer than "
                               f"512 bytes but was: {len(doc_id.encode())}")

@@ -120,4 +120,23 @@ def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:
         for i in range(0, len(tok), MAX_TOKEN_LENGTH):
             part = tok[i:i + MAX_TOKEN_LENGTH]
             out.append((part.lower(), m.start() + i, m.start() + i + len(part), kind))
+
+
+_SPAN_RES = {"whitespace": re.compile(r"\S+"), "simple": re.compile(r"[^\W\d_]+")}
+_LOWERCASED = {"standard", "default", "simple"}
+
+
+def term_spans(name: str | None, text: str) -> list[tuple[str, int, int]]:
+    """``(term, start, end)`` of each token of ``text`` under analyzer ``name``: the same
+    terms as :func:`get_analyzer` (highlighting needs where each term sits in the text)."""
+    name = name if name in ANALYZERS else "standard"
+    if name == "keyword":
+        return [(text, 0, len(text))]
+    rx = _SPAN_RES.get(name, _TOKEN_RE)
+    out = []
+    for m in rx.finditer(text):
+        tok = m.group(0)
+        if rx is _TOKEN_RE and tok.strip("_") == "":
+            continue
+        out.append((tok.lower() if name in _LOWERCASED else tok, m.start(), m.end()))
     return out

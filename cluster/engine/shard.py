@@ -26,6 +26,9 @@ import orjson
 from ..errors import MapperParsing, StaleGeneration
 from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
+from .collapse import collapsed_top
+from .row_scores import score_rows
+from .suggest_terms import term_partial
 from .gcpause import gc_paused, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
@@ -466,8 +469,19 @@ class ShardCore:
         self._check_latest(q)
         c = collect(self, q, cancel, partial=True)
         t1 = time.perf_counter_ns()
-        top = top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
+        groups = None
+        if q.collapse is not None:
+            top, groups = collapsed_top(self, q, c)
+        else:
+            top = top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
         hits = c.hits(top, q.track_scores, time.perf_counter_ns() - t0)
+        hits.groups = groups
+        if q.named or q.rescore:
+            score_rows(self, q, hits)
+        if q.suggest:
+            hits.suggest = {name: term_partial(self.segments, c.generation, field, list(tokens),
+                                               edits, prefix)
+                            for name, field, tokens, edits, prefix in q.suggest}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:

@@ -48,6 +48,11 @@ class ShardQuery:
     agg_query: Query | None = None       # with a post_filter: the query aggregations see
     agg_cuts: dict[str, Any] | None = None   # top-level terms name -> engine.aggs.tput.Cut
     max_shard_terms: int | None = None   # refuse to ship more keyed buckets (None: no limit)
+    collapse: str | None = None          # field collapsing: the first row of each group only
+    named: tuple[tuple[str, Query], ...] = ()   # named queries to report for the top rows
+    rescore: tuple[Query, ...] = ()      # rescore queries to score the top rows with
+    suggest: tuple[tuple[str, str, tuple[str, ...], int, int], ...] = ()   # term suggesters:
+                                         # (name, field, tokens, max_edits, prefix_length)
 
 
 @dataclass
@@ -71,6 +76,10 @@ class ShardHits:
     profile: dict[str, Any] | None = None   # shard-side timings when the query asked for them
     docs: list[FetchedDoc] | None = None    # query-and-fetch: documents of the first rows
     aggs: dict[str, Any] | None = None      # aggregation partials (engine/aggs/partials.py)
+    groups: list[Any] | None = None         # collapse: each row's group key
+    named: list[dict[str, float]] | None = None   # each row's matched named queries -> score
+    rescore: list[np.ndarray] | None = None  # per rescore query: each row's score (NaN: no match)
+    suggest: dict[str, Any] | None = None    # term suggesters' partials (engine/suggest_terms.py)
 
     def __len__(self) -> int:
         return len(self.addr)

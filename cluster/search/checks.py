@@ -26,7 +26,8 @@ def check_request(req: SearchRequest, metas: list[IndexMeta],
         # too_many_clauses / regex length before any fan-out
         try:
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
-                m.settings.get("max_regex_length", 1000)))
+                m.settings.get("max_regex_length", 1000)), max_terms_count=int(
+                m.settings.get("max_terms_count", 65536)))
         except SearchError as e:
             if e.es_type != "query_shard_exception":
                 raise

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..engine.inner_hits import inner_hit_queries
 from ..engine.query.nodes import Query
+from ..engine.mapping import Mapping
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
@@ -45,10 +46,14 @@ from .fetch_phase import explain_page, fetch_page, inner_hits_page
 from .hits import render_hit
 from .profile import SearchProfile
 from .query_phase import QueryRound
+from .collapse import expand_groups
+from .hit_extras import decorate_hits, rescored_merge, shard_k
+from .indices_boost import boosted, index_boost
 from .reduce import ReducedQuery, merge, total_hits
 from .request import SearchRequest
 from .settings import SearchSettings
 from .statistics import Statistics
+from .suggest import reduce_suggest, shard_plan
 from .tuning import SearchTuning
 
 
@@ -71,6 +76,7 @@ class _Search:
     timed_out: bool = False
     page_from: int = 0
     filters: dict[str, Query] = field(default_factory=dict)   # the query with alias filters
+    docs: list[Any] = field(default_factory=list)   # the page's fetched documents, in order
 
 
 class SearchPath:
@@ -117,6 +123,7 @@ class SearchPath:
         reduced = self._merge(s)
         await self._aggregate(s)
         page, hits = await self._fetch(s, reduced)
+        await self._hit_extras(s, reduced, page, hits, snapshot)
         return self._response(s, reduced, page, hits)
 
     # --- 1. resolve ---------------------------------------------------------------------------
@@ -137,9 +144,10 @@ class SearchPath:
                                                 req.preference)
                       and _in_slice(req, m, sid)]
         scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
-            or req.min_score is not None or req.explain \
-            or req.query is not None and bool(inner_hit_queries(req.query))   # explain and
-        # inner hits need the statistics
+            or req.min_score is not None or req.explain or bool(req.named) \
+            or bool(req.rescore) \
+            or req.query is not None and bool(inner_hit_queries(req.query))
+        # explain, named and rescore queries and inner hits need the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         filters = {m.name: filtered(req.query, access[m.name].filters) for m in metas}
         return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof,
@@ -163,14 +171,20 @@ class SearchPath:
     def _shard_queries(self, s: _Search, stats: Stats | None, gens: dict[tuple[str, int], int],
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
-        k = req.from_ + req.size if req.search_after is None else req.size
-        queries = [ShardQuery(query=_shard_query(req, s.filters.get(m.name, req.query), m, sid),
+        k = shard_k(req)
+        suggest = shard_plan(req.suggest, _suggest_mapping(req, s.metas)) if req.suggest else ()
+        queries = [ShardQuery(query=boosted(_shard_query(req, s.filters.get(m.name, req.query),
+                                                         m, sid),
+                                            index_boost(req.indices_boost, m.name)),
                               sort=s.sort, k=k, index_rank=rank,
                               generation=gens.get((m.name, sid)), stats=stats,
                               after=req.search_after,
                               track_scores=s.scoring or not req.sort,
                               min_score=req.min_score, terminate_after=req.terminate_after,
-                              deadline=s.deadline, profile=req.profile, latest=guessed)
+                              deadline=s.deadline, profile=req.profile, latest=guessed,
+                              collapse=req.collapse.field if req.collapse else None,
+                              named=req.named, rescore=tuple(r.query for r in req.rescore),
+                              suggest=suggest)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
             plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py
@@ -181,7 +195,7 @@ class SearchPath:
     async def _query(self, s: _Search) -> None:
         req, prof, queries = s.req, s.prof, s.queries
         deep = self._use_deep_page(req, len(s.shard_list))
-        k = req.from_ + req.size if req.search_after is None else req.size
+        k = shard_k(req)
         if not deep and prof is None and k <= self.tuning.prefetch_max:
             for q in queries:   # query-and-fetch: small pages save the fetch round trip
                 q.prefetch = k
@@ -204,7 +218,8 @@ class SearchPath:
         page at or beyond ``deep_page_threshold``, or when the request's ``paging`` asks for it;
         never after a cursor or with ``terminate_after``."""
         if req.search_after is not None or req.scroll or req.terminate_after is not None \
-                or req.paging == "from_size" or req.aggs is not None:
+                or req.paging == "from_size" or req.aggs is not None \
+                or req.collapse is not None or req.rescore or req.named or req.suggest:
             return False
         if req.paging == "deep_page":
             return True
@@ -213,7 +228,10 @@ class SearchPath:
     # --- 4. merge -----------------------------------------------------------------------------
 
     def _merge(self, s: _Search) -> ReducedQuery:
-        reduced = merge([h for _, h in s.hits_list], s.sort, s.page_from, s.req.size)
+        if s.req.rescore:
+            reduced = rescored_merge(s.req, [h for _, h in s.hits_list], s.sort, s.page_from)
+        else:
+            reduced = merge([h for _, h in s.hits_list], s.sort, s.page_from, s.req.size)
         if s.prof is not None:
             s.prof.phase("merge")
         return reduced
@@ -246,6 +264,7 @@ class SearchPath:
         s.timed_out = s.timed_out or fetch_timed_out
         # hits whose shard failed or timed out in the fetch round drop out of the page
         page = [e for e, d in zip(reduced.page, page_docs) if d is not None]
+        s.docs = [d for d in page_docs if d is not None]
         metas_by_name = {m.name: m for m in s.metas}
         hits = []
         for entry, doc in zip(page, (d for d in page_docs if d is not None)):
@@ -256,6 +275,20 @@ class SearchPath:
         if req.query is not None and inner_hit_queries(req.query):
             await inner_hits_page(self.shards, s.hits_list, page, s.shard_list, s.queries, hits)
         return page, hits
+
+    # --- 5b. what each hit shows besides its document ----------------------------------------
+
+    async def _hit_extras(self, s: _Search, reduced: ReducedQuery, page: list[Any],
+                          hits: list[dict[str, Any]],
+                          snapshot: dict[tuple[str, int], int]) -> None:
+        """Rescored scores, ``matched_queries``, highlights, the collapse key and its
+        ``inner_hits`` (``hit_extras.py``)."""
+        req = s.req
+        entries = [(s.hits_list[e.shard_pos][1], e.row) for e in page]
+        decorate_hits(req, reduced, page, entries, s.docs, hits, s.metas)
+        if req.collapse is not None and req.collapse.inner_hits and hits:
+            keys = [h.groups[row] if h.groups is not None else None for h, row in entries]
+            await expand_groups(self.run, req, hits, keys, snapshot)
 
     # --- 6. response --------------------------------------------------------------------------
 
@@ -275,6 +308,10 @@ class SearchPath:
         if req.aggs is not None:
             resp["aggregations"] = response_aggregations(req, hits_list, s.metas,
                                                          self.settings.store)
+        if req.suggest:
+            resp["suggest"] = reduce_suggest(req.suggest, [h.suggest for _, h in hits_list
+                                                           if h.suggest is not None],
+                                             _suggest_mapping(req, s.metas), req.typed_keys)
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}
@@ -284,6 +321,13 @@ class SearchPath:
         if s.prof is not None:   # built after ``took``: measuring bytes costs time of its own
             resp["profile"] = s.prof.to_dict(int((time.perf_counter() - s.t0) * 1e9))
         return resp
+
+
+def _suggest_mapping(req: SearchRequest, metas: list[IndexMeta]) -> Any:
+    """The mapping that analyzes the suggesters' text: the first index mapping the field."""
+    field = req.suggest[0].field
+    return next((m.mapping for m in metas if m.mapping.get(field) is not None),
+                metas[0].mapping if metas else Mapping())
 
 
 def _hits_section(req: SearchRequest, reduced: ReducedQuery,

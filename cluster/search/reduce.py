@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.collapse import first_per_key
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, ascending_keys, order
 
@@ -35,6 +36,7 @@ class ReducedQuery:
     max_score: float | None    # best score across shards (None when scores are not tracked)
     page: list[PageEntry]      # the page, in order
     candidates: int            # how many candidates the shards sent in all
+    rescored: dict[PageEntry, float] | None = None   # rescore: the page's new scores
 
 
 def merge(results: list[ShardHits], sort: tuple[SortField, ...], from_: int,
@@ -50,7 +52,7 @@ def merge(results: list[ShardHits], sort: tuple[SortField, ...], from_: int,
     pos = np.concatenate([np.full(len(r), i, dtype=np.int32) for i, r in nonempty])
     rows = np.concatenate([np.arange(len(r), dtype=np.int64) for _, r in nonempty])
     if len(nonempty) == 1:
-        sel = np.arange(from_, min(from_ + size, len(rows)))
+        sel = np.arange(len(rows))
     else:
         nkeys = len(sort)
         columns = [np.concatenate([r.columns[j] for _, r in nonempty]) for j in range(nkeys)]
@@ -66,7 +68,11 @@ def merge(results: list[ShardHits], sort: tuple[SortField, ...], from_: int,
         ties = np.concatenate([r.ties for _, r in nonempty])
         kinds = nonempty[0][1].kinds
         keys = ascending_keys(sort, kinds, columns, missing, ties)
-        sel = order(keys)[from_:from_ + size]
+        sel = order(keys)
+    if nonempty[0][1].groups is not None:   # collapse: the first of each group key
+        group_keys = [g for _, r in nonempty for g in r.groups or ()]
+        sel = sel[first_per_key([group_keys[i] for i in sel.tolist()])]
+    sel = sel[from_:from_ + size]
     page = [PageEntry(int(pos[i]), int(rows[i])) for i in sel]
     return ReducedQuery(total, max_score, page, cand)
 

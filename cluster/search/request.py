@@ -12,10 +12,10 @@ from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XCo
 from ..values import parse_bool, parse_time_ms
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
 from ..engine.inner_hits import check_inner_hits
-from ..engine.query.dsl import parse_query
+from ..engine.query.dsl import parse_named_query
 from ..engine.query.nodes import MatchAll, Query, QueryString
 from ..engine.query.parse_helpers import token_name
-from ..engine.sorting import SortField, parse_sort, parse_sort_param
+from ..engine.sorting import SortField, parse_sort, parse_sort_param, score_only
 from ..indices.preference import parse_preference
 from .script_fields import parse_script_fields
 from .slicing import SliceSpec, check_slice, parse_slice
@@ -37,7 +37,6 @@ BODY_KEYS = {
 #: naming them, never accepted and dropped (README, "What we refuse"). Checked after the
 #: per-index limits, so a request over a limit gets Elasticsearch's limit error first.
 UNSUPPORTED_BODY_KEYS = (
-    "highlight", "rescore", "indices_boost", "collapse", "suggest",
     "ext", "runtime_mappings",
 )
 
@@ -107,6 +106,13 @@ class SearchRequest:
     post_filter: Query | None = None       # narrows the hits after aggregations are computed
     typed_keys: bool = False               # prefix aggregation names with their type
     slice: SliceSpec | None = None         # one part of a sliced scroll or PIT (slicing.py)
+    collapse: Any = None                   # search.collapse.Collapse: one hit per group
+    named: tuple[tuple[str, Query], ...] = ()   # ``_name``d queries -> ``matched_queries``
+    include_named_queries_score: bool = False   # ``matched_queries`` as name -> score
+    rescore: tuple[Any, ...] = ()          # search.rescore.Rescorer, applied in order
+    indices_boost: tuple[tuple[str, float], ...] = ()   # (index pattern, boost), in order
+    highlight: Any = None                  # search.highlight.HighlightSpec
+    suggest: tuple[Any, ...] = ()          # search.suggest.TermSuggestion
 
 
 def _int(value: Any, name: str, *, url: bool) -> int:
@@ -258,7 +264,7 @@ def _parse_query(req: SearchRequest, params: dict[str, str], body: dict[str, Any
         if body["query"] is None or body["query"] == {}:
             req.query = MatchAll()
         else:
-            req.query = parse_query(body["query"])
+            req.query, req.named = parse_named_query(body["query"])
             check_inner_hits(req.query)
     if "q" in params:
         df = params.get("df")
@@ -414,6 +420,7 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
     rescorers = rescore if isinstance(rescore, list) else [rescore] if rescore else []
     req.rescore_windows = tuple(_int(r.get("window_size", 10), "window_size", url=False)
                                 for r in rescorers if isinstance(r, dict))
+    _parse_features(req, params, body)
     if "request_cache" in params:
         req.request_cache = parse_bool(params["request_cache"], "request_cache")
     req.unsupported = _unsupported(body, params)
@@ -422,6 +429,23 @@ def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, An
     req.routing = params.get("routing")
     req.preference = params.get("preference")
     parse_preference(req.preference)   # Elasticsearch's errors before any fan-out
+
+
+def _parse_features(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:
+    """``collapse``, ``rescore``, ``indices_boost``, ``highlight``, ``suggest`` and how named queries
+    report (their own modules parse them)."""
+    from .collapse import parse_collapse
+    from .highlight import parse_highlight
+    from .indices_boost import parse_indices_boost
+    from .rescore import parse_rescore
+    from .suggest import parse_suggest
+    req.suggest = parse_suggest(body.get("suggest"))
+    req.collapse = parse_collapse(body.get("collapse"))
+    req.rescore = parse_rescore(body.get("rescore"))
+    req.indices_boost = parse_indices_boost(body.get("indices_boost"))
+    req.highlight = parse_highlight(body.get("highlight"))
+    req.include_named_queries_score = parse_bool(
+        params.get("include_named_queries_score", "false"), "include_named_queries_score")
 
 
 def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[str, Any]
@@ -434,7 +458,8 @@ def _parse_aggs_section(req: SearchRequest, params: dict[str, str], body: dict[s
     if section is not None:
         req.aggs = parse_aggs(section)
     if body.get("post_filter") is not None:
-        req.post_filter = parse_query(body["post_filter"])
+        req.post_filter, named = parse_named_query(body["post_filter"])
+        req.named = tuple(dict(req.named + named).items())
     req.typed_keys = parse_bool(params.get("typed_keys", "false"), "typed_keys")
 
 
@@ -478,6 +503,10 @@ def validate(req: SearchRequest) -> None:
         errors.append("[from] parameter must be set to 0 when [search_after] is used")
     if req.pit is None and any(sf.field == "_shard_doc" for sf in req.sort):
         errors.append("[_shard_doc] sort field cannot be used without [point in time]")
+    from .collapse import collapse_errors
+    from .rescore import rescore_errors
+    errors += collapse_errors(req.collapse, req.scroll is not None, bool(req.rescore),
+                              has_after, req.sort)
     if req.scroll is not None:
         if getattr(req, "request_cache", None):
             errors.append("[request_cache] cannot be used in a scroll context")
@@ -488,3 +517,5 @@ def validate(req: SearchRequest) -> None:
             "Validation Failed: " + "".join(f"{i}: {e};" for i, e in enumerate(errors, 1)))
     if req.slice is not None:
         check_slice(req.slice, scroll=req.scroll is not None, pit=req.pit is not None)
+    for e in rescore_errors(req.rescore, bool(req.sort) and not score_only(req.sort)):
+        raise IllegalArgument(e)

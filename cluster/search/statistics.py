@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..engine.query.nodes import MatchAll, Query
+from ..engine.query.nodes import Bool, MatchAll, Query
 from ..engine.query.rewrite import scoring_terms
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
@@ -45,14 +45,15 @@ class Statistics:
         fresh count — so results equal the uncached path's. Profiled and ``query_then_fetch``
         searches always count.
         """
+        query = stats_query(req)
         if prof is not None or req.search_type == "query_then_fetch" or not scoring \
-                or isinstance(req.query, MatchAll):
-            stats, gens = await self._count(shard_list, req.query, scoring, snapshot,
+                or isinstance(query, MatchAll):
+            stats, gens = await self._count(shard_list, query, scoring, snapshot,
                                             deadline, prof)
             return stats, gens, False
         pinned = bool(snapshot) and all((m.name, sid) in snapshot for _, m, sid, _ in shard_list)
         try:
-            key = (repr(req.query), pinned,
+            key = (repr(query), pinned,
                    tuple((m.name, m.uuid, getattr(m.mapping, "version", None), sid,
                           snapshot.get((m.name, sid)) if pinned and snapshot else None)
                          for _, m, sid, _ in shard_list))
@@ -62,7 +63,7 @@ class Statistics:
         got = memo.get(key) if key is not None else None
         if got is not None:
             return got[0], dict(got[1]), not pinned
-        stats, gens = await self._count(shard_list, req.query, scoring, snapshot,
+        stats, gens = await self._count(shard_list, query, scoring, snapshot,
                                         deadline, prof)
         if key is not None and all((m.name, sid) in gens for _, m, sid, _ in shard_list):
             if len(memo) >= 1024:
@@ -116,8 +117,15 @@ class Statistics:
                         deadline: float | None) -> None:
         """``query_then_fetch``: each shard scores with its own statistics (a shard that
         cannot count them is reported by the query round)."""
-        local = await fan_out([functools.partial(self._local, ref, req.query, m,
+        local = await fan_out([functools.partial(self._local, ref, stats_query(req), m,
                                                  gens.get((m.name, sid)), deadline)
                                for _, m, sid, ref in shard_list], deadline)
         for q, o in zip(queries, local):
             q.stats = o.value if o.ok else None
+
+
+def stats_query(req: SearchRequest) -> Query:
+    """The query whose terms the statistics count: the search's, and its rescore queries'
+    (scored on the shards with the same global statistics)."""
+    rescore = tuple(r.query for r in req.rescore)
+    return Bool(should=(req.query,) + rescore) if rescore else req.query

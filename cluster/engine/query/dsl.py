@@ -46,6 +46,14 @@ def parse_query(dsl: Any) -> Query:
     return _parse(dsl, ParseState())
 
 
+def parse_named_query(dsl: Any) -> tuple[Query, tuple[tuple[str, Query], ...]]:
+    """:func:`parse_query`, and the queries it names with ``_name`` (name -> its node, the
+    last one of a name winning, as Elasticsearch's map of named queries does)."""
+    st = ParseState()
+    q = _parse(dsl, st)
+    return q, tuple(st.named.items())
+
+
 def _parse(dsl: Any, st: ParseState) -> Query:
     """``AbstractQueryBuilder.parseInnerQueryBuilder``: one ``{name: body}`` object."""
     if not isinstance(dsl, dict):
@@ -66,18 +74,24 @@ def _parse(dsl: Any, st: ParseState) -> Query:
         raise ParsingError(f"unknown query [{name}]{did_you_mean(name, ES_QUERY_NAMES)}")
     q = parser(body, st)
     st.depth -= 1
-    if _names_itself(body):
-        raise ParsingError(f"[{name}] query: [_name] (named queries and matched_queries) is not "
-                           "supported by this server")
+    query_name = _own_name(body)
+    if query_name is not None:
+        st.named[query_name] = q
     if len(dsl) > 1:
         raise ParsingError(f"[{name}] malformed query, expected [END_OBJECT] but found "
                            "[FIELD_NAME]")
     return q
 
 
-def _names_itself(body: dict[str, Any]) -> bool:
-    """Whether a query object carries ``_name``, at its top or in its field's options."""
-    return "_name" in body or any(isinstance(v, dict) and "_name" in v for v in body.values())
+def _own_name(body: dict[str, Any]) -> str | None:
+    """A query object's ``_name``, at its top or in its field's options (None: unnamed)."""
+    value = body.get("_name")
+    if value is None:
+        value = next((v["_name"] for v in body.values() if isinstance(v, dict) and "_name" in v),
+                     None)
+    if value is not None and not isinstance(value, str):
+        raise ParsingError(f"[_name] must be a string, found [{token_name(value)}]")
+    return value
 
 
 def _p_match_all(body: dict[str, Any], st: ParseState) -> Query:

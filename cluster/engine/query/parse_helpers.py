@@ -111,10 +111,12 @@ def text_value(value: Any) -> str:
 
 
 class ParseState:
-    """Parse state: how deep the current query object is nested."""
+    """Parse state: how deep the current query object is nested, and the named queries
+    (``_name``) met so far."""
 
     def __init__(self) -> None:
         self.depth = 0
+        self.named: dict[str, Any] = {}
 
 
 def multiple_fields(name: str, first: str | None, second: str) -> None:

@@ -27,7 +27,6 @@ def _p_term(body: dict[str, Any], st: ParseState) -> Query:
                 boost=float_option("term", "boost", o.get("boost", 1.0)))
 
 
-MAX_TERMS_COUNT = 65536   # index.max_terms_count
 
 
 def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
@@ -54,11 +53,8 @@ def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
     if fname is None:
         raise ParsingError("[terms] query requires a field name, followed by array of terms or "
                            "a document lookup specification")
-    if len(values) > MAX_TERMS_COUNT:
-        raise IllegalArgument(f"The number of terms [{len(values)}] used in the Terms Query "
-                              f"request has exceeded the allowed maximum of [{MAX_TERMS_COUNT}]. "
-                              "This maximum can be set by changing the [index.max_terms_count] "
-                              "index level setting.")
+    if not fname:
+        raise IllegalArgument("field name cannot be null.")
     return Terms(field=fname, values=tuple(values), boost=boost)
 
 

@@ -69,6 +69,32 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         _collect(q.query, mapping, out)
 
 
+_LOWERCASING = {"standard", "default", "simple"}
+
+
+def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = None
+                          ) -> Q.Query:
+    """``query_string``'s wildcard and prefix terms through the field's normalizer, as
+    Elasticsearch's multi-term analysis does: lowercased on a text field whose analyzer
+    lowercases (``Fo*`` finds ``fox``), left as written on keyword fields."""
+    if isinstance(q, (Q.Prefix, Q.Wildcard)):
+        ft = mapping.get(q.field)
+        name = analyzer or (ft.search_analyzer or ft.analyzer if ft is not None else None)
+        if ft is None or ft.kind != "text" or name not in _LOWERCASING:
+            return q
+        if isinstance(q, Q.Prefix):
+            return dataclasses.replace(q, value=q.value.lower())
+        return dataclasses.replace(q, pattern=q.pattern.lower())
+    if isinstance(q, Q.Bool):
+        return dataclasses.replace(
+            q, **{k: tuple(normalize_multi_terms(s, mapping, analyzer) for s in getattr(q, k))
+                  for k in ("must", "should", "filter", "must_not")})
+    if isinstance(q, Q.DisMax):
+        return dataclasses.replace(q, queries=tuple(normalize_multi_terms(s, mapping, analyzer)
+                                                    for s in q.queries))
+    return q
+
+
 def _lenient(q: Q.Query) -> Q.Query:
     """``q`` with every ``match`` made lenient (``query_string``'s ``lenient: true``)."""
     if isinstance(q, Q.Match):
@@ -118,7 +144,7 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         out = expand_query_string(q, defaults)
         if q.lenient:
             out = _lenient(out)
-        return expand(out, mapping)
+        return normalize_multi_terms(expand(out, mapping), mapping, q.analyzer)
     if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
         subs = [Q.Match(field=f, text=q.text, operator=q.operator,

@@ -15,18 +15,22 @@ from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
 MAX_REGEX_LENGTH = 1000   # index.max_regex_length
+MAX_TERMS_COUNT = 65536   # index.max_terms_count
 
 
 def check_clause_limits(q: Q.Query, mapping: Mapping,
                         max_clauses: int = MAX_CLAUSE_COUNT,
-                        max_regex_length: int = MAX_REGEX_LENGTH) -> int:
+                        max_regex_length: int = MAX_REGEX_LENGTH,
+                        max_terms_count: int = MAX_TERMS_COUNT) -> int:
     """Lucene's limits on the query as it runs against ``mapping`` (after expansion and
     analysis): a boolean query with more than ``max_clauses`` clauses is ``too_many_clauses``;
     more than ``max_clauses`` leaf clauses in the whole tree is ``too_many_nested_clauses``;
     a regular expression longer than ``max_regex_length`` is refused as Elasticsearch words
-    it. Returns the number of leaf clauses. O(size of the query)."""
+    it, and so is a ``terms`` query with more than ``max_terms_count`` values. Returns the
+    number of leaf clauses. O(size of the query)."""
     expanded = expand(q, mapping)
     _check_regex_length(expanded, max_regex_length)
+    _check_terms_count(expanded, max_terms_count)
     leaves = _count_leaves(expanded, mapping, max_clauses)
     if leaves > max_clauses:
         raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
@@ -42,6 +46,16 @@ def _check_regex_length(q: Q.Query, limit: int) -> None:
                               "index level setting.")
     for sub in _children(q):
         _check_regex_length(sub, limit)
+
+
+def _check_terms_count(q: Q.Query, limit: int) -> None:
+    if isinstance(q, Q.Terms) and len(q.values) > limit:
+        raise IllegalArgument(f"The number of terms [{len(q.values)}] used in the Terms Query "
+                              f"request has exceeded the allowed maximum of [{limit}]. This "
+                              "maximum can be set by changing the [index.max_terms_count] "
+                              "index level setting.")
+    for sub in _children(q):
+        _check_terms_count(sub, limit)
 
 
 def _children(q: Q.Query) -> tuple[Q.Query, ...]:
