@@ -29,7 +29,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
     # ``alias`` field types (document and index APIs), which are not built yet
     "opensearch/search/110_field_collapsing.yml": (
         18, [
-            'field collapsing, inner_hits and version',
             'field collapsing on a field alias',
         ]),
     "opensearch/search/160_exists_query.yml": (
@@ -81,9 +80,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
 
 XFAIL: dict[str, str] = {
     # stretch (INDEX.md)
-    "elasticsearch/search/350_point_in_time.yml::msearch":
-        "msearch with pit works; the test's `match` on `_index` finds nothing (a search "
-        "feature, issue 19)",
     # aggregations (issue 17): OpenSearch-internal checks and capabilities outside aggregations
     "opensearch/search.aggregation/10_histogram.yml::date_histogram profiler":
         "OpenSearch-internal: profiler debug counters of aggregators",

@@ -599,3 +599,32 @@ def test_http_uri_search_with_q_df_default_operator_and_count(es) -> None:
     err = r.json()["error"]
     assert err["root_cause"][0]["type"] == "query_shard_exception"
     assert err["root_cause"][0]["reason"] == "Failed to parse query [title:(unclosed]"
+
+
+@pytest.mark.parametrize("query, expected", [
+    ({"term": {"_index": "books"}}, 5),
+    ({"term": {"_index": "bo*"}}, 5),
+    ({"term": {"_index": "other"}}, 0),
+    ({"terms": {"_index": ["other", "books"]}}, 5),
+    ({"match": {"_index": "books"}}, 5),
+    ({"prefix": {"_index": "boo"}}, 5),
+    ({"prefix": {"_index": "x"}}, 0),
+    ({"wildcard": {"_index": "b?oks"}}, 5),
+    ({"regexp": {"_index": "b.*s"}}, 5),
+    ({"bool": {"must_not": [{"match": {"_index": "books"}}]}}, 0),
+])
+def test_a_query_on_index_matches_every_document_of_a_matching_index(books, query, expected):
+    assert len(id_set(books, query)) == expected
+
+
+@pytest.mark.parametrize("query, kind", [
+    ({"prefix": {"views": "5"}}, "prefix"),
+    ({"wildcard": {"published": "2021*"}}, "wildcard"),
+    ({"regexp": {"available": "tr.*"}}, "regexp"),
+])
+def test_a_pattern_query_on_a_field_without_string_terms_is_refused_not_empty(books, query, kind):
+    with pytest.raises(SearchError) as err:
+        ids(books, query)
+    text = str(err.value.to_cause())
+    assert err.value.status == 400 and "query_shard_exception" in text
+    assert f"Can only use {kind} queries on" in text

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import nodes as Q
 from ..field_types import FieldType
-from ..scoring import K1, LENGTH_TABLE, B, idf, legacy_boost, norm_inverse_cache
+from ..scoring import K1, LENGTH_TABLE, B, legacy_boost, norm_inverse_cache
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
 from .matching import (evaluate, match_terms, phrase_freq_column, phrase_terms, phrase_weight,

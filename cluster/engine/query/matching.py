@@ -24,6 +24,7 @@ from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
+from .index_field import index_matches
 from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
 from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
@@ -45,6 +46,10 @@ def evaluate(q: Q.Query, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.nda
     Every node checks the context's cancellation first: each clause of a compound query is a
     point where a search past its deadline (or cancelled) stops."""
     ctx.cancel.check()
+    if getattr(q, "field", None) == "_index":   # one value per shard (index_field.py)
+        hit = index_matches(q, ctx.index_name)
+        if hit is not None:
+            return constant(np.full(seg.n, hit, dtype=bool), q.boost)
     fn = _EVAL.get(type(q))
     if fn is None:
         raise ParsingError(f"unsupported query [{type(q).__name__}]")
@@ -125,9 +130,6 @@ def evaluate_sparse(q: Q.Query, seg: Segment, ctx: Context
 def _e_term(q: Q.Term, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     if q.field == "_id":
         return _e_ids(Q.Ids(values=(str(q.value),), boost=q.boost), seg, ctx)
-    if q.field == "_index":
-        m = np.full(seg.n, str(q.value) == ctx.index_name, dtype=bool)
-        return constant(m, q.boost)
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return no_match(seg)

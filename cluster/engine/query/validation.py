@@ -11,6 +11,7 @@ from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
 from .field_values import date_bound, numeric_bounds, numeric_value
+from .index_field import pattern_on_term_field_error
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
@@ -28,6 +29,7 @@ def check_clause_limits(q: Q.Query, mapping: Mapping,
     a regular expression longer than ``max_regex_length`` is refused as Elasticsearch words
     it, and so is a ``terms`` query with more than ``max_terms_count`` values. Returns the
     number of leaf clauses. O(size of the query)."""
+    _check_pattern_fields(q, mapping)
     expanded = expand(q, mapping)
     _check_regex_length(expanded, max_regex_length)
     _check_terms_count(expanded, max_terms_count)
@@ -56,6 +58,19 @@ def _check_terms_count(q: Q.Query, limit: int) -> None:
                               "index level setting.")
     for sub in _children(q):
         _check_terms_count(sub, limit)
+
+
+def _check_pattern_fields(q: Q.Query, mapping: Mapping) -> None:
+    """A ``prefix``/``wildcard``/``regexp`` of the request itself on a numeric, date, boolean,
+    ip or range field (query strings, whose field lists may reach such fields, are expanded
+    and checked by their own rules)."""
+    field = getattr(q, "field", None)
+    if isinstance(field, str):
+        err = pattern_on_term_field_error(q, mapping.get(field))
+        if err is not None:
+            raise IllegalArgument(f"failed to create query: {err}", es_type="query_shard_exception")
+    for sub in _children(q):
+        _check_pattern_fields(sub, mapping)
 
 
 def _children(q: Q.Query) -> tuple[Q.Query, ...]:
