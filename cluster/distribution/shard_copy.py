@@ -61,7 +61,7 @@ from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # 
                           GenerationAhead, GenerationGone)
 from .shard_service import ShardService, node_id
 from .translog_settings import translog_settings
-from ..engine.damage import MANIFEST, data_files, move_aside
+from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
@@ -119,6 +119,7 @@ class ShardCopy(ShardService):
         files untouched) with the reason, instead of serving less than it acknowledged."""
         try:
             self._recover()
+            self._note_files_if_unlisted()
         except (StorageCorrupt, CopyBehind) as e:
             self.failure = str(e)
             log.error("shard [%s][%s] copy [%s] cannot open its files: %s", self.core.index,
@@ -127,6 +128,16 @@ class ShardCopy(ShardService):
             self.last_op, self.last_id, self.last_result, self.min_generation = -1, None, None, 0
             if self.wal is not None:
                 self.wal.close()
+
+    def _note_files_if_unlisted(self) -> None:
+        """A copy written before ``files.json`` existed lists its files now, at open, so a
+        log deleted later is found at the next open rather than after the next write."""
+        assert self.dir is not None
+        if not (self.dir / MANIFEST).exists():
+            try:
+                note_files(self.dir)
+            except OSError as e:   # a full disk at open: listed at the next file change
+                self._count("write", e)
 
     def _recover(self) -> None:
         """Newest snapshot (if any), then every log record after it; a torn tail is cut."""
