@@ -48,7 +48,7 @@ import orjson
 
 from .coalescing import run_many
 from ..errors import IllegalArgument
-from .lanes import ThreadLane, serialized
+from .lanes import ThreadLane
 from ..engine.doc_parsing import parse_document
 from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
@@ -73,6 +73,8 @@ SNAPSHOT_CHUNK = 2000
 
 class ShardCopy(ShardService):
     """A shard copy with a write-ahead log and snapshots (``data_dir`` None: memory only)."""
+
+    background_merges = True
 
     def __init__(self, index: str, shard: int, mapping: Mapping, copy: int = 0,
                  index_uuid: str | None = None, data_dir: str | None = None,
@@ -99,7 +101,8 @@ class ShardCopy(ShardService):
         if self.dir is not None:
             self.snaps = SnapshotStore(self.dir)
             self.wal = WriteAheadLog(self.dir)
-            self._open_files()
+            with self._serial_lock:   # the replay's refreshes wake the merge thread
+                self._open_files()
         self._configure_syncer()
         self.core.merge_policy = MergePolicy.from_settings(self.settings)  # validated upstream
 
@@ -581,6 +584,7 @@ class ShardCopy(ShardService):
     def drop(self) -> None:
         """Delete this copy's files (its index was deleted); the actor is killed next."""
         self._stop.set()
+        self.close_merges()
         if self.wal is not None:
             self.wal.close()
             self.wal = None
@@ -593,14 +597,3 @@ def _parse_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, lis
         return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
     except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
         return {}
-
-
-def copy_actor_class():
-    """The Ray actor class of a shard copy: restarts by itself (and recovers from its files).
-
-    ``max_task_retries=0``: a call in flight when the process dies fails (the group retries
-    writes itself, idempotently, by command number); it is never re-run behind our back.
-    """
-    import ray
-
-    return ray.remote(max_restarts=-1, max_task_retries=0, num_cpus=0)(serialized(ShardCopy))
