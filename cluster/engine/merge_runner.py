@@ -80,10 +80,11 @@ class MergeRunner:
 
     def close(self) -> None:
         """Stop: the merge in flight is abandoned, waiting force merges end with an error."""
-        self._closed = True
-        self._wake.set()
-        while self._forces:
-            self._end(self._forces.popleft(), InterruptedError("the shard copy closed"))
+        with self.lock:   # not while a merge is planned or swapped in
+            self._closed = True
+            self._wake.set()
+            while self._forces:
+                self._end(self._forces.popleft(), InterruptedError("the shard copy closed"))
 
     def _loop(self) -> None:
         while not self._closed:
