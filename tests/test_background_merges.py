@@ -18,28 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from test_segment_merge import _answers, _source, ops_strategy
 
 from shardsearch.cluster.coordinator import Coordinator
-from shardsearch.cluster.distribution.lanes import serialized
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.distribution.shard_service import ShardService
-from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.search.request import parse_search
 
 NEVER_MERGE = {"index.merge.policy.segments_per_tier": 10 ** 12}
 MAPPINGS = {"properties": {"n": {"type": "long"}, "text": {"type": "text"},
                            "tag": {"type": "keyword"}}}
 BOUND_S = 120   # a bound on waiting for the merge thread (never reached when all is well)
-
-
-class BackgroundService(ShardService):
-    background_merges = True
-
-
-class BackgroundBackend(LocalBackend):
-    """In-process shards whose merges run on their background thread, every call holding the
-    shard's lock as a Ray actor's calls do."""
-
-    def create(self, index: str, shard: int, mapping: Mapping, **options) -> ShardService:
-        return serialized(BackgroundService)(index, shard, mapping)
 
 
 class Gate:
@@ -83,7 +69,7 @@ def _index(i: int, doc_id: str, refresh: bool = True) -> dict:
 
 def test_writes_searches_and_pits_proceed_while_a_merge_is_held_and_answers_match() -> None:
     async def run() -> None:
-        merging, plain = _coordinator(BackgroundBackend()), _coordinator(LocalBackend(),
+        merging, plain = _coordinator(LocalBackend(background_merges=True)), _coordinator(LocalBackend(),
                                                                           NEVER_MERGE)
         gate = Gate()
         svc = _service(merging)
@@ -128,7 +114,7 @@ def test_a_force_merge_held_while_anything_is_written_changes_no_answer(ops, dur
     """Any writes, deletes and refreshes while a ``_forcemerge`` to one segment is held
     half-way: afterwards every answer equals a never-merged shard's."""
     async def run() -> None:
-        merging, plain = _coordinator(BackgroundBackend()), _coordinator(LocalBackend(),
+        merging, plain = _coordinator(LocalBackend(background_merges=True)), _coordinator(LocalBackend(),
                                                                           NEVER_MERGE)
         await _write([merging, plain], ops)
         svc = _service(merging)
@@ -155,7 +141,7 @@ def test_a_pin_taken_during_a_merge_at_an_older_generation_is_respected() -> Non
     """A point in time reopened at an older generation while a merge that would drop its
     versions is built: the merge is abandoned, the snapshot still reads the same."""
     async def run() -> None:
-        c = _coordinator(BackgroundBackend())
+        c = _coordinator(LocalBackend(background_merges=True))
         svc = _service(c)
         await _write([c], [_index(i, str(i)) for i in range(3)])
         old = svc.pin("early")               # keeps the first versions from the policy
@@ -179,7 +165,7 @@ def test_a_pin_taken_during_a_merge_at_an_older_generation_is_respected() -> Non
 
 
 def test_closing_a_copy_abandons_its_merge_and_swaps_nothing() -> None:
-    c = _coordinator(BackgroundBackend())
+    c = _coordinator(LocalBackend(background_merges=True))
     svc = _service(c)
     asyncio.run(_write([c], [_index(i, str(i)) for i in range(4)]))
     segments = list(svc.core.segments)

@@ -52,6 +52,8 @@ class MergeRunner:
         self.pause: Callable[[], None] | None = None   # test hook: half-way through a build
         self.running = False                # a merge is being built now
         self._wake = threading.Event()
+        self._idle = threading.Event()
+        self._idle.set()
         self._closed = False
         self._forces: deque[ForceRequest] = deque()
         self._thread: threading.Thread | None = None
@@ -60,6 +62,7 @@ class MergeRunner:
         """A merge may be due (after a refresh)."""
         if self._closed:
             return
+        self._idle.clear()
         self._wake.set()
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="segment-merges",
@@ -92,6 +95,12 @@ class MergeRunner:
             self._wake.clear()
             while not self._closed and self._step():
                 pass
+            if not self._wake.is_set():
+                self._idle.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until no merge is due or running (benchmarks measure a settled shard)."""
+        return self._idle.wait(timeout)
 
     def _step(self) -> bool:
         """Plan, build and swap one merge; False when there is nothing to do."""
