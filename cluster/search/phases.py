@@ -21,7 +21,9 @@ Cursors (point in time, scroll, page tokens) pick the snapshot and call :meth:`S
 """
 from __future__ import annotations
 
+import asyncio
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +34,8 @@ from ..engine.sorting import SCORE_SORT, SortField, score_only
 from ..errors import SearchPhaseExecution, StaleGeneration
 from ..indices.catalog import IndexMeta
 from ..indices.routing import selected_shards
-from .aggs.phase import (aggregation_rounds, plan_shard_queries, refuse_too_many,
-                         response_aggregations)
+from .aggs.phase import (aggregation_rounds, has_rounds, plan_shard_queries,
+                         refuse_too_many, response_aggregations)
 from .checks import check_request
 from .cursors import raw_sort_values
 from .failures import all_failed
@@ -91,19 +93,43 @@ class SearchPath:
     async def run(self, req: SearchRequest,
                   snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
         """One search on ``snapshot`` (the generations already pinned; ``{}`` for "now")."""
+        if not snapshot and has_rounds(req):
+            return await self._run_pinned(req)
+        return await self._run_at(req, snapshot)
+
+    async def _run_at(self, req: SearchRequest,
+                      snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
         s = self._resolve(req)
         guessed = await self._statistics(s, snapshot)
         await self._query(s)
         if guessed and any(f["reason"].get("type") == StaleGeneration.es_type
                            for f in s.failures):
             self.statistics.forget()   # a shard refreshed: statistics and snapshot afresh
-            return await self.run(req, snapshot)
+            return await self._run_at(req, snapshot)
         refuse_too_many(s.failures)   # search.aggs.max_shard_terms: a 400, never partial
         _check_failures(s.failures, s.hits_list, req, "query")
         reduced = self._merge(s)
         await self._aggregate(s)
         page, hits = await self._fetch(s, reduced)
         return self._response(s, reduced, page, hits)
+
+    async def _run_pinned(self, req: SearchRequest) -> dict[str, Any]:
+        """A search at "now" whose aggregations take several rounds (``aggs/rounds.py``)
+        reads one snapshot in all of them: each shard's latest generation is pinned for the
+        search's duration and released after it — also on an error or a cancel — so a merge
+        between rounds cannot take the snapshot away. (A shard that cannot pin is searched
+        at "now", as without the pin.)"""
+        key = f"search-rounds-{uuid.uuid4().hex}"
+        refs = [((m.name, sid), ref) for _, m, sid, ref in self._resolve(req).shard_list]
+        outs = await asyncio.gather(*(self.shards.pin(ref, key, None) for _, ref in refs),
+                                    return_exceptions=True)
+        snapshot = {k: int(o) for (k, _), o in zip(refs, outs)
+                    if not isinstance(o, BaseException)}
+        try:
+            return await self._run_at(req, snapshot)
+        finally:
+            await asyncio.shield(asyncio.gather(*(self.shards.unpin(ref, [key])
+                                                  for _, ref in refs), return_exceptions=True))
 
     # --- 1. resolve ---------------------------------------------------------------------------
 
