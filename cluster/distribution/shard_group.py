@@ -501,6 +501,7 @@ class ShardGroup:
                          "segment_list": c.info.get("segment_list") if c.state == STARTED
                          else None,
                          "pins": c.info.get("pins", 0) if c.state == STARTED else 0,
+                         "merging": bool(c.info.get("merging")) and c.state == STARTED,
                          "storage_failures": _failures(c.info)})
         return rows
 

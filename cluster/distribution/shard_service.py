@@ -115,6 +115,20 @@ class ShardService:
     def simulate(self, spec: dict[str, Any] | None) -> None:
         """Set (or with None clear) this shard's simulated trouble (``simulation.py``)."""
         self.sim.configure(spec, salt=f"{self.core.index}/{self.core.shard}")
+        if self.background_merges:
+            gate = self.__dict__.setdefault("_merge_gate", threading.Event())
+            if self.sim.trouble is not None and self.sim.trouble.hold_merges:
+                gate.clear()
+                self.merger.pause = self._hold_merge
+            else:
+                gate.set()
+
+    def _hold_merge(self) -> None:
+        """``hold_merges``: the merge thread waits half-way until the knob is cleared or the
+        copy closes (the shard's lock is not held meanwhile)."""
+        gate = self.__dict__["_merge_gate"]
+        while not gate.wait(0.05) and not self.merger.closed:
+            pass
 
     def explain(self, q: ShardQuery, addrs: list[int]) -> tuple[str, list[dict[str, Any]]]:
         """(node id, explanations) for the page's hits on this shard."""

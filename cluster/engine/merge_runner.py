@@ -58,6 +58,10 @@ class MergeRunner:
         self._forces: deque[ForceRequest] = deque()
         self._thread: threading.Thread | None = None
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def kick(self) -> None:
         """A merge may be due (after a refresh)."""
         if self._closed:

@@ -59,8 +59,8 @@ class MergeJob:
 class ForceMerge:
     """``_forcemerge`` as a sequence of merges, each planned against the shard as it is then.
 
-    ``max_num_segments``: first the smallest segments merged into one so that N remain, then
-    each segment with droppable versions rewritten alone (Lucene treats a segment with deletes
+    ``max_num_segments``: the smallest segments merged into one so that N remain (again if
+    refreshes meanwhile left more), then each segment with droppable versions rewritten alone (Lucene treats a segment with deletes
     as unmerged); ``only_expunge_deletes``: segments over ``expunge_deletes_allowed`` percent
     rewritten; neither: merges while the policy wants them, without the automatic size bound.
     At most ``FORCE_MERGE_MAX_STEPS`` merges."""
@@ -69,7 +69,6 @@ class ForceMerge:
     only_expunge_deletes: bool = False
     merges: int = 0                           # merges committed
     steps: int = 0                            # merges planned
-    grouped: bool = False
     tried: set[int] = field(default_factory=set)   # uids already rewritten alone
 
     def next_sources(self, core: Any) -> list[Segment] | None:
@@ -81,11 +80,10 @@ class ForceMerge:
             limit = core.merge_policy.expunge_deletes_allowed / 100.0
             return self._alone(segs, lambda s: dropped_share(droppable(s, gen, pinned)) > limit)
         if self.max_num_segments is not None:
-            if not self.grouped:
-                self.grouped = True
-                pick = force_groups([segment_bytes(s) for s in segs], self.max_num_segments)
-                if pick is not None:
-                    return [segs[i] for i in pick]
+            # again while refreshes during the merge left more than N segments
+            pick = force_groups([segment_bytes(s) for s in segs], self.max_num_segments)
+            if pick is not None:
+                return [segs[i] for i in pick]
             return self._alone(segs, lambda s: bool(droppable(s, gen, pinned).any()))
         return core.merge_pick(core.merge_policy.max_merged_segment)
 
