@@ -129,8 +129,8 @@ class MergeRunner:
             with self.lock:
                 self.running = False
                 core.merges["failed"] += 1
-                if req is not None:
-                    self._forces.popleft()
+                if req is not None and self._forces and self._forces[0] is req:
+                    self._forces.popleft()   # (unless ``close`` already ended it)
                     self._end(req, e)
             return req is not None
         with self.lock:
