@@ -8,7 +8,8 @@
    for a deep page, samples then a range, or a single shard's window (``query_phase.py``);
 4. ``_merge``: order the union, cut ``[from, from + size)`` (``reduce.py``);
 4b. ``_aggregate``: the extra rounds a cut top-level ``terms`` needs to be exact
-   (``aggs/rounds.py``; none for other aggregations);
+   (``aggs/rounds.py``; none for other aggregations) — such a search pins its snapshot on the
+   shards for its duration (``_run_pinned``), so a merge between rounds cannot take it away;
 5. ``_fetch``: only the shards on the page return ``_source`` for the page's documents, unless
    the query round brought them (``fetch_phase.py``); ``explain`` asks the same shards;
 6. ``_response``: Elasticsearch's response, hits rendered by ``hits.py``, aggregations reduced
