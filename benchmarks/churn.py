@@ -1,7 +1,8 @@
 """Search latency after thousands of small refreshes, with and without merges (issue 16).
 
 The same documents three ways, in one process on the real coordinator and shard code
-(``LocalBackend``: no actor hops, so the figures are the engine's own cost):
+(``LocalBackend``: no actor hops, so the figures are the engine's own cost; each shard merges
+on its background thread as a shard copy does, and is measured once no merge is left to do):
 
 * **fresh** — every document in bulk, one refresh;
 * **churned** — all but ``--cycles`` documents in bulk, then ``--cycles`` refresh cycles of one
@@ -34,7 +35,7 @@ NO_MERGES = MergePolicy(segments_per_tier=1e12)
 
 
 async def build(corpus: Any, shards: int, cycles: int, merges: bool) -> Coordinator:
-    coord = Coordinator(LocalBackend())
+    coord = Coordinator(LocalBackend(background_merges=True))
     coord.create_index("churn", {"settings": {"number_of_shards": shards},
                                  "mappings": corpus.mapping})
     if not merges:
@@ -48,6 +49,8 @@ async def build(corpus: Any, shards: int, cycles: int, merges: bool) -> Coordina
     await coord.refresh("churn")
     for item in items[len(bulk_part):]:
         await coord.bulk([item], refresh=True)
+    for ref in coord.admin.indices["churn"].shards:
+        ref.merger.wait_idle()
     return coord
 
 

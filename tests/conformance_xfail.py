@@ -25,8 +25,7 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
         19, [
             'With matched_fields',
         ]),
-    # collapse itself passes; these two need ``version_type: external`` on the index API and
-    # ``alias`` field types (document and index APIs), which are not built yet
+    # collapse itself passes; this one needs ``alias`` field types, which are not built yet
     "opensearch/search/110_field_collapsing.yml": (
         18, [
             'field collapsing on a field alias',

@@ -186,3 +186,26 @@ def test_merged_segments_survive_a_restart(tmp_path) -> None:
     after = sorted((d.id, d.seq, d.version) for d in again.core.fetch(
         [a for a in again.core.live.values()]))
     assert after == before and len(after) == 12
+
+
+def test_only_expunge_deletes_rewrites_just_the_segments_over_the_allowed_share() -> None:
+    """``only_expunge_deletes``: a segment with more than ``expunge_deletes_allowed`` (10%)
+    of versions no reader can see is rewritten without them; the others stay as they are."""
+    from shardsearch.cluster.engine.mapping import Mapping
+    from shardsearch.cluster.engine.shard import ShardCore
+    from shardsearch.cluster.engine.writes import WriteOp
+
+    core = ShardCore("idx", 0, Mapping.from_body({"properties": {"n": {"type": "long"}}}))
+    core.merge_policy = MergePolicy(segments_per_tier=1e12, deletes_pct_allowed=50.0)
+    seq = 0
+    for block in ("a", "b"):                       # two segments of 10 documents
+        core.apply([WriteOp(op="index", id=f"{block}{i}", seq=(seq := seq + 1),
+                            source=b'{"n": %d}' % i) for i in range(10)])
+        core.refresh()
+    core.apply([WriteOp(op="delete", id=f"a{i}", seq=(seq := seq + 1)) for i in range(3)])
+    core.refresh()                                 # a: 30% droppable, b: none
+    a, b = core.segments
+    assert core.force_merge(only_expunge_deletes=True) == 1
+    assert core.segments[1] is b and core.segments[0] is not a
+    assert core.segments[0].n == 7 and core.doc_count() == 17
+    assert core.merges["dropped"] == 3

@@ -99,3 +99,53 @@ def test_merge_settings_honoured_or_refused_by_name(es) -> None:
     r = es.put("/ms/_settings", json={"index.merge.policy.type": "log_byte_size"})
     assert r.status_code == 400
     assert "index.merge.policy.type" in r.json()["error"]["reason"]
+
+
+def _merging(coordinator, index: str) -> bool:
+    import ray
+    return any(i.get("merging") for i in ray.get(coordinator.call.remote("shard_infos"))
+               if i["index"] == index)
+
+
+def test_forcemerge_does_not_block_searches_or_writes_on_its_shard(es, base_url,
+                                                                    coordinator) -> None:
+    """A ``_forcemerge`` held half-way on the shard (``/_sim`` ``hold_merges``: an event the
+    merge waits on, no clock): searches and writes to that shard answer meanwhile; the
+    force merge answers once the hold is lifted, with the shard merged."""
+    import threading
+
+    import httpx
+    assert es.put("/fmb", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                                "mappings": {"properties": {"n": {"type": "long"}}}}
+                  ).status_code == 200
+    for i in range(6):
+        es.put(f"/fmb/_doc/{i}", params={"refresh": "true"}, json={"n": i})
+    assert es.post("/_sim/shards", json={"index": "fmb", "hold_merges": True}).status_code == 200
+    answer: dict = {}
+
+    def force() -> None:
+        answer["r"] = httpx.post(f"{base_url}/fmb/_forcemerge",
+                                 params={"max_num_segments": 1}, timeout=300)
+    t = threading.Thread(target=force)
+    t.start()
+    try:
+        for _ in range(3000):        # until the shard's merge thread reaches the hold
+            if _merging(coordinator, "fmb"):
+                break
+        assert _merging(coordinator, "fmb")
+        r = es.put("/fmb/_doc/new", params={"refresh": "true"}, json={"n": 100})
+        assert r.status_code == 201, r.text
+        r = es.delete("/fmb/_doc/2", params={"refresh": "true"})
+        assert r.status_code == 200, r.text
+        r = es.post("/fmb/_search", json={"size": 10, "sort": [{"n": "asc"}]})
+        assert r.status_code == 200
+        assert [h["_id"] for h in r.json()["hits"]["hits"]] == ["0", "1", "3", "4", "5", "new"]
+        assert t.is_alive() and "r" not in answer and _merging(coordinator, "fmb")
+    finally:
+        es.delete("/_sim")
+    t.join(300)
+    assert answer["r"].status_code == 200, answer["r"].text
+    assert answer["r"].json() == {"_shards": {"total": 1, "successful": 1, "failed": 0}}
+    assert _segment_counts(es, "fmb") == {"0": 1}
+    r = es.post("/fmb/_search", json={"size": 10, "sort": [{"n": "asc"}]})
+    assert [h["_id"] for h in r.json()["hits"]["hits"]] == ["0", "1", "3", "4", "5", "new"]

@@ -24,7 +24,7 @@ from test_storage import Writer, open_copy, state
 
 from shardsearch.cluster.distribution.shard_copy import DiskFull, ShardCopy
 from shardsearch.cluster.distribution.shard_group import STARTED
-from shardsearch.cluster.engine.damage import FAULT_ENOSPC
+from shardsearch.cluster.engine.damage import FAULT_ENOSPC, MANIFEST
 from shardsearch.cluster.engine.meta_store import MetaStore
 
 
@@ -103,6 +103,22 @@ def test_a_bad_checksum_in_the_last_record_ending_at_eof_is_a_torn_tail(tmp_path
 def test_a_deleted_log_fails_the_copy_naming_the_file(tmp_path: Path) -> None:
     c, _ = loaded(tmp_path)
     log = log_file(c)
+    log.unlink()
+    again = open_copy(tmp_path)
+    assert again.failure and log.name in again.failure and "missing" in again.failure
+
+
+def test_a_copy_older_than_files_json_lists_its_files_at_open(tmp_path: Path) -> None:
+    """A copy written before ``files.json`` existed: opening it (no write) lists its files,
+    so a log deleted afterwards is detected at the very next open, not opened as empty."""
+    c, states = loaded(tmp_path)
+    manifest = Path(c.dir) / MANIFEST
+    manifest.unlink()
+    opened = open_copy(tmp_path)
+    assert opened.failure is None and state(opened)["docs"] == states[-1]["docs"]
+    assert manifest.exists()
+    opened.wal.close()
+    log = log_file(opened)
     log.unlink()
     again = open_copy(tmp_path)
     assert again.failure and log.name in again.failure and "missing" in again.failure

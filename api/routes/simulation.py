@@ -2,6 +2,7 @@
 
 * ``POST /_sim/shards`` with ``{"index": "books", "shard": 0, "latency_ms": 50, "jitter_ms": 10,
   "slowdown": 2, "fail_rate": 0.1, "seed": 7}`` gives those shard actors that trouble
+  (``"hold_merges": true``: their background merges wait half-way until it is cleared)
   (``index`` omitted: every index; ``shard`` omitted: every shard of it; a list: several);
 * ``GET /_sim`` shows what is on; ``DELETE /_sim`` turns everything off.
 
@@ -24,7 +25,8 @@ from ..params import COMMON, query_params
 
 router = APIRouter()
 
-_KEYS = {"index", "shard", "latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed"}
+_KEYS = {"index", "shard", "latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed",
+         "hold_merges"}
 
 
 @router.post("/_sim/shards")

@@ -256,13 +256,16 @@ class Cluster:
 
     def simulate(self, index: str | None = None, shard: int | list[int] | None = None, *,
                  latency_ms: float = 0.0, jitter_ms: float = 0.0, slowdown: float = 1.0,
-                 fail_rate: float = 0.0, seed: int | None = None) -> dict[str, Any]:
+                 fail_rate: float = 0.0, seed: int | None = None,
+                 hold_merges: bool = False) -> dict[str, Any]:
         """Give shard actors simulated trouble (all indices / all shards when omitted):
         ``latency_ms`` plus an exponential ``jitter_ms`` before every answer, work
-        ``slowdown`` times slower, and a ``fail_rate`` chance that a call fails. All zero
-        turns it off for those shards; :meth:`simulate_clear` turns everything off."""
+        ``slowdown`` times slower, a ``fail_rate`` chance that a call fails, and with
+        ``hold_merges`` background merges held half-way. All zero turns it off for those
+        shards; :meth:`simulate_clear` turns everything off."""
         return self._call("simulate", index, shard, latency_ms=latency_ms, jitter_ms=jitter_ms,
-                          slowdown=slowdown, fail_rate=fail_rate, seed=seed)
+                          slowdown=slowdown, fail_rate=fail_rate, seed=seed,
+                          hold_merges=hold_merges)
 
     def simulate_clear(self) -> dict[str, Any]:
         """Turn every simulated trouble off."""

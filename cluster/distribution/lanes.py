@@ -355,10 +355,17 @@ def serialized(cls: type) -> type:
                           "__doc__": cls.__doc__}
     for name in dir(cls):
         raw = inspect.getattr_static(cls, name)
-        if name.startswith("_") or not inspect.isfunction(raw):
+        if name.startswith("_") or not inspect.isfunction(raw) or getattr(raw, "own_lock", False):
             continue
         ns[name] = _locked(raw)
     return type(cls.__name__, (cls,), ns)
+
+
+def own_lock(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a method :func:`serialized` leaves alone: it takes the instance's lock itself, only
+    where it must (a force merge waits for the merge thread without holding it)."""
+    fn.own_lock = True  # type: ignore[attr-defined]
+    return fn
 
 
 def _locked(fn: Callable[..., Any]) -> Callable[..., Any]:

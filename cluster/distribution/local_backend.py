@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 from ..engine.mapping import Mapping
 from ..errors import IllegalArgument
+from .lanes import serialized
 from .shard_service import ShardService
 
 
@@ -51,10 +52,24 @@ class _OneCopy:
         return []
 
 
+class BackgroundMergeShard(ShardService):
+    """A shard whose merges run on its background thread, as a shard copy's do."""
+
+    background_merges = True
+
+
 class LocalBackend(_OneCopy):
-    """Shards as plain objects in this process (unit tests, single-process experiments)."""
+    """Shards as plain objects in this process (unit tests, single-process experiments).
+
+    With ``background_merges`` each shard merges on its own thread and every call holds the
+    shard's lock, as in a shard actor; otherwise merges run inline, in the refresh's call."""
+
+    def __init__(self, background_merges: bool = False) -> None:
+        self.background_merges = background_merges
 
     def create(self, index: str, shard: int, mapping: Mapping, **options: Any) -> ShardService:
+        if self.background_merges:
+            return serialized(BackgroundMergeShard)(index, shard, mapping)
         return ShardService(index, shard, mapping)
 
     async def call(self, ref: ShardService, method: str, *args: Any) -> Any:

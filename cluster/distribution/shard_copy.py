@@ -44,12 +44,11 @@ import time
 from typing import Any
 
 import numpy as np
-import orjson
 
 from .coalescing import run_many
 from ..errors import IllegalArgument
-from .lanes import ThreadLane, serialized
-from ..engine.doc_parsing import parse_document
+from .lanes import ThreadLane
+from ..engine.doc_parsing import stored_fields
 from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.segment import NEVER, BufferedDoc
@@ -62,7 +61,7 @@ from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # 
                           GenerationAhead, GenerationGone)
 from .shard_service import ShardService, node_id
 from .translog_settings import translog_settings
-from ..engine.damage import MANIFEST, data_files, move_aside
+from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
                       encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
@@ -74,6 +73,8 @@ SNAPSHOT_CHUNK = 2000
 
 class ShardCopy(ShardService):
     """A shard copy with a write-ahead log and snapshots (``data_dir`` None: memory only)."""
+
+    background_merges = True
 
     def __init__(self, index: str, shard: int, mapping: Mapping, copy: int = 0,
                  index_uuid: str | None = None, data_dir: str | None = None,
@@ -100,7 +101,8 @@ class ShardCopy(ShardService):
         if self.dir is not None:
             self.snaps = SnapshotStore(self.dir)
             self.wal = WriteAheadLog(self.dir)
-            self._open_files()
+            with self._serial_lock:   # the replay's refreshes wake the merge thread
+                self._open_files()
         self._configure_syncer()
         self.core.merge_policy = MergePolicy.from_settings(self.settings)  # validated upstream
 
@@ -120,6 +122,7 @@ class ShardCopy(ShardService):
         files untouched) with the reason, instead of serving less than it acknowledged."""
         try:
             self._recover()
+            self._note_files_if_unlisted()
         except (StorageCorrupt, CopyBehind) as e:
             self.failure = str(e)
             log.error("shard [%s][%s] copy [%s] cannot open its files: %s", self.core.index,
@@ -128,6 +131,16 @@ class ShardCopy(ShardService):
             self.last_op, self.last_id, self.last_result, self.min_generation = -1, None, None, 0
             if self.wal is not None:
                 self.wal.close()
+
+    def _note_files_if_unlisted(self) -> None:
+        """A copy written before ``files.json`` existed lists its files now, at open, so a
+        log deleted later is found at the next open rather than after the next write."""
+        assert self.dir is not None
+        if not (self.dir / MANIFEST).exists():
+            try:
+                note_files(self.dir)
+            except OSError as e:   # a full disk at open: listed at the next file change
+                self._count("write", e)
 
     def _recover(self) -> None:
         """Newest snapshot (if any), then every log record after it; a torn tail is cut."""
@@ -396,7 +409,7 @@ class ShardCopy(ShardService):
             for doc_id, seq, version, src, routing, deleted_next in s["docs"]:
                 source = decode_bytes(src) or b"{}"
                 core.buffer[doc_id] = BufferedDoc(doc_id, seq, version, source,
-                                                  _parse_fields(source, mapping, doc_id),
+                                                  stored_fields(source, mapping, doc_id),
                                                   routing)
                 if deleted_next:
                     retired.append(doc_id)
@@ -575,26 +588,9 @@ class ShardCopy(ShardService):
     def drop(self) -> None:
         """Delete this copy's files (its index was deleted); the actor is killed next."""
         self._stop.set()
+        self.close_merges()
         if self.wal is not None:
             self.wal.close()
             self.wal = None
         if self.dir is not None:
             shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def _parse_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, list[Any]]:
-    try:
-        return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
-    except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
-        return {}
-
-
-def copy_actor_class():
-    """The Ray actor class of a shard copy: restarts by itself (and recovers from its files).
-
-    ``max_task_retries=0``: a call in flight when the process dies fails (the group retries
-    writes itself, idempotently, by command number); it is never re-run behind our back.
-    """
-    import ray
-
-    return ray.remote(max_restarts=-1, max_task_retries=0, num_cpus=0)(serialized(ShardCopy))

@@ -338,7 +338,9 @@ class ShardGroup:
             raise NoShardAvailable(f"[{self.index}][{self.shard}] no copy is available"
                                    + (f" ({why})" if why else ""),
                                    index=self.index, shard=str(self.shard))
-        outs = await asyncio.gather(*(self._call(c, method, *args, timeout=COPY_CALL_TIMEOUT)
+        # a force merge waits for its merges (bounded by their count, FORCE_MERGE_MAX_STEPS)
+        timeout = None if method == "force_merge" else COPY_CALL_TIMEOUT
+        outs = await asyncio.gather(*(self._call(c, method, *args, timeout=timeout)
                                       for c in targets), return_exceptions=True)
         first: Any = None
         err: BaseException | None = None
@@ -503,6 +505,7 @@ class ShardGroup:
                          "pins": c.info.get("pins", 0) if c.state == STARTED else 0,
                          "counters": c.info.get("counters") if c.state == STARTED else None,
                          "store_bytes": c.info.get("store_bytes"),
+                         "merging": bool(c.info.get("merging")) and c.state == STARTED,
                          "merges": c.info.get("merges") if c.state == STARTED else None,
                          "storage_failures": _failures(c.info)})
         return rows

@@ -7,6 +7,7 @@ logic, which stays in ``engine/shard.py``.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -14,12 +15,15 @@ import orjson
 
 from ..engine.cancellation import Cancellation
 from ..engine.mapping import Mapping
+from ..engine.merge_runner import MergeRunner
+from ..engine.merging import ForceMerge
 from ..engine.scoring import Stats
 from ..engine.shard import ShardCore
 from ..engine.shard_messages import FetchedDoc, ShardHits, ShardQuery
 from ..engine.writes import WriteBatch, WriteOp
 from ..errors import ShardTimeout, TaskCancelled
 from .cancel_calls import cancelled_predicate
+from .lanes import own_lock
 from .simulation import ShardSimulator
 
 
@@ -30,8 +34,17 @@ class ShardService:
     by ``LocalBackend`` in unit tests.
     """
 
+    background_merges = False   # a shard copy merges on a background thread (merge_runner.py)
+
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
         self.core = ShardCore(index, shard, mapping)
+        if self.background_merges:
+            # the lock every call holds (``lanes.serialized``), shared with the merge thread;
+            # kept (with the runner) when a reset or reload builds a new core
+            lock = self.__dict__.setdefault("_serial_lock", threading.RLock())
+            if "merger" not in self.__dict__:
+                self.merger = MergeRunner(lock, lambda: self.core)
+            self.core.merge_due = self.merger.kick
         self.sim = ShardSimulator()   # simulated trouble, off by default (simulation.py)
         self.stopped = {"timed_out": 0, "cancelled": 0}   # search calls cut short, by why
 
@@ -102,6 +115,20 @@ class ShardService:
     def simulate(self, spec: dict[str, Any] | None) -> None:
         """Set (or with None clear) this shard's simulated trouble (``simulation.py``)."""
         self.sim.configure(spec, salt=f"{self.core.index}/{self.core.shard}")
+        if self.background_merges:
+            gate = self.__dict__.setdefault("_merge_gate", threading.Event())
+            if self.sim.trouble is not None and self.sim.trouble.hold_merges:
+                gate.clear()
+                self.merger.pause = self._hold_merge
+            else:
+                gate.set()
+
+    def _hold_merge(self) -> None:
+        """``hold_merges``: the merge thread waits half-way until the knob is cleared or the
+        copy closes (the shard's lock is not held meanwhile)."""
+        gate = self.__dict__["_merge_gate"]
+        while not gate.wait(0.05) and not self.merger.closed:
+            pass
 
     def explain(self, q: ShardQuery, addrs: list[int]) -> tuple[str, list[dict[str, Any]]]:
         """(node id, explanations) for the page's hits on this shard."""
@@ -126,14 +153,37 @@ class ShardService:
     def pinned_generations(self) -> dict[int, int]:
         return self.core.pinned_generations()
 
+    @own_lock
     def force_merge(self, max_num_segments: int | None, only_expunge_deletes: bool,
                     flush: bool) -> int:
         """``_forcemerge`` on this copy (merges are per copy: segments are not replicated);
-        ``flush`` then writes a snapshot where the copy has files (``ShardCopy.flush``)."""
-        merges = self.core.force_merge(max_num_segments, only_expunge_deletes)
-        if flush and getattr(self, "dir", None) is not None:
+        ``flush`` then writes a snapshot where the copy has files (``ShardCopy.flush``).
+
+        With background merges it waits for the copy's merge thread without holding the
+        shard's lock (searches and writes go on; a Ray actor runs it in its own concurrency
+        group), and a caller that goes away stops it after the merge in flight."""
+        if not self.background_merges:
+            merges = self.core.force_merge(max_num_segments, only_expunge_deletes)
+            if flush:
+                self._flush_if_on_disk()
+            return merges
+        req = self.merger.force(ForceMerge(max_num_segments, only_expunge_deletes),
+                                self._flush_if_on_disk if flush else None)
+        try:
+            return req.wait(cancelled_predicate())
+        except InterruptedError as e:
+            raise TaskCancelled(f"force merge stopped: {e}") from None
+
+    def _flush_if_on_disk(self) -> None:
+        """After a force merge (the shard's lock held): a snapshot where the copy has files."""
+        if getattr(self, "dir", None) is not None:
             self.flush()  # type: ignore[attr-defined]
-        return merges
+
+    def close_merges(self) -> None:
+        """Abandon background merges (the copy is dropped or its process stops)."""
+        merger = self.__dict__.get("merger")
+        if merger is not None:
+            merger.close()
 
     def info(self) -> dict[str, Any]:
         node = None
@@ -147,6 +197,7 @@ class ShardService:
                 "generation": self.core.generation, "docs": self.core.doc_count(nested=True),
                 "segments": len(self.core.segments), "max_seq": self.core.max_seq,
                 "segment_list": self.core.segments_info(), "merges": dict(self.core.merges),
+                "merging": bool(getattr(self.__dict__.get("merger"), "running", False)),
                 "pins": len(self.core.pins), "node_id": node, "stopped_calls": dict(self.stopped),
                 "counters": dict(self.core.counters)}
 

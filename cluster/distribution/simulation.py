@@ -43,7 +43,7 @@ __all__ = ["KNOBS", "ShardSimulator", "ShardTimeout", "SimulatedFailure", "Simul
            "SimulationRule",
            "Trouble", "simulation_status"]
 
-KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed")
+KNOBS = ("latency_ms", "jitter_ms", "slowdown", "fail_rate", "seed", "hold_merges")
 SLEEP_SLICE_S = 0.02        # a simulated wait looks at its call's cancellation this often
 
 
@@ -56,6 +56,7 @@ class Trouble:
     slowdown: float = 1.0       # the shard's own work takes this many times as long
     fail_rate: float = 0.0      # probability that a call fails
     seed: int | None = None     # for reproducible jitter and failures
+    hold_merges: bool = False   # background merges wait half-way until this is cleared
 
     @classmethod
     def from_dict(cls, spec: dict[str, Any]) -> Trouble:
@@ -77,7 +78,11 @@ class Trouble:
                 raise IllegalArgument(f"[{k}] must be a number, got [{v}]") from None
             if not math.isfinite(vals[k]):
                 raise IllegalArgument(f"[{k}] must be a finite number, got [{v}]")
-        t = cls(**vals, seed=None if spec.get("seed") is None else _seed(spec["seed"]))
+        hold = spec.get("hold_merges", False)
+        if not isinstance(hold, bool):
+            raise IllegalArgument(f"[hold_merges] must be true or false, got [{hold}]")
+        t = cls(**vals, seed=None if spec.get("seed") is None else _seed(spec["seed"]),
+                hold_merges=hold)
         if t.latency_ms < 0 or t.jitter_ms < 0:
             raise IllegalArgument("[latency_ms] and [jitter_ms] must be >= 0")
         if t.slowdown < 1:
@@ -88,7 +93,8 @@ class Trouble:
 
     @property
     def is_noop(self) -> bool:
-        return not (self.latency_ms or self.jitter_ms or self.fail_rate or self.slowdown != 1)
+        return not (self.latency_ms or self.jitter_ms or self.fail_rate or self.slowdown != 1
+                    or self.hold_merges)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

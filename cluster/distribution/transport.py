@@ -61,10 +61,9 @@ class CopyTransport(Protocol):
 
 
 class RayTransport:
-    """Copies as Ray actors (``shard_copy.copy_actor_class``), restarted by Ray when they die."""
+    """Copies as Ray actors (:func:`copy_actor_class`), restarted by Ray when they die."""
 
     def __init__(self) -> None:
-        from .shard_copy import copy_actor_class
         self._cls = copy_actor_class()
         self._queues: dict[str, Coalescer] = {}
         self._lanes = LaneFinder()   # copies on this node: reads over their fast lane
@@ -165,14 +164,17 @@ class LocalHandle:
         self.restart()
 
     def restart(self) -> None:
+        from .lanes import serialized
         from .shard_copy import ShardCopy
         s = self.spec
-        self.obj = ShardCopy(s["index"], s["shard"], s["mapping"], s["copy"], s["uuid"],
+        self.obj = serialized(ShardCopy)(s["index"], s["shard"], s["mapping"], s["copy"], s["uuid"],
                              s["data_dir"], s["settings"])
         self.alive = True
 
     def crash(self) -> None:
         self.alive = False
+        if self.obj is not None:
+            self.obj.close_merges()
         if self.obj is not None and self.obj.wal is not None:
             self.obj._stop.set()
             self.obj.wal.close()    # nothing more is written; what was synced stays
@@ -200,6 +202,8 @@ class LocalTransport:
         if not handle.alive:
             raise CopyUnreachable(f"copy {handle.spec['copy']} of [{handle.spec['index']}]"
                                   f"[{handle.spec['shard']}] is down")
+        if method == "force_merge":   # waits for the copy's merge thread: not on the loop
+            return await asyncio.to_thread(handle.obj.force_merge, *args)
         return getattr(handle.obj, method)(*args)
 
     def kill(self, handle: LocalHandle) -> None:
@@ -207,3 +211,24 @@ class LocalTransport:
 
     def nodes(self) -> list[dict[str, Any]]:
         return [{"id": n, "resource": None, "address": n, "name": n} for n in self.node_names]
+
+
+def copy_actor_class() -> Any:
+    """The Ray actor class of a shard copy: restarts by itself (and recovers from its files).
+
+    ``max_task_retries=0``: a call in flight when the process dies fails (the group retries
+    writes itself, idempotently, by command number); it is never re-run behind our back.
+    """
+    import ray
+
+    from .lanes import serialized
+    from .shard_copy import ShardCopy
+
+    def force_merge(self: Any, *args: Any) -> int:
+        return ShardCopy.force_merge(self, *args)
+    # a force merge waits for the copy's merge thread in its own concurrency group, so the
+    # default group (one call at a time) goes on serving searches and writes meanwhile
+    cls = type("ShardCopy", (serialized(ShardCopy),), {
+        "force_merge": ray.method(concurrency_group="merges")(force_merge)})
+    return ray.remote(max_restarts=-1, max_task_retries=0, num_cpus=0,
+                      concurrency_groups={"merges": 4})(cls)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from ..errors import MapperParsing
 from .dates import looks_like_date, parse_date
 from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
@@ -394,3 +396,12 @@ def _flatten_list(values: list[Any], path: str = "") -> list[Any]:
                 break
             out.append(v)
     return out
+
+
+def stored_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, list[Any]]:
+    """The indexed fields of a stored ``_source`` (a snapshot's document): it parsed once when
+    it was written, so a failure now (a mapping since changed) keeps the source, unindexed."""
+    try:
+        return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
+    except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
+        return {}

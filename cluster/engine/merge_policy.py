@@ -13,12 +13,13 @@ thousands of segments. The policy keeps their number about ``segments_per_tier``
 * a segment whose droppable share (versions no reader can see, see ``segment_merge``) exceeds
   ``deletes_pct_allowed`` percent is rewritten alone, to give the memory back.
 
-Merges run inside the shard's own call (the refresh that made them due), so an automatic merge
-is also bounded by ``AUTO_MERGE_MAX_BYTES``: merging costs ~90 ms per MiB of segments on a
-2-core machine loaded ~6x (10 GCIDE segments, 13 MiB: 1.3 s), so a call queued behind the
-biggest automatic merge waits up to ~0.4 s there (a few ms for the tiny segments of frequent
-small refreshes). Bigger segments — a bulk load's — are merged only when asked
-(``_forcemerge``): their count grows with the data, not with the refreshes.
+Merges are built outside the shard's lock (``merging.py``: plan, build, swap), so a merge does
+not hold up searches or writes. Automatic merges are still bounded, so that a shard's
+background work (and its transient memory: the merged segment beside its sources) stays
+bounded: at most ``AUTO_MERGE_MAX_BYTES`` (256 MiB) of segments per merge, one merge at a time
+per shard copy — about 25 s of one core at ~90 ms per MiB on a loaded 2-core machine. Bigger
+segments are merged only when asked (``_forcemerge``, up to ``max_merged_segment``), and a
+``_forcemerge`` makes at most ``FORCE_MERGE_MAX_STEPS`` merges.
 
 Settings honoured (``index.merge.policy.*``, as in Elasticsearch): ``segments_per_tier``,
 ``max_merge_at_once``, ``max_merged_segment``, ``floor_segment``, ``deletes_pct_allowed``,
@@ -34,7 +35,8 @@ import numpy as np
 
 from .segment import KeywordField, NumericField, Segment, TextField
 
-AUTO_MERGE_MAX_BYTES = 4 << 20
+AUTO_MERGE_MAX_BYTES = 256 << 20
+FORCE_MERGE_MAX_STEPS = 1000
 KNOWN = ("segments_per_tier", "max_merge_at_once", "max_merged_segment", "floor_segment",
          "deletes_pct_allowed", "expunge_deletes_allowed")
 

@@ -42,9 +42,23 @@ def merge_segments(sources: list[Segment], generation: int, pinned: Iterable[int
                    ) -> Segment | None:
     """One segment holding every version of ``sources`` still visible at ``generation``, a
     later one, or a ``pinned`` generation; None when no such version is left."""
+    return merge_rows(sources, kept_rows(sources, generation, pinned))
+
+
+def kept_rows(sources: list[Segment], generation: int, pinned: Iterable[int] = ()
+              ) -> list[np.ndarray]:
+    """Per source, the rows a merge at ``generation`` keeps (ascending).
+
+    Safe while writes go on: a write only turns a live version's ``deleted_gen`` from
+    ``NEVER`` into a generation after ``generation``, which changes no row's fate here."""
     pinned = list(pinned)
-    keeps = [~droppable(s, generation, pinned) for s in sources]
-    rows = [np.flatnonzero(k) for k in keeps]
+    return [np.flatnonzero(~droppable(s, generation, pinned)) for s in sources]
+
+
+def merge_rows(sources: list[Segment], rows: list[np.ndarray]) -> Segment | None:
+    """One segment of the ``rows`` of each source, in order (None: no row at all). Its
+    ``deleted_gen`` is read as it is now; a merge that ran beside writes copies it again when
+    it is swapped in (``merging.py``)."""
     n = int(sum(len(r) for r in rows))
     if n == 0:
         return None

@@ -18,6 +18,7 @@ phase answers what it collected before a deadline (``timed_out``), the other cal
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -42,15 +43,14 @@ from .scoring import Stats
 from .segment import BufferedDoc, KeywordField, Segment, TextField, release_free_memory
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
-from .merge_policy import (AUTO_MERGE_MAX_BYTES, MergePolicy, dropped_share, find_merge,
-                           force_groups, segment_bytes)
-from .segment import NEVER
+from .merge_policy import MergePolicy
+from .merging import Merging
 from .shard_counters import count, count_writes, new_counters
-from .segment_merge import droppable, merge_segments
 
 
-class ShardCore:
-    """One shard's data and logic. Not thread-safe: the actor serialises calls."""
+class ShardCore(Merging):
+    """One shard's data and logic. Not thread-safe: the host serialises calls (a hosted copy's
+    background merges take the same lock to plan and to swap, ``merging.py``)."""
 
     def __init__(self, index: str, shard: int, mapping: Mapping | None = None) -> None:
         self.index = index
@@ -71,7 +71,8 @@ class ShardCore:
         # may follow a query phase that saw them) until no pin or recent call can need them
         self.retired: list[tuple[int, list[Segment]]] = []
         self.readable_from = 0   # older generations lost versions to a merge (unless pinned)
-        self.merges = {"total": 0, "docs": 0, "dropped": 0}
+        self.merges = {"total": 0, "docs": 0, "dropped": 0, "abandoned": 0, "failed": 0}
+        self.merge_due: Callable[[], None] | None = None   # a host's background merges
         self.counters = new_counters()   # for _stats (shard_counters.py)
 
     # --- writes ---------------------------------------------------------------------------
@@ -231,102 +232,10 @@ class ShardCore:
             with gc_paused():
                 self.live.update(zip(seg.ids.tolist(), range(base, base + seg.n)))
         self.generation = gen
-        self._prune_retired()
-        self.maybe_merge()
+        self.prune_retired()
+        self.after_refresh()
         count(self.counters, "refresh", 1, t0)
         return gen
-
-    # --- merges (policy: merge_policy.py; the merge itself: segment_merge.py) -------------------
-
-    def maybe_merge(self, max_bytes: int = AUTO_MERGE_MAX_BYTES) -> bool:
-        """One merge if the policy wants one (after a refresh); bounded by ``max_bytes``."""
-        pinned = self.pins.values()
-        sizes = [segment_bytes(s) for s in self.segments]
-        dropped = [dropped_share(droppable(s, self.generation, pinned)) for s in self.segments]
-        pick = find_merge(sizes, dropped, self.merge_policy, max_bytes)
-        if pick is None:
-            return False
-        self._merge([self.segments[i] for i in pick])
-        return True
-
-    def force_merge(self, max_num_segments: int | None = None,
-                    only_expunge_deletes: bool = False) -> int:
-        """``_forcemerge``: down to ``max_num_segments`` (one merge of the smallest), or
-        rewrite segments with more than ``expunge_deletes_allowed`` percent droppable, or (no
-        option) merge while the policy wants to, without its automatic size bound. Returns
-        the number of merges."""
-        merges = 0
-        pinned = self.pins.values()
-        if only_expunge_deletes:
-            limit = self.merge_policy.expunge_deletes_allowed / 100.0
-            for seg in list(self.segments):
-                if dropped_share(droppable(seg, self.generation, pinned)) > limit:
-                    self._merge([seg])
-                    merges += 1
-            return merges
-        if max_num_segments is not None:
-            pick = force_groups([segment_bytes(s) for s in self.segments], max_num_segments)
-            if pick is not None:
-                self._merge([self.segments[i] for i in pick])
-                merges += 1
-            for seg in list(self.segments):   # as Lucene: a segment with deletes is unmerged
-                if droppable(seg, self.generation, pinned).any():
-                    self._merge([seg])
-                    merges += 1
-            return merges
-        while merges < 1000 and self.maybe_merge(max_bytes=self.merge_policy.max_merged_segment):
-            merges += 1
-        return merges
-
-    def _merge(self, sources: list[Segment]) -> None:
-        """Replace ``sources`` by their merge in the searched list; they stay addressable."""
-        merged = merge_segments(sources, self.generation, self.pins.values())
-        kept = merged.n if merged is not None else 0
-        lost = sum(s.n for s in sources) - kept
-        gone = {s.uid for s in sources}
-        at = min(i for i, s in enumerate(self.segments) if s.uid in gone)
-        rest = [s for s in self.segments if s.uid not in gone]
-        if merged is not None:
-            rest.insert(at, merged)
-            self.by_uid[merged.uid] = merged
-            rows = np.flatnonzero(merged.deleted_gen == NEVER)   # the live versions
-            base = merged.uid << 32
-            self.live.update(zip(merged.ids[rows].tolist(), (base + rows).tolist()))
-        self.segments = rest
-        self.retired.append((self.generation, sources))
-        if lost:   # versions visible only at unpinned older generations are gone
-            self.readable_from = self.generation
-        self.merges["total"] += 1
-        self.merges["docs"] += kept
-        self.merges["dropped"] += lost
-
-    def _prune_retired(self) -> None:
-        """Forget merged-away segments once two refreshes went by and no pin predates them
-        (a fetch names addresses a query phase gave moments before)."""
-        oldest_pin = min(self.pins.values(), default=self.generation)
-        keep = []
-        for gen, segs in self.retired:
-            if gen >= self.generation - 1 or oldest_pin <= gen:
-                keep.append((gen, segs))
-            else:
-                for s in segs:
-                    self.by_uid.pop(s.uid, None)
-        self.retired = keep
-
-    def can_read(self, generation: int) -> bool:
-        """Whether ``generation`` still reads exactly as it did (a merge dropped only versions
-        no pinned or later generation can see)."""
-        return generation >= self.readable_from or generation in self.pins.values()
-
-    def segments_info(self) -> list[dict[str, Any]]:
-        """Per searched segment: uid, rows, visible and not-visible rows at the current
-        generation, approximate bytes (for ``_segments`` and ``_cat/segments``)."""
-        out = []
-        for s in self.segments:
-            vis = int(s.visible(self.generation).sum())
-            out.append({"uid": s.uid, "docs": vis, "deleted": s.n - vis,
-                        "bytes": segment_bytes(s)})
-        return out
 
     # --- reads ------------------------------------------------------------------------------
 

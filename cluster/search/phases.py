@@ -8,7 +8,8 @@
    for a deep page, samples then a range, or a single shard's window (``query_phase.py``);
 4. ``_merge``: order the union, cut ``[from, from + size)`` (``reduce.py``);
 4b. ``_aggregate``: the extra rounds a cut top-level ``terms`` needs to be exact
-   (``aggs/rounds.py``; none for other aggregations);
+   (``aggs/rounds.py``; none for other aggregations) — such a search pins its snapshot on the
+   shards for its duration (``_run_pinned``), so a merge between rounds cannot take it away;
 5. ``_fetch``: only the shards on the page return ``_source`` for the page's documents, unless
    the query round brought them (``fetch_phase.py``); ``explain`` asks the same shards;
 6. ``_response``: Elasticsearch's response, hits rendered by ``hits.py``, aggregations reduced
@@ -21,7 +22,9 @@ Cursors (point in time, scroll, page tokens) pick the snapshot and call :meth:`S
 """
 from __future__ import annotations
 
+import asyncio
 import time
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,8 +39,8 @@ from ..errors import SearchPhaseExecution, StaleGeneration
 from ..indices.catalog import IndexMeta
 from ..indices.resolver import Access, filtered, search_routing
 from ..indices.routing import selected_shards
-from .aggs.phase import (aggregation_rounds, plan_shard_queries, refuse_too_many,
-                         response_aggregations)
+from .aggs.phase import (aggregation_rounds, has_rounds, plan_shard_queries,
+                         refuse_too_many, response_aggregations)
 from .checks import check_request
 from .slicing import shard_part, sliced_query
 from .cursors import raw_sort_values
@@ -111,13 +114,19 @@ class SearchPath:
     async def run(self, req: SearchRequest,
                   snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
         """One search on ``snapshot`` (the generations already pinned; ``{}`` for "now")."""
+        if not snapshot and has_rounds(req):
+            return await self._run_pinned(req)
+        return await self._run_at(req, snapshot)
+
+    async def _run_at(self, req: SearchRequest,
+                      snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
         s = self._resolve(req)
         guessed = await self._statistics(s, snapshot)
         await self._query(s)
         if guessed and any(f["reason"].get("type") == StaleGeneration.es_type
                            for f in s.failures):
             self.statistics.forget()   # a shard refreshed: statistics and snapshot afresh
-            return await self.run(req, snapshot)
+            return await self._run_at(req, snapshot)
         refuse_too_many(s.failures)   # search.aggs.max_shard_terms: a 400, never partial
         _check_failures(s.failures, s.hits_list, req, "query")
         reduced = self._merge(s)
@@ -125,6 +134,24 @@ class SearchPath:
         page, hits = await self._fetch(s, reduced)
         await self._hit_extras(s, reduced, page, hits, snapshot)
         return self._response(s, reduced, page, hits)
+
+    async def _run_pinned(self, req: SearchRequest) -> dict[str, Any]:
+        """A search at "now" whose aggregations take several rounds (``aggs/rounds.py``)
+        reads one snapshot in all of them: each shard's latest generation is pinned for the
+        search's duration and released after it — also on an error or a cancel — so a merge
+        between rounds cannot take the snapshot away. (A shard that cannot pin is searched
+        at "now", as without the pin.)"""
+        key = f"search-rounds-{uuid.uuid4().hex}"
+        refs = [((m.name, sid), ref) for _, m, sid, ref in self._resolve(req).shard_list]
+        outs = await asyncio.gather(*(self.shards.pin(ref, key, None) for _, ref in refs),
+                                    return_exceptions=True)
+        snapshot = {k: int(o) for (k, _), o in zip(refs, outs)
+                    if not isinstance(o, BaseException)}
+        try:
+            return await self._run_at(req, snapshot)
+        finally:
+            await asyncio.shield(asyncio.gather(*(self.shards.unpin(ref, [key])
+                                                  for _, ref in refs), return_exceptions=True))
 
     # --- 1. resolve ---------------------------------------------------------------------------
 

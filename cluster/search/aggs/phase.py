@@ -49,6 +49,11 @@ def plan_shard_queries(queries: list[Any], req: Any,
         q.max_shard_terms = limit if aggs is not None else None
 
 
+def has_rounds(req: Any) -> bool:
+    """Whether the search's aggregations need rounds after the query round (a cut ``terms``)."""
+    return req.aggs is not None and any(cut_for(n) is not None for n in req.aggs.nodes)
+
+
 async def aggregation_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
                              queries: list[Any], hits_list: list[Any], deadline: float | None,
                              prof: SearchProfile | None) -> list[dict[str, Any]]:
