@@ -216,3 +216,17 @@ def test_http_a_document_too_deep_for_the_mapping_is_a_400(es) -> None:
         nested = [nested]
     r = es.put("/deep/_doc/2", json={"x": nested})
     assert r.status_code == 400 and r.json()["error"]["type"] == "mapper_parsing_exception"
+
+
+@pytest.mark.parametrize("root", [
+    {"_source": {"enabled": False}}, {"_routing": {"required": True}},
+    {"dynamic_templates": [{"s": {"match": "*_s", "mapping": {"type": "keyword"}}}]},
+    {"date_detection": False}, {"runtime": {"r": {"type": "long"}}}, {"_meta": {"v": 1}},
+])
+def test_a_root_mapping_parameter_we_do_not_implement_is_refused_not_ignored(root) -> None:
+    with pytest.raises(MapperParsing) as err:
+        Mapping.from_body({"properties": {"a": {"type": "keyword"}}, **root})
+    assert "Root mapping definition has unsupported parameters:  [" + next(iter(root)) \
+        in str(err.value)
+    with pytest.raises(MapperParsing):
+        Mapping.from_body({}).merge(root)

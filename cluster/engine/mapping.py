@@ -42,6 +42,7 @@ class Mapping:
             raise MapperParsing("Failed to parse mapping: mappings must be an object")
         if "_doc" in body and isinstance(body["_doc"], dict) and len(body) == 1:
             body = body["_doc"]
+        _check_root_keys(body)
         props = body.get("properties", {}) or {}
         if not isinstance(props, dict):
             raise MapperParsing("Failed to parse mapping: [properties] must be an object")
@@ -153,3 +154,27 @@ class Mapping:
         self._plan = None
         self._nested = None
 
+
+ROOT_KEYS = ("properties", "dynamic")
+
+
+def _check_root_keys(body: dict[str, Any]) -> None:
+    """Root mapping parameters we do not implement (``_source`` options, ``_routing``,
+    ``dynamic_templates``, ``date_detection``, ``runtime``, ``_meta``...) are refused as
+    Elasticsearch refuses unknown ones, never accepted and ignored."""
+    extra = [k for k in body if k not in ROOT_KEYS]
+    if extra:
+        listed = ", ".join(f"{k} : {_java(body[k])}" for k in extra)
+        raise MapperParsing("Failed to parse mapping: Root mapping definition has unsupported "
+                            f"parameters:  [{listed}]")
+
+
+def _java(value: Any) -> str:
+    """A value as Java's ``Map.toString`` shows it (Elasticsearch's message quotes it so)."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}={_java(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_java(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
