@@ -96,8 +96,11 @@ class IndexNotFound(SearchError):
     es_type = "index_not_found_exception"
     status = 404
 
-    def __init__(self, index: str, **kw: Any) -> None:
-        super().__init__(f"no such index [{index}]", index=index,
+    def __init__(self, index: str, reason_suffix: str | None = None, **kw: Any) -> None:
+        """``reason_suffix``: the write's ``require_alias`` named ``index``, not an alias."""
+        more = "" if reason_suffix is None else \
+            f" and [require_alias] request flag is [true] and [{reason_suffix}] is not an alias"
+        super().__init__(f"no such index [{index}]{more}", index=index,
                          **{"resource.type": "index_or_alias", "resource.id": index,
                             "index_uuid": "_na_"}, **kw)
 

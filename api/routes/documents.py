@@ -75,7 +75,9 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
     if source is None:
         raise SearchError("request body is required", es_type="action_request_validation_exception",
                           status=400)
+    _refuse_ingest(params)
     item = {"action": action, "index": index, "id": doc_id, "source": source,
+            "require_alias": bool_param(params, "require_alias"),
             "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
             "version": params.get("version"), "version_type": params.get("version_type")}
@@ -122,6 +124,8 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
             int_param(params, "retry_on_conflict") or 0), params)
     if "lang" in params:
         raise IllegalArgument("[lang] is not supported by this server without a script")
+    if bool_param(params, "require_alias"):
+        raise IllegalArgument("[require_alias] on _update is not supported by this server")
     conditions = write_conditions({"action": "update",
                                    "if_seq_no": int_param(params, "if_seq_no"),
                                    "if_primary_term": int_param(params, "if_primary_term")})
@@ -261,12 +265,37 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
     for key in ("version", "version_type", "retry_on_conflict"):
         if key in meta:
             item[key] = meta[key]
+    if "require_alias" in meta:
+        item["require_alias"] = str(meta["require_alias"]).lower() == "true"
+    unbuilt = _unbuilt_ingest(meta)
+    if unbuilt is not None:
+        item["error"] = {"type": "illegal_argument_exception", "reason": unbuilt}
     if "_source" in meta:
         item["_source_meta"] = meta["_source"]
     if index is None:
         item["error"] = {"type": "action_request_validation_exception",
                          "reason": "Validation Failed: 1: index is missing;"}
     return item
+
+
+def _unbuilt_ingest(options: dict[str, Any]) -> str | None:
+    """What a write asks of ingest pipelines, data streams or dynamic templates (none exist
+    here): Elasticsearch's answer for a missing pipeline, else a refusal naming the option."""
+    pipeline = options.get("pipeline")
+    if pipeline not in (None, "", "_none"):
+        return f"pipeline with id [{pipeline}] does not exist"
+    for key in ("require_data_stream", "list_executed_pipelines"):
+        if str(options.get(key, "false")).lower() not in ("false", ""):
+            return f"[{key}] is not supported by this server: it has no data streams or pipelines"
+    if options.get("dynamic_templates"):
+        return "[dynamic_templates] is not supported by this server: mappings have no dynamic templates"
+    return None
+
+
+def _refuse_ingest(params: dict[str, str]) -> None:
+    reason = _unbuilt_ingest(params)
+    if reason is not None:
+        raise IllegalArgument(reason)
 
 
 def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any]) -> None:
@@ -292,12 +321,20 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _BULK_PARAMS, request.url.path)
+    _refuse_ingest(params)
     raw = await read_body(request)
     if not raw.strip():
         raise SearchError("Validation Failed: 1: no requests added;",
                           es_type="action_request_validation_exception", status=400)
     with gc_paused():   # thousands of small objects that all live until the response
         items = parse_bulk(raw, index, params.get("routing"))
+    if bool_param(params, "require_alias"):   # the default of items that do not say
+        for item in items:
+            item.setdefault("require_alias", True)
+    for item in items:   # updates are applied by documents/update.py, which has no such check
+        if item.get("require_alias") and item["action"] == "update" and "error" not in item:
+            item["error"] = {"type": "illegal_argument_exception", "reason":
+                             "[require_alias] on an update is not supported by this server"}
     good = [it for it in items if "error" not in it]
     # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
     resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),

@@ -34,6 +34,7 @@ from ..engine.doc_shape import doc_shape
 from ..engine.writes import BatchBuilder
 from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
+from ..indices.aliases import aliased
 from ..indices.catalog import IndexMeta, validate_index_name
 from ..indices.routing import shards_for
 from .versioning import write_conditions
@@ -104,6 +105,8 @@ def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
     try:
         if not name:
             raise ActionRequestValidationError("index is missing")
+        if item.get("require_alias") and not aliased(c.indices, name):
+            raise IndexNotFound(name, reason_suffix=name)
         name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
         validate_index_name(name)
         meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
