@@ -92,8 +92,6 @@ XFAIL: dict[str, str] = {
         "OpenSearch-internal: profiler debug counters of aggregators",
     "opensearch/search.aggregation/170_cardinality_metric.yml::profiler string":
         "OpenSearch-internal: profiler debug counters of aggregators",
-    "opensearch/search.aggregation/200_top_hits_metric.yml::top_hits aggregation with nested documents and disabled _source":
-        "the mapping's _source.enabled: false is not implemented (refused with a 400, as every root mapping parameter but properties and dynamic)",
     "opensearch/search.aggregation/20_terms.yml::Global ordinals are loaded with the global_ordinals execution hint":
         "OpenSearch-internal: fielddata counters (indices.stats, forcemerge)",
     "opensearch/search.aggregation/20_terms.yml::Global ordinals are not loaded with the map execution hint":

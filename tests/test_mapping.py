@@ -219,7 +219,7 @@ def test_http_a_document_too_deep_for_the_mapping_is_a_400(es) -> None:
 
 
 @pytest.mark.parametrize("root", [
-    {"_source": {"enabled": False}}, {"_routing": {"required": True}},
+    {"_source": {"includes": ["a"]}}, {"_routing": {"required": True}},
     {"dynamic_templates": [{"s": {"match": "*_s", "mapping": {"type": "keyword"}}}]},
     {"date_detection": False}, {"runtime": {"r": {"type": "long"}}}, {"_meta": {"v": 1}},
 ])

@@ -250,7 +250,9 @@ def _count(run: _Run, counters: Counters, op: str, r: dict[str, Any]) -> None:
 def plan_write(job: ByQuery, hit: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     """The bulk item for one document of the snapshot (None: a ``noop``), and its op."""
     source = hit.get("_source")
-    source = orjson.loads(source) if isinstance(source, (bytes, str)) else (source or {})
+    if source is None and job.action != "delete":   # the mapping's _source is disabled
+        raise IllegalArgument(f"[{hit['_index']}][{hit['_id']}] didn't store _source")
+    source = orjson.loads(source) if isinstance(source, (bytes, str)) else source
     meta = {"_index": hit["_index"], "_id": hit["_id"], "_routing": hit.get("_routing"),
             "_version": hit.get("_version")}
     op = "delete" if job.action == "delete" else "index"

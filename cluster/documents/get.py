@@ -100,7 +100,7 @@ def shape_source(out: dict[str, Any], source: bytes, meta: IndexMeta, opts: GetO
             out["fields"] = fields
     show = opts.source.enabled and (stored is None or "_source" in stored
                                     or opts.explicit_source)
-    if not show:
+    if not show or not meta.mapping.source_enabled:   # ``_source: {enabled: false}``
         return
     if opts.source.is_identity:
         out["_source"] = source

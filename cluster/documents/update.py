@@ -146,6 +146,10 @@ async def update(c: WriteTarget, req: UpdateRequest) -> dict[str, Any]:
     for attempt in range(req.retry_on_conflict + 1):
         try:
             doc, sid = await _read(c, req)
+            if doc is not None and not c.indices[req.index].mapping.source_enabled:
+                raise SearchError(f"[{req.id}]: document source missing", status=400,
+                                  es_type="document_source_missing_exception",
+                                  index=req.index, shard=str(sid), index_uuid="_na_")
             if doc is not None and (err := _conflict_with_caller(req, doc, sid)) is not None:
                 raise err
             current = orjson.loads(doc.source) if doc is not None else None

@@ -108,6 +108,8 @@ async def _attempt(get: Callable[..., Awaitable[dict[str, Any]]],
             return _noop(index, doc_id, 0, -2)
         item.update(action="create", source=source)
     else:
+        if "_source" not in doc:   # the mapping's _source is disabled
+            return _source_missing(index, doc_id)
         current = doc["_source"]
         current = orjson.loads(current) if isinstance(current, (bytes, str)) else current
         op, source = _run(script, current, {**meta, "_version": doc["_version"]}, False)
@@ -126,3 +128,11 @@ def _noop(index: str, doc_id: str, version: int, seq_no: int) -> dict[str, Any]:
     return {"_index": index, "_id": doc_id, "_version": version, "result": "noop",
             "_shards": {"total": 0, "successful": 0, "failed": 0}, "_seq_no": seq_no,
             "_primary_term": 1, "status": 200}
+
+
+def _source_missing(index: str, doc_id: str) -> dict[str, Any]:
+    """Elasticsearch's answer to an update of a document whose ``_source`` is not kept."""
+    return {"_index": index, "_id": doc_id, "status": 400, "error": {
+        "type": "document_source_missing_exception",
+        "reason": f"[{doc_id}]: document source missing", "index": index, "shard": "0",
+        "index_uuid": "_na_"}}

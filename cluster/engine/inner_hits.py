@@ -81,19 +81,21 @@ def shard_inner_hits(core: Any, query: Q.Query, stats: Any, addrs: list[int]
             block = seg.nested.get(node.path)
             name = node.inner_hits.get("name") or node.path
             if block is None:
-                per[name] = _render(node, None, np.zeros(0, np.int64), np.zeros(0), core.index)
+                per[name] = _render(node, None, np.zeros(0, np.int64), np.zeros(0), core.index,
+                                    core.mapping.source_enabled)
                 continue
             if (k, seg.uid) not in matched:
                 matched[(k, seg.uid)] = evaluate(node.query, block, ctx)
             mask, scores = matched[(k, seg.uid)]
             children = np.flatnonzero(mask & (block.rows_in("") == row))
-            per[name] = _render(node, block, children, scores[children], core.index)
+            per[name] = _render(node, block, children, scores[children], core.index,
+                                core.mapping.source_enabled)
         out.append(per)
     return out
 
 
 def _render(node: Q.Nested, block: NestedDocs | None, children: np.ndarray,
-            scores: np.ndarray, index: str) -> dict[str, Any]:
+            scores: np.ndarray, index: str, show_source: bool = True) -> dict[str, Any]:
     opts = node.inner_hits
     sorts = parse_sort(opts.get("sort")) or (SortField("_score", "desc"),)
     by_score = all(sf.field == "_score" for sf in sorts)
@@ -117,7 +119,7 @@ def _render(node: Q.Nested, block: NestedDocs | None, children: np.ndarray,
         hit: dict[str, Any] = {"_index": index, "_id": str(block.ids[c]),
                                "_nested": block.identity(c),
                                "_score": float(scores[i]) if by_score else None}
-        if source.enabled:
+        if source.enabled and show_source:   # False: the mapping's _source is disabled
             hit["_source"] = _child_source(block, c, source)
         if not by_score:
             hit["sort"] = key

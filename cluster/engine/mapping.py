@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import MapperParsing
+from ..errors import IllegalArgument, MapperParsing
 from .doc_shape import Shape, shape_fits
 from .field_types import METADATA_FIELDS, FieldType
 from .nested import NestedPath, check_nested_mapping, nested_paths
@@ -25,6 +25,7 @@ class Mapping:
     properties: dict[str, Any] = field(default_factory=dict)
     dynamic: Any = True
     version: int = 0
+    source_enabled: bool = True   # ``_source: {enabled: false}``: hits and gets show no source
 
     def __post_init__(self) -> None:
         self._flat: dict[str, FieldType] | None = None
@@ -48,10 +49,13 @@ class Mapping:
             raise MapperParsing("Failed to parse mapping: [properties] must be an object")
         validate_properties(props, "")
         check_nested_mapping(props)
-        return cls(properties=copy.deepcopy(props), dynamic=body.get("dynamic", True))
+        return cls(properties=copy.deepcopy(props), dynamic=body.get("dynamic", True),
+                   source_enabled=_source_enabled(body))
 
     def to_body(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        if not self.source_enabled:
+            out["_source"] = {"enabled": False}
         if self.dynamic is not True:
             out["dynamic"] = self.dynamic
         if self.properties:
@@ -61,6 +65,11 @@ class Mapping:
     def merge(self, body: dict[str, Any]) -> None:
         """Add fields from a ``PUT _mapping`` body; changing an existing field's type fails."""
         other = Mapping.from_body(body)
+        if "_source" in body and other.source_enabled != self.source_enabled:
+            raise IllegalArgument("Mapper for [_source] conflicts with existing mapper:\n\t"
+                                  "Cannot update parameter [enabled] from "
+                                  f"[{_java(self.source_enabled)}] to "
+                                  f"[{_java(other.source_enabled)}]")
         merged = copy.deepcopy(self.properties)   # applied only once it passes every check
         merge_properties(merged, other.properties, "")
         check_nested_mapping(merged)
@@ -141,12 +150,14 @@ class Mapping:
         return ok
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"properties": self.properties, "dynamic": self.dynamic, "version": self.version}
+        return {"properties": self.properties, "dynamic": self.dynamic, "version": self.version,
+                "source_enabled": self.source_enabled}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.properties = state["properties"]
         self.dynamic = state["dynamic"]
         self.version = state["version"]
+        self.source_enabled = state.get("source_enabled", True)
         self._flat = None
         self._objects = None
         self._multi = None
@@ -155,7 +166,21 @@ class Mapping:
         self._nested = None
 
 
-ROOT_KEYS = ("properties", "dynamic")
+ROOT_KEYS = ("properties", "dynamic", "_source")
+
+
+def _source_enabled(body: dict[str, Any]) -> bool:
+    """``_source: {enabled: false}`` (the one ``_source`` option built here): the documents are
+    kept — the write-ahead log and snapshots need them, and nothing is lost — but no hit, get
+    or aggregation shows them, as Elasticsearch, which does not store them."""
+    spec = body.get("_source")
+    if spec is None:
+        return True
+    if not isinstance(spec, dict) or set(spec) - {"enabled"} \
+            or not isinstance(spec.get("enabled", True), bool):
+        raise MapperParsing("Failed to parse mapping: Root mapping definition has unsupported "
+                            f"parameters:  [_source : {_java(spec)}]")
+    return spec.get("enabled", True)
 
 
 def _check_root_keys(body: dict[str, Any]) -> None:

@@ -37,7 +37,7 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
     hit["_score"] = score
     if doc.routing is not None:
         hit["_routing"] = doc.routing
-    if req.source.enabled:
+    if req.source.enabled and meta.mapping.source_enabled:
         if req.source.is_identity:
             hit["_source"] = doc.source
         else:

@@ -97,7 +97,8 @@ def top_hits(node: AggNode, view: ShardView, rows: Rows) -> TopHits:
         seg, doc = view.segments[int(seg_of[i])], int(doc_of[i])
         docs.append({"_index": view.index, "_id": str(seg.ids[doc]),
                      "_score": float(scores[i]) if scores is not None else 1.0,
-                     "_source": seg.sources[doc], "_version": int(seg.version[doc]),
+                     "_source": seg.sources[doc] if view.mapping.source_enabled else None,
+                     "_version": int(seg.version[doc]),
                      "_seq_no": int(seg.seq[doc])})
         if isinstance(seg, NestedDocs):   # a child: its place in the root's _source
             docs[-1]["_nested"] = seg.identity(doc)

@@ -57,7 +57,7 @@ def render_top_hits(node: AggNode, res: Result | None, owner: int | None) -> dic
         if node.params.get("seq_no_primary_term"):
             hit["_seq_no"], hit["_primary_term"] = doc["_seq_no"], 1
         hit["_score"] = doc["_score"] if by_score else None
-        if sf_filter.enabled:
+        if sf_filter.enabled and doc["_source"] is not None:   # None: _source disabled
             src = orjson.loads(doc["_source"])
             hit["_source"] = src if sf_filter.is_identity else filter_source(
                 src, sf_filter.includes, sf_filter.excludes)
