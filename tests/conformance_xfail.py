@@ -17,10 +17,6 @@ _ISSUES = {
 }
 
 ROUND_TWO: dict[str, tuple[int, list[str]]] = {
-    "opensearch/mget/14_alias_to_multiple_indices.yml": (
-        18, [
-            'Multi Get with alias that resolves to multiple indices',
-        ]),
     "opensearch/search.highlight/10_unified.yml": (
         19, [
             'With matched_fields',

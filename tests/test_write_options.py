@@ -63,3 +63,11 @@ def test_require_alias_lets_a_write_through_an_alias_and_fails_one_to_an_index(w
     statuses = [next(iter(i.values()))["status"] for i in out["items"]]
     assert statuses == [404, 201, 201]
     assert wo.get("/wo/_count").json()["count"] == 3
+
+
+def test_a_bulk_type_is_accepted_only_as_the_one_type_there_is(wo: httpx.Client) -> None:
+    out = _bulk(wo, [{"index": {"_index": "wo", "_type": "_doc", "_id": "1"}}, {"a": 1}])
+    assert next(iter(out["items"][0].values()))["status"] == 201
+    r = wo.post("/_bulk", content='{"index":{"_index":"wo","_type":"book","_id":"2"}}\n{"a":2}\n',
+                headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 400 and "unknown parameter [_type]" in r.text, r.text

@@ -241,6 +241,8 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
         raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected "
                               "START_OBJECT but found [VALUE]")
     for key in meta:
+        if key == "_type" and meta[key] == "_doc":   # the one type there is (OpenSearch's clients
+            continue                                 # still send it); any other is unknown
         if key not in _META_KEYS:
             raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
                                   f"parameter [{key}]")
