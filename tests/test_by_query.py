@@ -120,10 +120,10 @@ def test_reindex_into_its_own_source_is_refused(books: httpx.Client) -> None:
     assert r.status_code == 400 and "reindex cannot write into an index its reading from" in r.text
 
 
-def test_external_versions_and_unknown_keys_are_refused_naming_them(books: httpx.Client) -> None:
+def test_unknown_version_types_and_keys_are_refused_naming_them(books: httpx.Client) -> None:
     r = books.post("/_reindex", json={"source": {"index": "books"},
-                                      "dest": {"index": "c", "version_type": "external"}})
-    assert r.status_code == 400 and "version_type" in r.text
+                                      "dest": {"index": "c", "version_type": "force"}})
+    assert r.status_code == 400 and "No version type match [force]" in r.text
     r = books.post("/_reindex", json={"source": {"index": "books", "remote": {}},
                                       "dest": {"index": "c"}})
     assert r.status_code == 400 and "remote" in r.text
@@ -227,3 +227,20 @@ def test_a_by_query_through_a_filter_alias_touches_only_what_the_filter_lets_thr
     r = books.post("/odd_books/_delete_by_query?refresh=true", json={"query": {"match_all": {}}})
     assert r.status_code == 200 and r.json()["deleted"] == N // 2, r.text
     assert _count(books, "books") == N // 2 and _count(books, "books", {"term": {"tag": "even"}}) == N // 2
+
+
+def test_reindex_with_external_versions_keeps_the_newer_copy_and_counts_the_older_as_conflicts(
+        books: httpx.Client) -> None:
+    books.put("/books/_doc/0?refresh=true", json={"n": 0, "tag": "even", "title": "again"})
+    books.put("/copy/_doc/0?version=50&version_type=external", json={"n": 100})
+    books.put("/copy/_doc/1?version=1&version_type=external&refresh=true", json={"n": 101})
+    r = books.post("/_reindex?refresh=true", json={
+        "source": {"index": "books"}, "dest": {"index": "copy", "version_type": "external"},
+        "conflicts": "proceed"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["version_conflicts"] == 2 and body["created"] == N - 2, body
+    assert books.get("/copy/_doc/0").json()["_source"] == {"n": 100}      # newer (50) kept
+    assert books.get("/copy/_doc/1").json()["_source"] == {"n": 101}      # same version (1)
+    assert books.get("/copy/_doc/3").json()["_version"] == 1              # the source's version
+    books.delete("/copy")

@@ -281,8 +281,11 @@ def _copy_item(job: ByQuery, op: str, source: Any, meta: dict[str, Any]) -> dict
     if op == "delete":
         return {"action": "delete", "index": meta["_index"], "id": meta["_id"],
                 "routing": routing}
-    return {"action": job.op_type, "index": meta["_index"], "id": meta["_id"],
+    item = {"action": job.op_type, "index": meta["_index"], "id": meta["_id"],
             "routing": routing, "source": source}
+    if job.dest_version_type != "internal" and meta.get("_version") is not None:
+        item.update(version=meta["_version"], version_type=job.dest_version_type)
+    return item
 
 
 _OPS = ("noop", "index", "delete")

@@ -49,6 +49,7 @@ class ByQuery:
     dest: str | None = None
     op_type: str = "index"                     # reindex dest: index | create
     dest_routing: str = "keep"                 # keep | discard | =value
+    dest_version_type: str = "internal"        # external*: the source's version, kept
 
     @property
     def task_action(self) -> str:
@@ -170,10 +171,9 @@ def _parse_reindex(job: ByQuery, body: dict[str, Any]) -> None:
     job.op_type = dest.get("op_type", "index")
     if job.op_type not in ("index", "create"):
         raise IllegalArgument(f"opType must be 'create' or 'index', found: [{job.op_type}]")
-    version_type = dest.get("version_type", "internal")
-    if version_type != "internal":
-        raise IllegalArgument(f"[dest.version_type] [{version_type}] is not supported by this "
-                              "server (external versions are not kept); use [internal]")
+    job.dest_version_type = dest.get("version_type", "internal")
+    if job.dest_version_type not in ("internal", "external", "external_gte"):
+        raise IllegalArgument(f"No version type match [{job.dest_version_type}]")
     routing = dest.get("routing", "keep")
     if not isinstance(routing, str) or not (routing in ("keep", "discard")
                                             or routing.startswith("=")):
