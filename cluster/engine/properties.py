@@ -10,7 +10,8 @@ import copy
 from typing import Any
 
 from ..errors import MapperParsing
-from .field_types import OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
+from .date_formats import InvalidFormat, validate_format
+from .field_types import DATE_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
 
 MAX_DEPTH = 20                 # index.mapping.depth.limit
 
@@ -29,6 +30,8 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             ftype = "object"
         if ftype not in SUPPORTED_TYPES:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
+        if ftype in DATE_TYPES:
+            _check_date_params(name, spec)
         if "properties" in spec:
             if not isinstance(spec["properties"], dict):
                 raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "
@@ -36,6 +39,22 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             validate_properties(spec["properties"], path + ".")
         for sub, sub_spec in (spec.get("fields") or {}).items():
             validate_properties({sub: sub_spec}, path + ".")
+
+
+def _check_date_params(name: str, spec: dict[str, Any]) -> None:
+    """A date field's ``format`` compiles, and ``ignore_malformed`` is a boolean."""
+    fmt = spec.get("format")
+    if fmt is not None:
+        try:
+            if not isinstance(fmt, str):
+                raise InvalidFormat(f"Invalid format: [{fmt}]: a format must be a string")
+            validate_format(fmt)
+        except InvalidFormat as e:
+            raise MapperParsing(f"Failed to parse mapping: Error parsing [format] on field "
+                                f"[{name}]: {e}", caused_by={
+                                    "type": "illegal_argument_exception",
+                                    "reason": f"Error parsing [format] on field [{name}]: {e}"
+                                }) from None
 
 
 def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IllegalArgument, ParsingError
-from .dates import date_components, format_date, parse_date, parse_date_nanos
+from .dates import format_date, parse_date, parse_date_nanos, parses_with
 from .field_types import FieldType
 from .mapping import Mapping
 
@@ -382,12 +382,7 @@ def _after_parse_error(sf: SortField, value: Any) -> IllegalArgument:
 def _matches_date_format(value: str, fmt: str) -> bool:
     """Whether a search_after string is written in the sort's own ``format`` (Elasticsearch
     parses it with that formatter only)."""
-    alternatives = [f.strip() for f in fmt.split("||")]
-    numeric = value.strip().lstrip("-").replace(".", "", 1).isdigit()
-    if numeric and any(f in ("epoch_millis", "epoch_second") for f in alternatives):
-        return True
-    named = [f for f in alternatives if f not in ("epoch_millis", "epoch_second")]
-    return bool(named) and date_components(value.strip(), "||".join(named)) is not None
+    return parses_with(value.strip(), fmt)
 
 
 def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldType | None],
