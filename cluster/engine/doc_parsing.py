@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import MapperParsing
 from .dates import looks_like_date, parse_date
-from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
+from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
                           FieldType, field_type)
 from .limits import check_immense_terms
 from .properties import (MAX_DEPTH, count_objects, merge_properties, set_path,
@@ -127,6 +127,8 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     doc.walk(source, "")
     fields, pending = doc.fields, doc.pending
     check_immense_terms(doc.parsed, lambda p: (fields.get(p) or pending[p]).kind)
+    if doc.ignored:
+        doc.parsed["_ignored"] = sorted(set(doc.ignored))
     return doc.parsed, _grow_mapping(mapping, doc)
 
 
@@ -150,7 +152,7 @@ class _DocumentParser:
     (``pending``, ``new_props``), applied only once the whole document has parsed."""
 
     __slots__ = ("doc_id", "fields", "objects", "multi", "allow_dynamic", "strict", "parsed",
-                 "new_props", "pending", "pending_multi")
+                 "new_props", "pending", "pending_multi", "ignore_default", "ignored", "last")
 
     def __init__(self, mapping: Mapping, doc_id: str | None, dynamic: bool) -> None:
         self.doc_id = doc_id
@@ -163,6 +165,8 @@ class _DocumentParser:
         self.new_props: dict[str, Any] = {}
         self.pending: dict[str, FieldType] = {}
         self.pending_multi: dict[str, list[str]] = {}
+        self.ignore_default = bool(getattr(mapping, "ignore_malformed", False))
+        self.ignored: list[str] = []    # fields whose malformed values ignore_malformed skipped
 
     def walk(self, obj: Any, prefix: str, level: int = 1) -> None:
         """The values of object ``obj`` found at ``prefix`` (``""``: the document)."""
@@ -240,18 +244,33 @@ class _DocumentParser:
                 return
         if ft.kind == "other":
             return
-        doc_id, parsed = self.doc_id, self.parsed
-        stored = _coerce(value, ft, doc_id)
-        parsed.setdefault(path, []).append(stored)
+        parsed = self.parsed
+        if self._coerced(value, ft, path):
+            parsed.setdefault(path, []).append(self.last)
         for sub_path in self.multi.get(path) or self.pending_multi.get(path, ()):
             sub_ft = fields.get(sub_path) or pending[sub_path]
-            if sub_ft.kind == "other":
+            if sub_ft.kind == "other" or not self._coerced(value, sub_ft, sub_path):
                 continue
-            sv = _coerce(value, sub_ft, doc_id)
+            sv = self.last
             if sub_ft.kind == "keyword" and sub_ft.ignore_above is not None \
                     and len(sv) > sub_ft.ignore_above:
                 continue
             parsed.setdefault(sub_path, []).append(sv)
+
+    def _coerced(self, value: Any, ft: FieldType, path: str) -> bool:
+        """``value`` coerced into ``ft`` (in ``self.last``); False when it is malformed and the
+        field ignores malformed values: the document is indexed without it, and ``_ignored``
+        names the field (Elasticsearch's ``ignore_malformed``)."""
+        try:
+            self.last = _coerce(value, ft, self.doc_id)
+            return True
+        except MapperParsing:
+            ignore = ft.ignore_malformed
+            if ft.type not in IGNORE_MALFORMED_TYPES or not (
+                    self.ignore_default if ignore is None else ignore):
+                raise
+            self.ignored.append(path)
+            return False
 
     def _new_field(self, path: str, value: Any) -> FieldType | None:
         """Dynamic mapping of an unmapped ``path`` (None: the value is dropped)."""

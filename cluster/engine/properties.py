@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import MapperParsing
 from .date_formats import InvalidFormat, validate_format
-from .field_types import DATE_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
+from .field_types import DATE_TYPES, IGNORE_MALFORMED_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
 
 MAX_DEPTH = 20                 # index.mapping.depth.limit
 
@@ -32,6 +32,8 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
         if ftype in DATE_TYPES:
             _check_date_params(name, spec)
+        if "ignore_malformed" in spec:
+            _check_ignore_malformed(name, ftype, spec["ignore_malformed"])
         if "properties" in spec:
             if not isinstance(spec["properties"], dict):
                 raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "
@@ -55,6 +57,16 @@ def _check_date_params(name: str, spec: dict[str, Any]) -> None:
                                     "type": "illegal_argument_exception",
                                     "reason": f"Error parsing [format] on field [{name}]: {e}"
                                 }) from None
+
+
+def _check_ignore_malformed(name: str, ftype: str, value: Any) -> None:
+    """``ignore_malformed`` exists on the types it is implemented for, and is a boolean."""
+    if ftype not in IGNORE_MALFORMED_TYPES:
+        raise MapperParsing(f"Failed to parse mapping: unknown parameter [ignore_malformed] on "
+                            f"mapper [{name}] of type [{ftype}]")
+    if not isinstance(value, bool) and value not in ("true", "false"):
+        raise MapperParsing(f"Failed to parse mapping: Failed to parse value [{value}] as only "
+                            "[true] or [false] are allowed.")
 
 
 def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> None:

@@ -34,7 +34,8 @@ from .query.explain import explain
 from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
-from .segment import BufferedDoc, KeywordField, Segment, TextField, release_free_memory
+from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
+                      release_free_memory)
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import (AUTO_MERGE_MAX_BYTES, MergePolicy, dropped_share, find_merge,
@@ -325,7 +326,7 @@ class ShardCore:
         for a in addrs:
             seg, i = self.locate(int(a))
             out.append(FetchedDoc(str(seg.ids[i]), sources[seg.uid][i], int(seg.version[i]),
-                                  int(seg.seq[i]), seg.routing[i]))
+                                  int(seg.seq[i]), seg.routing[i], ignored_fields(seg, i)))
         return out
 
     # --- pins: snapshots held by points in time, scrolls and page tokens ----------------------

@@ -18,6 +18,7 @@ from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
+from ..values import parse_bool
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, ResourceAlreadyExists
 from .field_caps import field_caps
 from .catalog import (DEFAULT_MAX_RESULT_WINDOW, IndexMeta, flat_settings, int_setting,
@@ -72,6 +73,9 @@ class IndexAdmin:
             int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         _check_merge_settings(settings)
         mapping = Mapping.from_body(body.get("mappings"))
+        if "mapping.ignore_malformed" in settings:
+            mapping.ignore_malformed = parse_bool(settings["mapping.ignore_malformed"],
+                                                  "index.mapping.ignore_malformed")
         settings["number_of_shards"] = shards
         settings["number_of_replicas"] = replicas
         meta = IndexMeta(name=name, uuid=uuid.uuid4().hex[:22], created_ms=int(time.time() * 1000),

@@ -33,6 +33,8 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
         hit["_seq_no"] = doc.seq
         hit["_primary_term"] = 1
     hit["_score"] = score
+    if getattr(doc, "ignored", ()):
+        hit["_ignored"] = list(doc.ignored)
     if doc.routing is not None:
         hit["_routing"] = doc.routing
     if req.source.enabled:
