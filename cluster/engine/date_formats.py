@@ -21,10 +21,11 @@ from typing import Any
 import re2
 
 MAX_FORMAT_LENGTH = 512        # a format string longer than this is refused (bounded compile)
+# java.time's Locale.ROOT (CLDR root) has one spelling for short and full names: "Jan", "Thu"
 _MONTHS = [calendar.month_abbr[i] for i in range(1, 13)]
-_MONTHS_FULL = [calendar.month_name[i] for i in range(1, 13)]
+_MONTHS_FULL = _MONTHS
 _DAYS = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
-_DAYS_FULL = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+_DAYS_FULL = _DAYS
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 
 # letters java.time knows; the ones we do not implement are refused by name
@@ -321,10 +322,7 @@ def _resolve_date(f: dict[str, Any]) -> _dt.date:
             raise ValueError("day of year out of range")
     else:
         d = _dt.date(year, f.get("M", f.get("L", 1)), f.get("d", 1))
-    dow = f.get("E", f.get("e"))
-    if dow is not None and d.isoweekday() != dow:
-        raise ValueError("Conflict found: day of week differs from the date")
-    return d
+    return d           # a day of week that disagrees is not checked (as Elasticsearch)
 
 
 def _resolve_hour(f: dict[str, Any], round_up: bool) -> int:

@@ -23,6 +23,15 @@ from test_date_formats import BAD_FORMATS, PARSES, PRINTS, REFUSED   # tests/ is
 INDEX = "diff_dates"
 FORMATS = sorted({f for f, _v, *_ in PARSES + REFUSED})
 FIELD = {f: f"f{i}" for i, f in enumerate(FORMATS)}
+# rows where OpenSearch 2.19 differs from Elasticsearch 8 and from us, with the reason; each
+# must still differ (like a strict xfail)
+OPENSEARCH_DIFFERS = {
+    ("weekyear_week", "2020-W01"): "OpenSearch 2.19 cannot resolve a week without its day "
+                                   "(\"cannot be converted to zoned date time\"); "
+                                   "Elasticsearch's DateFormatters.from resolves it (the day it "
+                                   "picks varies by version); we take the week's Monday, the "
+                                   "ISO reading",
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,9 +61,12 @@ def _stored_millis(node: httpx.Client, doc_id: str, field: str, fmt: str = "epoc
 def test_our_parse_stores_the_instant_the_node_stores(node, fmt, value, millis):
     doc_id = f"p-{PARSES.index((fmt, value, millis))}"
     r = node.put(f"/{INDEX}/_doc/{doc_id}", json={FIELD[fmt]: value})
+    if (fmt, value) in OPENSEARCH_DIFFERS:
+        assert r.status_code == 400, r.text
+        return
     assert r.status_code in (200, 201), r.text
     theirs = _stored_millis(node, doc_id, FIELD[fmt])
-    assert float(theirs) == parse_date_nanos(value, fmt) / 1_000_000
+    assert int(theirs) == parse_date_nanos(value, fmt) // 1_000_000
 
 
 @pytest.mark.parametrize("fmt,value", REFUSED)
