@@ -20,6 +20,8 @@ from typing import Any
 
 import re2
 
+from ..errors import IllegalArgument
+
 MAX_FORMAT_LENGTH = 512        # a format string longer than this is refused (bounded compile)
 # java.time's Locale.ROOT (CLDR root) has one spelling for short and full names: "Jan", "Thu"
 _MONTHS = [calendar.month_abbr[i] for i in range(1, 13)]
@@ -67,8 +69,9 @@ ISO_NAMES = {"strict_date_optional_time", "date_optional_time", "strict_date_opt
 EPOCH_NAMES = {"epoch_millis", "epoch_second"}
 
 
-class InvalidFormat(ValueError):
-    """A format Elasticsearch would refuse (its text: ``Invalid format: [x]: reason``)."""
+class InvalidFormat(IllegalArgument, ValueError):
+    """A format Elasticsearch would refuse (its text: ``Invalid format: [x]: reason``): a 400
+    wherever it surfaces (a sort's, an aggregation's or a ``docvalue_fields`` format)."""
 
 
 @dataclass(frozen=True)

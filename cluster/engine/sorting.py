@@ -13,6 +13,8 @@ keyword fields sort missing values last by default and report ``null``.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +29,9 @@ SEQ_BITS = 40
 SEQ_MASK = (1 << SEQ_BITS) - 1
 I64_MAX = np.iinfo(np.int64).max
 I64_MIN = np.iinfo(np.int64).min
+# types Elasticsearch sorts as Lucene INT: a missing value prints as Integer.MAX/MIN_VALUE
+INT_SORT_TYPES = {"integer", "short", "byte", "boolean"}
+I32_MAX, I32_MIN = 2**31 - 1, -(2**31)
 
 
 @dataclass(frozen=True)
@@ -167,7 +172,28 @@ def missing_substitute(sf: SortField, kind: str, ft: FieldType | None) -> Any:
         if sf.desc:
             return small if last else big
         return big if last else small
-    return coerce_value(m, kind, ft)
+    return _custom_missing(m, kind)
+
+
+def _custom_missing(m: Any, kind: str) -> Any:
+    """A custom ``missing`` read as Lucene's comparator reads it: a JSON number as is, any
+    other value's text by ``Long.parseLong`` / ``Double.parseDouble`` (so a date string or a
+    boolean is a ``number_format_exception``, as in Elasticsearch)."""
+    if isinstance(m, (int, float)) and not isinstance(m, bool):
+        return int(m) if kind in ("int", "tiebreak") else float(m)
+    text = _java_str(m)
+    try:
+        if kind in ("int", "tiebreak"):
+            if not re.fullmatch(r"[+-]?\d{1,19}", text):
+                raise ValueError(text)
+            value = int(text)
+            if not I64_MIN <= value <= I64_MAX:
+                raise ValueError(text)
+            return value
+        return float(text)
+    except ValueError:
+        raise IllegalArgument(f"For input string: \"{text}\"",
+                              es_type="number_format_exception") from None
 
 
 def coerce_value(value: Any, kind: str, ft: FieldType | None) -> Any:
@@ -346,6 +372,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         v = int(value)
         if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
             return format_date(v, ft, sf.format)
+        if ft is not None and ft.type in INT_SORT_TYPES and v in (I64_MAX, I64_MIN):
+            return I32_MAX if v == I64_MAX else I32_MIN    # Lucene's INT sort: missing values
         if ft is not None and ft.kind == "boolean" and v in (0, 1):
             return v
         return v
@@ -417,6 +445,8 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
             continue
         # int, tiebreak: longs (dates, booleans and numbers stored as int64)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if ft is not None and ft.type in INT_SORT_TYPES and v in (I32_MAX, I32_MIN):
+                v = I64_MAX if v == I32_MAX else I64_MIN    # a missing value echoed back
             out.append(int(v))
             continue
         if ft is not None and ft.kind == "boolean":

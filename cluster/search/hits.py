@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.dates import format_date, parse_date
 from ..engine.numformat import decimal_format
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, score_only, sort_value_out
@@ -98,7 +99,24 @@ def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) ->
 def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
     """``{"field": f, "format": "#.0"}`` on a numeric field: ``DecimalFormat`` strings."""
     fmt = spec.get("format") if isinstance(spec, dict) else None
+    if ft is not None and ft.kind == "date":
+        return _dates_formatted(vals, ft, None if fmt == "use_field_mapping" else fmt)
     if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else v for v in vals]
+
+
+def _dates_formatted(vals: list[Any], ft: Any, fmt: str | None) -> list[Any]:
+    """Dates as Elasticsearch prints them: parsed under the mapping, printed with ``format``
+    or the mapping's (``date_nanos``: ``strict_date_optional_time_nanos``). Values the mapping
+    cannot read (skipped by ``ignore_malformed``) are not doc values and are left out."""
+    default = "strict_date_optional_time_nanos" if ft.type == "date_nanos" else None
+    out = []
+    for v in vals:
+        try:
+            stored = parse_date(v, ft)
+        except (ValueError, OverflowError):
+            continue
+        out.append(format_date(stored, ft, fmt or ft.format or default))
+    return out

@@ -23,7 +23,8 @@ DOCS = {
           "d": "2020-01-01T00:00:00Z", "n": "2020-01-02T00:00:00.123456788Z"},
     "3": {},
 }
-MILLIS_DOCS = {"m1": {"n": "2020-01-02T00:00:00.123Z"}, "m2": {}}
+MILLIS_DOCS = {"m1": {"n": "2020-01-02T00:00:00.123Z"}}   # (ties of missing values across
+# indices follow our total order, index name then sequence, not OpenSearch's shard order)
 
 
 def _load(client: httpx.Client) -> None:
@@ -69,7 +70,8 @@ def _sorts() -> list[tuple[str, dict[str, Any]]]:
 
 
 REQUESTS = _sorts() + [
-    ("nanos-search-after", {"sort": [{"n": "asc"}], "search_after": ["1577923200123456788"]}),
+    ("nanos-search-after", {"sort": [{"n": "asc"}], "search_after": [1577923200123456788]}),
+    ("int-search-after-missing", {"sort": [{"i": "asc"}], "search_after": [5]}),
     ("nanos-range", {"query": {"range": {"n": {"gt": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-range-lte", {"query": {"range": {"n": {"lte": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-docvalues", {"docvalue_fields": [
@@ -86,6 +88,22 @@ MIXED = [
     ("mixed-nanos-numeric-type", {"sort": [{"n": {"numeric_type": "date_nanos"}}]}),
     ("mixed-millis-numeric-type", {"sort": [{"n": {"numeric_type": "date"}}]}),
 ]
+
+
+# requests where OpenSearch 2.19 is not Elasticsearch 8, with the reason: each must still differ
+# (like a strict xfail), and we must answer them (200)
+OPENSEARCH_DIFFERS = {
+    "format": "a sort's `format` is Elasticsearch 7.13+ (OpenSearch 2.19: `[field_sort] unknown "
+              "field [format]`)",
+    "nanos-docvalues": "Elasticsearch 8 prints date_nanos by default with "
+                       "strict_date_optional_time_nanos (DEFAULT_DATE_TIME_NANOS_FORMATTER); "
+                       "OpenSearch 2.19 with millisecond precision",
+    "nanos-fields": "as nanos-docvalues",
+}
+
+
+def _differs(name: str) -> bool:
+    return any(key in name for key in OPENSEARCH_DIFFERS)
 
 
 def _view(status: int, body: dict[str, Any]) -> Any:
@@ -106,6 +124,9 @@ def _both(both, index: str, body: dict[str, Any]) -> tuple[Any, Any]:
 @pytest.mark.parametrize("name,body", REQUESTS, ids=[n for n, _ in REQUESTS])
 def test_sort_values_and_date_nanos_are_the_nodes(both, name, body):
     ours, theirs = _both(both, "dn_nanos", body)
+    if _differs(name):
+        assert ours[0] == 200 and ours != theirs
+        return
     assert ours == theirs
 
 
