@@ -29,9 +29,6 @@ SEQ_BITS = 40
 SEQ_MASK = (1 << SEQ_BITS) - 1
 I64_MAX = np.iinfo(np.int64).max
 I64_MIN = np.iinfo(np.int64).min
-# types Elasticsearch sorts as Lucene INT: a missing value prints as Integer.MAX/MIN_VALUE
-INT_SORT_TYPES = {"integer", "short", "byte", "boolean"}
-I32_MAX, I32_MIN = 2**31 - 1, -(2**31)
 
 
 @dataclass(frozen=True)
@@ -372,8 +369,6 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
         v = int(value)
         if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
             return format_date(v, ft, sf.format)
-        if ft is not None and ft.type in INT_SORT_TYPES and v in (I64_MAX, I64_MIN):
-            return I32_MAX if v == I64_MAX else I32_MIN    # Lucene's INT sort: missing values
         if ft is not None and ft.kind == "boolean" and v in (0, 1):
             return v
         return v
@@ -445,8 +440,6 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
             continue
         # int, tiebreak: longs (dates, booleans and numbers stored as int64)
         if isinstance(v, (int, float)) and not isinstance(v, bool):
-            if ft is not None and ft.type in INT_SORT_TYPES and v in (I32_MAX, I32_MIN):
-                v = I64_MAX if v == I32_MAX else I64_MIN    # a missing value echoed back
             out.append(int(v))
             continue
         if ft is not None and ft.kind == "boolean":

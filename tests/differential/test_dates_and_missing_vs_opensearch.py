@@ -71,7 +71,7 @@ def _sorts() -> list[tuple[str, dict[str, Any]]]:
 
 REQUESTS = _sorts() + [
     ("nanos-search-after", {"sort": [{"n": "asc"}], "search_after": [1577923200123456788]}),
-    ("int-search-after-missing", {"sort": [{"i": "asc"}], "search_after": [5]}),
+    ("i-search-after-missing", {"sort": [{"i": "asc"}], "search_after": [5]}),
     ("nanos-range", {"query": {"range": {"n": {"gt": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-range-lte", {"query": {"range": {"n": {"lte": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-docvalues", {"docvalue_fields": [
@@ -99,11 +99,17 @@ OPENSEARCH_DIFFERS = {
                        "strict_date_optional_time_nanos (DEFAULT_DATE_TIME_NANOS_FORMATTER); "
                        "OpenSearch 2.19 with millisecond precision",
     "nanos-fields": "as nanos-docvalues",
+    "i-": "Elasticsearch 8 sorts every integer type and boolean as a Lucene LONG "
+          "(IndexNumericFieldData.NumericType): a missing value prints as Long.MAX/MIN_VALUE; "
+          "OpenSearch 2.19 sorts them as INT and prints Integer.MAX/MIN_VALUE",
+    "b-": "as i-",
 }
 
 
 def _differs(name: str) -> bool:
-    return any(key in name for key in OPENSEARCH_DIFFERS)
+    """Rows an OPENSEARCH_DIFFERS key names (integer and boolean rows differ only when a
+    document is missing from the page, which every such row of the table has)."""
+    return any(key in name for key in OPENSEARCH_DIFFERS) and "custom" not in name
 
 
 def _view(status: int, body: dict[str, Any]) -> Any:
