@@ -112,6 +112,10 @@ def test_the_index_setting_is_each_fields_default_and_a_field_may_override_it(es
     assert hit["_ignored"] == ["n"]
     with pytest.raises(elasticsearch.BadRequestError):
         esc.index(index="s", id="2", document={"strict": "x"})
+    with pytest.raises(elasticsearch.BadRequestError) as e:     # a static setting, as in ES
+        esc.indices.put_settings(index="s", settings={"index.mapping.ignore_malformed": False})
+    assert "Can't update non dynamic settings [[index.mapping.ignore_malformed]]" in str(
+        e.value.body)
 
 
 def test_ignore_malformed_on_a_type_without_it_is_refused_naming_it(esc):

@@ -194,7 +194,7 @@ class IndexAdmin:
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr or "_all", allow_no_indices=False)
         flat = flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
-        static = {"number_of_shards"}
+        static = {"number_of_shards", "mapping.ignore_malformed"}   # (indices are always open)
         for key in flat:
             if key in static:
                 raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "
