@@ -55,6 +55,9 @@ PARSES = [
     ("yyyy||epoch_millis", "2020", 1577836800000),          # alternatives in order
     ("dd/MM/yyyy||epoch_millis", "1577923200000", MS_2020_01_02),
     ("yyyy", 2020, 1577836800000),                           # a number is read as its text
+    ("strict_date_optional_time||epoch_millis", 2020, 1577836800000),   # even by the default
+    ("strict_date_optional_time||epoch_millis", 86400000, 86400000),
+    ("epoch_millis", 2020.0, 2020),
 ]
 
 
@@ -146,3 +149,14 @@ def test_java_letters_this_server_does_not_implement_are_refused_by_name():
 def test_a_format_longer_than_the_bound_is_refused_before_compiling():
     with pytest.raises(InvalidFormat, match="longer than"):
         validate_format("y" * 10_000)
+
+
+# (value, epoch millis) with no format: the mapping default strict_date_optional_time||epoch_millis
+DEFAULT_PARSES = [(2020, 1577836800000), ("2020", 1577836800000), (86400000, 86400000),
+                  ("86400000", 86400000), (999, 999), (-5, -5), (1577923200000, MS_2020_01_02),
+                  (1.5e12, 1_500_000_000_000), ("2020-01-02", MS_2020_01_02)]
+
+
+@pytest.mark.parametrize("value,millis", DEFAULT_PARSES)
+def test_a_date_field_without_format_reads_values_as_elasticsearchs_default(value, millis):
+    assert parse_date_nanos(value) // 1_000_000 == millis

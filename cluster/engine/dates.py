@@ -134,11 +134,11 @@ def parse_date_nanos(value: Any, fmt: str | None = None, *, round_up: bool = Fal
             if got is not None:
                 return got
         raise ValueError(f"failed to parse date field [{value}] with format [{fmt}]")
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not _FOUR_DIGITS.fullmatch(_java_text(value)):
         return int(round(value * 1_000_000))
-    if not isinstance(value, str):
-        raise ValueError("not a date")
-    s = value.strip()
+    s = _java_text(value).strip()
+    if re.fullmatch(r"-?\d+", s) and not _FOUR_DIGITS.fullmatch(s):
+        return int(s) * 1_000_000     # epoch_millis (a four-digit number is a year, as in ES)
     comps = date_components(s, None)
     if comps is not None:
         try:
@@ -168,8 +168,13 @@ def _java_text(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return repr(value) if not value.is_integer() or abs(value) >= 1e16 else str(int(value))
+        text = repr(value)
+        return format(value, "f") if "e" in text else text
     raise ValueError("not a date")
+
+
+# the default format, strict_date_optional_time||epoch_millis, reads 2020 as a year
+_FOUR_DIGITS = re.compile(r"\d{4}")
 
 
 _EPOCH_RE = {"epoch_millis": re.compile(r"(-?)(\d{1,19})(?:\.(\d{1,6}))?"),

@@ -18,7 +18,7 @@ from shardsearch.cluster.engine.date_formats import InvalidFormat, validate_form
 from shardsearch.cluster.engine.dates import format_date, parse_date_nanos
 from shardsearch.cluster.engine.field_types import FieldType
 
-from test_date_formats import BAD_FORMATS, PARSES, PRINTS, REFUSED   # tests/ is on sys.path
+from test_date_formats import BAD_FORMATS, DEFAULT_PARSES, PARSES, PRINTS, REFUSED   # tests/ is on sys.path
 
 INDEX = "diff_dates"
 FORMATS = sorted({f for f, _v, *_ in PARSES + REFUSED})
@@ -40,6 +40,7 @@ def node(opensearch_url: str) -> Iterator[httpx.Client]:
         client.delete(f"/{INDEX}")
         props: dict[str, Any] = {FIELD[f]: {"type": "date", "format": f} for f in FORMATS}
         props["printed"] = {"type": "date", "format": "epoch_millis"}
+        props["plain"] = {"type": "date"}
         r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": 1},
                                           "mappings": {"properties": props}})
         assert r.status_code == 200, r.text
@@ -67,6 +68,15 @@ def test_our_parse_stores_the_instant_the_node_stores(node, fmt, value, millis):
     assert r.status_code in (200, 201), r.text
     theirs = _stored_millis(node, doc_id, FIELD[fmt])
     assert int(theirs) == parse_date_nanos(value, fmt) // 1_000_000
+
+
+@pytest.mark.parametrize("value,millis", DEFAULT_PARSES)
+def test_a_field_without_format_stores_what_the_node_stores(node, value, millis):
+    doc_id = f"d-{DEFAULT_PARSES.index((value, millis))}"
+    r = node.put(f"/{INDEX}/_doc/{doc_id}", json={"plain": value})
+    assert r.status_code in (200, 201), r.text
+    theirs = _stored_millis(node, doc_id, "plain")
+    assert int(theirs) == parse_date_nanos(value) // 1_000_000
 
 
 @pytest.mark.parametrize("fmt,value", REFUSED)
