@@ -83,6 +83,10 @@ def test_ignore_malformed_indexes_the_document_without_the_field_and_reports_it(
     assert bad["_ignored"] == ["d", "n"] and "_ignored" not in good
     assert bad["sort"] == [9223372036854775807]
     assert bad["_source"] == {"n": "ten", "d": "yesterday", "ok": "a"}   # _source is kept
+    assert esc.get(index="m", id="bad")["_ignored"] == ["d", "n"]
+    assert "_ignored" not in esc.get(index="m", id="good")
+    esc.index(index="m", id="late", document={"n": "x"})      # a real-time get, refreshed or not
+    assert esc.get(index="m", id="late")["_ignored"] == ["n"]
     assert _ids(esc.search(index="m", query={"exists": {"field": "n"}})) == ["good"]
     assert _ids(esc.search(index="m", query={"range": {"n": {"gte": 0}}})) == ["good"]
     assert _ids(esc.search(index="m", query={"exists": {"field": "_ignored"}})) == ["bad"]

@@ -24,4 +24,6 @@ async def get_doc(indices: dict[str, IndexMeta], backend: Any, index: str, doc_i
                            "_source": doc.source}
     if doc.routing is not None:
         out["_routing"] = doc.routing
+    if getattr(doc, "ignored", ()):
+        out["_ignored"] = list(doc.ignored)      # fields ignore_malformed skipped
     return out

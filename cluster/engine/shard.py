@@ -296,13 +296,14 @@ class ShardCore:
         """Real-time get: the latest acknowledged version, refreshed or not."""
         b = self.buffer.get(doc_id)
         if b is not None:
-            return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing)
+            return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing,
+                              tuple(b.fields.get("_ignored", ())))
         addr = self.live.get(doc_id)
         if addr is None:
             return None
         seg, i = self.locate(addr)
         return FetchedDoc(doc_id, seg.sources[i], int(seg.version[i]), int(seg.seq[i]),
-                          seg.routing[i])
+                          seg.routing[i], ignored_fields(seg, i))
 
     def explain(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
         """``explain: true``: the score breakdown (Lucene-style explanation tree) of each hit
