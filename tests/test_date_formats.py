@@ -160,3 +160,18 @@ DEFAULT_PARSES = [(2020, 1577836800000), ("2020", 1577836800000), (86400000, 864
 @pytest.mark.parametrize("value,millis", DEFAULT_PARSES)
 def test_a_date_field_without_format_reads_values_as_elasticsearchs_default(value, millis):
     assert parse_date_nanos(value) // 1_000_000 == millis
+
+
+def test_date_nanos_outside_1970_to_2262_is_refused_with_elasticsearchs_text():
+    from shardsearch.cluster.engine.dates import parse_date
+    ft = FieldType("n", "date_nanos")
+    with pytest.raises(ValueError) as e:
+        parse_date("1960-01-01", ft)
+    assert str(e.value) == ("date[1960-01-01T00:00:00Z] is before the epoch in 1970 and cannot "
+                            "be stored in nanosecond resolution")
+    with pytest.raises(ValueError) as e:
+        parse_date("2300-01-01T00:00:00.5Z", ft)
+    assert str(e.value) == ("date[2300-01-01T00:00:00.500Z] is after "
+                            "2262-04-11T23:47:16.854775807 and cannot be stored in nanosecond "
+                            "resolution")
+    assert parse_date("2262-04-11T23:47:16.854775807Z", ft) == 2**63 - 1

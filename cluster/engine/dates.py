@@ -306,12 +306,39 @@ def parse_date_math(value: Any, ftype: FieldType | None = None, *, round_up: boo
     return total_ns if nanos_field else total_ns // 1_000_000
 
 
+class NanosOutOfRange(ValueError):
+    """A ``date_nanos`` value outside 1970 .. 2262-04-11T23:47:16.854775807 (Elasticsearch's
+    texts: the instant is printed as Java's ``Instant.toString``)."""
+
+
+_MAX_NANOS = 2**63 - 1
+
+
 def parse_date(value: Any, ftype: FieldType | None = None) -> int:
     """The stored integer for a date: millis for ``date``, nanos for ``date_nanos``."""
     nanos = parse_date_nanos(value, ftype.format if ftype else None)
     if ftype is not None and ftype.type == "date_nanos":
+        if nanos < 0:
+            raise NanosOutOfRange(f"date[{instant_text(nanos)}] is before the epoch in 1970 and "
+                                  "cannot be stored in nanosecond resolution")
+        if nanos > _MAX_NANOS:
+            raise NanosOutOfRange(f"date[{instant_text(nanos)}] is after "
+                                  "2262-04-11T23:47:16.854775807 and cannot be stored in "
+                                  "nanosecond resolution")
         return nanos
     return nanos // 1_000_000
+
+
+def instant_text(nanos: int) -> str:
+    """Java's ``Instant.toString``: the fraction in groups of three digits, none when zero."""
+    secs, rem = divmod(nanos, 1_000_000_000)
+    try:
+        dt = _EPOCH + _dt.timedelta(seconds=secs)
+    except OverflowError:
+        return f"{secs}s"
+    frac = "" if rem == 0 else (f".{rem // 1_000_000:03d}" if rem % 1_000_000 == 0 else
+                                f".{rem // 1000:06d}" if rem % 1000 == 0 else f".{rem:09d}")
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
 
 
 def format_date(stored: int, ftype: FieldType | None, fmt: str | None = None) -> str | int:

@@ -14,7 +14,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..errors import MapperParsing
-from .dates import looks_like_date, parse_date
+from .dates import NanosOutOfRange, looks_like_date, parse_date
 from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
                           FieldType, field_type)
 from .limits import check_immense_terms
@@ -81,6 +81,8 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
     if kind == "date":
         try:
             return parse_date(value, ft)
+        except NanosOutOfRange as e:
+            raise fail(str(e)) from None
         except (ValueError, OverflowError):
             raise fail(f"failed to parse date field [{value}]") from None
     if kind == "boolean":

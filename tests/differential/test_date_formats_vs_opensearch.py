@@ -41,6 +41,7 @@ def node(opensearch_url: str) -> Iterator[httpx.Client]:
         props: dict[str, Any] = {FIELD[f]: {"type": "date", "format": f} for f in FORMATS}
         props["printed"] = {"type": "date", "format": "epoch_millis"}
         props["plain"] = {"type": "date"}
+        props["nanos"] = {"type": "date_nanos"}
         r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": 1},
                                           "mappings": {"properties": props}})
         assert r.status_code == 200, r.text
@@ -102,4 +103,14 @@ def test_the_node_refuses_a_bad_pattern_with_our_text(node, fmt, message):
     assert r.status_code == 400
     with pytest.raises(InvalidFormat) as e:
         validate_format(fmt)
+    assert str(e.value) in r.text
+
+
+@pytest.mark.parametrize("value", ["1960-01-01", "2300-01-01T00:00:00.5Z"])
+def test_date_nanos_out_of_range_is_refused_with_the_nodes_text(node, value):
+    from shardsearch.cluster.engine.dates import parse_date
+    r = node.put(f"/{INDEX}/_doc/nanos-range", json={"nanos": value})
+    assert r.status_code == 400
+    with pytest.raises(ValueError) as e:
+        parse_date(value, FieldType("nanos", "date_nanos"))
     assert str(e.value) in r.text
