@@ -318,15 +318,20 @@ def parse_date(value: Any, ftype: FieldType | None = None) -> int:
     """The stored integer for a date: millis for ``date``, nanos for ``date_nanos``."""
     nanos = parse_date_nanos(value, ftype.format if ftype else None)
     if ftype is not None and ftype.type == "date_nanos":
-        if nanos < 0:
-            raise NanosOutOfRange(f"date[{instant_text(nanos)}] is before the epoch in 1970 and "
-                                  "cannot be stored in nanosecond resolution")
-        if nanos > _MAX_NANOS:
-            raise NanosOutOfRange(f"date[{instant_text(nanos)}] is after "
-                                  "2262-04-11T23:47:16.854775807 and cannot be stored in "
-                                  "nanosecond resolution")
-        return nanos
+        return nanos_in_range(nanos)
     return nanos // 1_000_000
+
+
+def nanos_in_range(nanos: int) -> int:
+    """``nanos`` if a ``date_nanos`` field can hold it, else ``NanosOutOfRange``."""
+    if nanos < 0:
+        raise NanosOutOfRange(f"date[{instant_text(nanos)}] is before the epoch in 1970 and "
+                              "cannot be stored in nanosecond resolution")
+    if nanos > _MAX_NANOS:
+        raise NanosOutOfRange(f"date[{instant_text(nanos)}] is after "
+                              "2262-04-11T23:47:16.854775807 and cannot be stored in "
+                              "nanosecond resolution")
+    return nanos
 
 
 def instant_text(nanos: int) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IllegalArgument, ParsingError
-from .dates import format_date, parse_date, parse_date_nanos, parses_with
+from .dates import NanosOutOfRange, format_date, nanos_in_range, parse_date, parse_date_nanos, parses_with
 from .field_types import FieldType
 from .mapping import Mapping
 
@@ -458,6 +458,11 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
                 fmt_name = fmt or "strict_date_optional_time||epoch_millis"
                 raise ParsingError(f"failed to parse date field [{v}] with format [{fmt_name}]",
                                    es_type="parse_exception") from None
+            if ft.type == "date_nanos":
+                try:
+                    nanos = nanos_in_range(nanos)
+                except NanosOutOfRange as e:
+                    raise IllegalArgument(str(e)) from None
             out.append(nanos if ft.type == "date_nanos" else nanos // 1_000_000)
             continue
         try:

@@ -71,6 +71,8 @@ def _sorts() -> list[tuple[str, dict[str, Any]]]:
 
 REQUESTS = _sorts() + [
     ("nanos-search-after", {"sort": [{"n": "asc"}], "search_after": [1577923200123456788]}),
+    ("nanos-search-after-out-of-range", {"sort": [{"n": "asc"}],
+                                         "search_after": ["1577923200123456788"]}),
     ("i-search-after-missing", {"sort": [{"i": "asc"}], "search_after": [5]}),
     ("nanos-range", {"query": {"range": {"n": {"gt": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-range-lte", {"query": {"range": {"n": {"lte": "2020-01-02T00:00:00.123456788Z"}}}}),
