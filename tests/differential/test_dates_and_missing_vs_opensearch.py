@@ -73,6 +73,11 @@ REQUESTS = _sorts() + [
     ("nanos-search-after", {"sort": [{"n": "asc"}], "search_after": [1577923200123456788]}),
     ("nanos-search-after-out-of-range", {"sort": [{"n": "asc"}],
                                          "search_after": ["1577923200123456788"]}),
+    ("date-range-fmt", {"size": 0, "aggs": {"r": {"date_range": {
+        "field": "d", "format": "dd/MM/yyyy",
+        "ranges": [{"from": "01/01/2020", "to": "02/01/2020"}, {"from": "02/01/2020"}]}}}}),
+    ("date-range-bad-bound", {"size": 0, "aggs": {"r": {"date_range": {
+        "field": "d", "ranges": [{"from": "nope"}]}}}}),
     ("i-search-after-missing", {"sort": [{"i": "asc"}], "search_after": [5]}),
     ("nanos-range", {"query": {"range": {"n": {"gt": "2020-01-02T00:00:00.123456788Z"}}}}),
     ("nanos-range-lte", {"query": {"range": {"n": {"lte": "2020-01-02T00:00:00.123456788Z"}}}}),
