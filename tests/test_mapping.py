@@ -121,8 +121,11 @@ def test_explicit_mapping_types_are_used_for_new_documents() -> None:
     assert body["extra"] == TEXT_WITH_KEYWORD         # dynamic fields are still added
     assert c.ids("e", {"query": {"term": {"code": "A-1"}}}) == ["1"]
     assert c.ids("e", {"query": {"term": {"n": 42}}}) == ["1"]
-    assert c.ids("e", {"query": {"range": {"d": {"gte": "2021-03-04", "lte": "2021-03-04"}}}}) \
+    # bounds are read with the field's format, as Elasticsearch reads them
+    assert c.ids("e", {"query": {"range": {"d": {"gte": "04/03/2021", "lte": "04/03/2021"}}}}) \
         == ["1"]
+    assert c.ids("e", {"query": {"range": {"d": {"gte": "2021-03-04", "lte": "2021-03-04",
+                                                 "format": "strict_date"}}}}) == ["1"]
 
 
 def test_dynamic_false_and_strict() -> None:

@@ -87,6 +87,8 @@ async def get_doc(indices: dict[str, IndexMeta], backend: Any, index: str, doc_i
                            "_seq_no": doc.seq, "_primary_term": 1, "found": True}
     if doc.routing is not None:
         out["_routing"] = doc.routing
+    if getattr(doc, "ignored", ()):
+        out["_ignored"] = list(doc.ignored)      # fields ignore_malformed skipped
     shape_source(out, doc.source, meta, opts)
     return out
 

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
-from functools import lru_cache
 from typing import Any
 
+from .date_formats import (ISO_NAMES, InvalidFormat, builtin_pattern, compile_pattern,
+                           is_lenient, parse_fields, print_pattern, resolve, split_format)
 from .field_types import FieldType
 
 _ISO_RE = re.compile(
@@ -35,64 +36,21 @@ def looks_like_date(value: str) -> bool:
     return bool(_SLASH_RE.match(value))
 
 
-_NAMED_PATTERNS = {
-    "strict_date": "yyyy-MM-dd", "date": "yyyy-MM-dd",
-    "basic_date": "yyyyMMdd", "strict_basic_date": "yyyyMMdd",
-    "strict_date_hour_minute_second": "yyyy-MM-dd'T'HH:mm:ss",
-    "date_hour_minute_second": "yyyy-MM-dd'T'HH:mm:ss",
-    "strict_date_hour_minute": "yyyy-MM-dd'T'HH:mm", "date_hour_minute": "yyyy-MM-dd'T'HH:mm",
-    "strict_year_month": "yyyy-MM", "year_month": "yyyy-MM",
-    "strict_year": "yyyy", "year": "yyyy",
-    "strict_year_month_day": "yyyy-MM-dd", "year_month_day": "yyyy-MM-dd",
-    "basic_date_time_no_millis": "yyyyMMdd'T'HHmmssZ",
-}
-_ISO_NAMES = {"strict_date_optional_time", "date_optional_time", "strict_date_optional_time_nanos",
-              "iso8601", "strict_date_time", "date_time", "strict_date_time_no_millis",
-              "date_time_no_millis"}
-_JAVA_TOKEN_RE = re.compile(r"'([^']*)'|(y+|u+|M+|d+|H+|m+|s+|S+|X+|x+|Z+)|(.)")
-_JAVA_GROUPS = {"y": "y", "u": "y", "M": "m", "d": "d", "H": "H", "m": "M", "s": "S", "S": "f",
-                "X": "tz", "x": "tz", "Z": "tz"}
-
-
-@lru_cache(maxsize=128)
-def _java_pattern(pattern: str) -> re.Pattern[str]:
-    """A Java ``DateTimeFormatter`` pattern (numeric fields only) as a regex with the same
-    group names as ``_ISO_RE``."""
-    out = []
-    for m in _JAVA_TOKEN_RE.finditer(pattern):
-        literal, letters, other = m.groups()
-        if literal is not None:
-            out.append(re.escape(literal))
-        elif other is not None:
-            out.append(re.escape(other))
-        else:
-            group = _JAVA_GROUPS[letters[0]]
-            n = len(letters)
-            if group == "tz":
-                body = r"Z|[+-]\d{2}(?::?\d{2})?"
-            elif group == "f":
-                body = r"\d{1,9}"
-            elif group == "y":
-                body = r"[+-]?\d{4,9}" if n >= 4 else r"\d{2}" if n == 2 else r"\d{1,9}"
-            else:
-                body = r"\d{2}" if n == 2 else r"\d{1,2}"
-            out.append(f"(?P<{group}>{body})")
-    return re.compile("^" + "".join(out) + "$")
-
-
 def date_components(s: str, fmt: str | None) -> dict[str, str | None] | None:
-    """Calendar fields of ``s`` under ``fmt`` (``||``-separated alternatives), or None."""
-    alternatives = [f.strip() for f in fmt.split("||")] if fmt else ["strict_date_optional_time"]
-    for f in alternatives:
-        if f in ("epoch_millis", "epoch_second"):
-            continue
-        if f in _ISO_NAMES or f not in _NAMED_PATTERNS and not re.search(r"[yuMdHms]", f):
-            m = _ISO_RE.match(s)
-        else:
-            m = _java_pattern(_NAMED_PATTERNS.get(f, f)).match(s)
-        if m:
-            return {k: m.groupdict().get(k) for k in ("y", "m", "d", "H", "M", "S", "f", "tz")}
-    return None
+    """ISO calendar fields of ``s`` (``strict_date_optional_time``), or None."""
+    m = _ISO_RE.match(s)
+    if m is None:
+        return None
+    return {k: m.groupdict().get(k) for k in ("y", "m", "d", "H", "M", "S", "f", "tz")}
+
+
+def parses_with(value: str, fmt: str) -> bool:
+    """Whether ``value`` parses under ``fmt`` exactly (no fallback to the default format)."""
+    try:
+        parse_date_nanos(value, fmt)
+        return True
+    except ValueError:
+        return False
 
 
 def _tz_seconds(tz: str | None) -> int | None:
@@ -159,30 +117,29 @@ def _components_to_nanos(c: dict[str, str | None], round_up: bool,
 
 def parse_date_nanos(value: Any, fmt: str | None = None, *, round_up: bool = False,
                      time_zone: str | None = None) -> int:
-    """Nanoseconds since the epoch (UTC) of a date string (ISO ``strict_date_optional_time`` or
-    the ``format`` given, ``||`` alternatives allowed) or an epoch-millis number.
+    """Nanoseconds since the epoch (UTC) of a date under ``format`` (``||`` alternatives, tried
+    in order, as Elasticsearch does; a number is read as its text), or with no format under
+    ``strict_date_optional_time``, ``yyyy/MM/dd`` or epoch millis.
 
     With ``round_up`` missing time fields take their maximum (``2020-01-01`` is its last
-    nanosecond), as Elasticsearch reads ``gt`` and ``lte`` bounds.
+    nanosecond), as Elasticsearch reads ``gt`` and ``lte`` bounds. Raises ``ValueError``
+    (``InvalidFormat`` for a bad format).
     """
     if isinstance(value, bool):
         raise ValueError("boolean is not a date")
-    if isinstance(value, (int, float)):
-        if fmt and "epoch_second" in fmt and "epoch_millis" not in fmt:
-            return int(round(value * 1_000_000_000))
+    if fmt:
+        text = _java_text(value)
+        for part in split_format(fmt):
+            got = _parse_one(part, text, round_up, time_zone)
+            if got is not None:
+                return got
+        raise ValueError(f"failed to parse date field [{value}] with format [{fmt}]")
+    if isinstance(value, (int, float)) and not _FOUR_DIGITS.fullmatch(_java_text(value)):
         return int(round(value * 1_000_000))
-    if not isinstance(value, str):
-        raise ValueError("not a date")
-    s = value.strip()
-    if fmt and ("epoch_millis" in fmt or "epoch_second" in fmt) \
-            and re.fullmatch(r"-?\d+(\.\d+)?", s):
-        num = float(s)
-        if "epoch_millis" in fmt:
-            return int(round(num * 1_000_000))
-        return int(round(num * 1_000_000_000))
-    comps = date_components(s, fmt)
-    if comps is None and fmt:
-        comps = date_components(s, None)
+    s = _java_text(value).strip()
+    if re.fullmatch(r"-?\d+", s) and not _FOUR_DIGITS.fullmatch(s):
+        return int(s) * 1_000_000     # epoch_millis (a four-digit number is a year, as in ES)
+    comps = date_components(s, None)
     if comps is not None:
         try:
             return _components_to_nanos(comps, round_up, time_zone)
@@ -202,6 +159,53 @@ def parse_date_nanos(value: Any, fmt: str | None = None, *, round_up: bool = Fal
     if re.fullmatch(r"-?\d+", s):
         return int(s) * 1_000_000
     raise ValueError(f"failed to parse date field [{value}]")
+
+
+def _java_text(value: Any) -> str:
+    """The text Elasticsearch parses a date from (a JSON number's own spelling)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        text = repr(value)
+        return format(value, "f") if "e" in text else text
+    raise ValueError("not a date")
+
+
+# the default format, strict_date_optional_time||epoch_millis, reads 2020 as a year
+_FOUR_DIGITS = re.compile(r"\d{4}")
+
+
+_EPOCH_RE = {"epoch_millis": re.compile(r"(-?)(\d{1,19})(?:\.(\d{1,6}))?"),
+             "epoch_second": re.compile(r"(-?)(\d{1,19})(?:\.(\d{1,9}))?")}
+
+
+def _parse_one(part: str, text: str, round_up: bool, time_zone: str | None) -> int | None:
+    """``text`` under one alternative of a format (nanos), or None when it does not match."""
+    if part in _EPOCH_RE:
+        m = _EPOCH_RE[part].fullmatch(text)
+        if m is None:
+            return None
+        unit = 1_000_000 if part == "epoch_millis" else 1_000_000_000
+        frac = int((m.group(3) or "").ljust(9, "0")[:9]) * unit // 1_000_000_000
+        n = int(m.group(2)) * unit + frac
+        return -n if m.group(1) else n
+    try:
+        if part in ISO_NAMES:
+            comps = date_components(text, None)
+            if comps is None or " " in text:
+                return None
+            return _components_to_nanos(comps, round_up, time_zone)
+        pattern = compile_pattern(builtin_pattern(part) or part, is_lenient(part), part)
+        fields = parse_fields(pattern, text)
+        if fields is None:
+            return None
+        return resolve(fields, round_up, lambda local: _zone(time_zone, local))
+    except InvalidFormat:
+        raise
+    except (ValueError, OverflowError, KeyError):
+        return None
 
 
 _MATH_OP_RE = re.compile(r"([+-])(\d+)([yMwdhHms])|/([yMwdhHms])")
@@ -302,53 +306,64 @@ def parse_date_math(value: Any, ftype: FieldType | None = None, *, round_up: boo
     return total_ns if nanos_field else total_ns // 1_000_000
 
 
+class NanosOutOfRange(ValueError):
+    """A ``date_nanos`` value outside 1970 .. 2262-04-11T23:47:16.854775807 (Elasticsearch's
+    texts: the instant is printed as Java's ``Instant.toString``)."""
+
+
+_MAX_NANOS = 2**63 - 1
+
+
 def parse_date(value: Any, ftype: FieldType | None = None) -> int:
     """The stored integer for a date: millis for ``date``, nanos for ``date_nanos``."""
     nanos = parse_date_nanos(value, ftype.format if ftype else None)
     if ftype is not None and ftype.type == "date_nanos":
-        return nanos
+        return nanos_in_range(nanos)
     return nanos // 1_000_000
 
 
+def nanos_in_range(nanos: int) -> int:
+    """``nanos`` if a ``date_nanos`` field can hold it, else ``NanosOutOfRange``."""
+    if nanos < 0:
+        raise NanosOutOfRange(f"date[{instant_text(nanos)}] is before the epoch in 1970 and "
+                              "cannot be stored in nanosecond resolution")
+    if nanos > _MAX_NANOS:
+        raise NanosOutOfRange(f"date[{instant_text(nanos)}] is after "
+                              "2262-04-11T23:47:16.854775807 and cannot be stored in "
+                              "nanosecond resolution")
+    return nanos
+
+
+def instant_text(nanos: int) -> str:
+    """Java's ``Instant.toString``: the fraction in groups of three digits, none when zero."""
+    secs, rem = divmod(nanos, 1_000_000_000)
+    try:
+        dt = _EPOCH + _dt.timedelta(seconds=secs)
+    except OverflowError:
+        return f"{secs}s"
+    frac = "" if rem == 0 else (f".{rem // 1_000_000:03d}" if rem % 1_000_000 == 0 else
+                                f".{rem // 1000:06d}" if rem % 1000 == 0 else f".{rem:09d}")
+    return dt.strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
+
+
 def format_date(stored: int, ftype: FieldType | None, fmt: str | None = None) -> str | int:
-    """Render a stored date as Elasticsearch does in ``sort`` values with a ``format``."""
+    """Render a stored date as Elasticsearch prints it with a ``format`` (its first
+    alternative): ``sort`` values, ``docvalue_fields``, aggregation keys."""
     is_nanos = ftype is not None and ftype.type == "date_nanos"
     nanos = stored if is_nanos else stored * 1_000_000
-    if fmt in ("epoch_millis",):
-        return str(nanos // 1_000_000)
+    first = split_format(fmt)[0] if fmt else None
+    if first == "epoch_millis":
+        ms, rem = divmod(nanos, 1_000_000)
+        return str(ms) + (f".{rem:06d}".rstrip("0") if rem else "")
+    if first == "epoch_second":
+        secs, rem = divmod(nanos, 1_000_000_000)
+        return str(secs) + (f".{rem:09d}".rstrip("0") if rem else "")
     secs, rem = divmod(nanos, 1_000_000_000)
+    if first is not None and first not in ISO_NAMES:
+        pattern = compile_pattern(builtin_pattern(first) or first, is_lenient(first), first)
+        return print_pattern(pattern, nanos)
     dt = _EPOCH + _dt.timedelta(seconds=secs)
-    first = fmt.split("||")[0].strip() if fmt else None
-    if first and first not in _ISO_NAMES and (first in _NAMED_PATTERNS
-                                              or re.search(r"[yuMdHms]", first)):
-        return _java_format(dt, rem, _NAMED_PATTERNS.get(first, first))
     if first and "nanos" in first:
         # Java prints the nano-of-second with 3 to 9 digits (trailing zeros dropped)
         return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem:09d}".rstrip("0").ljust(3, "0") + "Z"
-    if fmt in ("strict_date_optional_time", "date_optional_time", "strict_date_time",
-               "date_time", None) or fmt:
-        return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem // 1_000_000:03d}Z"
-    return stored
-
-
-def _java_format(dt: _dt.datetime, nanos: int, pattern: str) -> str:
-    """Print a UTC instant with a Java ``DateTimeFormatter`` pattern (numeric fields only)."""
-    out = []
-    for m in _JAVA_TOKEN_RE.finditer(pattern):
-        literal, letters, other = m.groups()
-        if literal is not None:
-            out.append(literal)
-        elif other is not None:
-            out.append(other)
-        else:
-            c, n = letters[0], len(letters)
-            if c in "yu":
-                out.append(f"{dt.year % 100:02d}" if n == 2 else f"{dt.year:0{max(n, 4)}d}")
-            elif c == "S":
-                out.append(f"{nanos:09d}"[:n].ljust(n, "0"))
-            elif c in "XxZ":
-                out.append("Z" if c == "X" else "+0000")
-            else:
-                v = {"M": dt.month, "d": dt.day, "H": dt.hour, "m": dt.minute, "s": dt.second}[c]
-                out.append(f"{v:0{n}d}")
-    return "".join(out)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{rem // 1_000_000:03d}Z"

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from ..errors import MapperParsing
-from .dates import looks_like_date, parse_date
-from .field_types import (INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
+from .dates import NanosOutOfRange, looks_like_date, parse_date
+from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
                           FieldType, field_type)
 from .ip import stored_ip
 from .limits import check_immense_terms
@@ -100,6 +100,8 @@ def _coerce(value: Any, ft: FieldType, doc_id: str | None) -> Any:
     if kind == "date":
         try:
             return parse_date(value, ft)
+        except NanosOutOfRange as e:
+            raise fail(str(e)) from None
         except (ValueError, OverflowError):
             raise fail(f"failed to parse date field [{value}]") from None
     if kind == "boolean":
@@ -152,6 +154,8 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
         for child in doc.children:
             check_immense_terms(child[3], kind_of)
         doc.parsed[NESTED_KEY] = doc.children
+    if doc.ignored:
+        doc.parsed["_ignored"] = sorted(set(doc.ignored))
     return doc.parsed, _grow_mapping(mapping, doc)
 
 
@@ -175,7 +179,8 @@ class _DocumentParser:
     (``pending``, ``new_props``), applied only once the whole document has parsed."""
 
     __slots__ = ("doc_id", "fields", "objects", "multi", "allow_dynamic", "strict", "parsed",
-                 "new_props", "pending", "pending_multi", "nested", "children", "up", "root")
+                 "new_props", "pending", "pending_multi", "nested", "children", "up", "root",
+                 "ignore_default", "ignored", "last")
 
     def __init__(self, mapping: Mapping, doc_id: str | None, dynamic: bool) -> None:
         self.doc_id = doc_id
@@ -192,6 +197,8 @@ class _DocumentParser:
         self.children: list[list[Any]] = []     # nested.py's rows: [path, up, offset, fields]
         self.up = -1                            # the child row being walked (-1: the root)
         self.root = self.parsed
+        self.ignore_default = bool(getattr(mapping, "ignore_malformed", False))
+        self.ignored: list[str] = []    # fields whose malformed values ignore_malformed skipped
 
     def walk(self, obj: Any, prefix: str, level: int = 1) -> None:
         """The values of object ``obj`` found at ``prefix`` (``""``: the document)."""
@@ -304,18 +311,33 @@ class _DocumentParser:
                 return
         if ft.kind == "other":
             return
-        doc_id, parsed = self.doc_id, self.parsed
-        stored = _coerce(value, ft, doc_id)
-        parsed.setdefault(path, []).append(stored)
+        parsed = self.parsed
+        if self._coerced(value, ft, path):
+            parsed.setdefault(path, []).append(self.last)
         for sub_path in self.multi.get(path) or self.pending_multi.get(path, ()):
             sub_ft = fields.get(sub_path) or pending[sub_path]
-            if sub_ft.kind == "other":
+            if sub_ft.kind == "other" or not self._coerced(value, sub_ft, sub_path):
                 continue
-            sv = _coerce(value, sub_ft, doc_id)
+            sv = self.last
             if sub_ft.kind == "keyword" and sub_ft.ignore_above is not None \
                     and len(sv) > sub_ft.ignore_above:
                 continue
             parsed.setdefault(sub_path, []).append(sv)
+
+    def _coerced(self, value: Any, ft: FieldType, path: str) -> bool:
+        """``value`` coerced into ``ft`` (in ``self.last``); False when it is malformed and the
+        field ignores malformed values: the document is indexed without it, and ``_ignored``
+        names the field (Elasticsearch's ``ignore_malformed``)."""
+        try:
+            self.last = _coerce(value, ft, self.doc_id)
+            return True
+        except MapperParsing:
+            ignore = ft.ignore_malformed
+            if ft.type not in IGNORE_MALFORMED_TYPES or not (
+                    self.ignore_default if ignore is None else ignore):
+                raise
+            self.ignored.append(path)
+            return False
 
     def _new_field(self, path: str, value: Any) -> FieldType | None:
         """Dynamic mapping of an unmapped ``path`` (None: the value is dropped)."""

@@ -41,6 +41,7 @@ class FieldType:
     format: str | None = None
     null_value: Any = None
     scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
+    ignore_malformed: bool | None = None    # None: the index's index.mapping.ignore_malformed
 
     @functools.cached_property
     def kind(self) -> str:
@@ -73,8 +74,20 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      ignore_above=spec.get("ignore_above"), index=spec.get("index", True),
                      doc_values=spec.get("doc_values", True), format=spec.get("format"),
                      null_value=spec.get("null_value"),
-                     scaling_factor=spec.get("scaling_factor"))
+                     scaling_factor=spec.get("scaling_factor"),
+                     ignore_malformed=_flag(spec.get("ignore_malformed")))
 
+
+def _flag(value: Any) -> bool | None:
+    """A mapping boolean (``true``, ``"true"``), None when not set."""
+    return None if value is None else value is True or value == "true"
+
+
+# types whose malformed values ``ignore_malformed`` may skip (Elasticsearch also has it on ip
+# and geo types, which are not checked here)
+IGNORE_MALFORMED_TYPES = NUMERIC_TYPES | DATE_TYPES
+# ``_ignored``: the fields of a document whose values ignore_malformed skipped (a keyword)
+IGNORED_FIELD = FieldType(path="_ignored", type="keyword")
 
 # fields Elasticsearch reserves at the root of a document
 METADATA_FIELDS = {"_id", "_index", "_source", "_routing", "_version", "_seq_no",

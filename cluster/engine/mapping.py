@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import IllegalArgument, MapperParsing
 from .doc_shape import Shape, shape_fits
-from .field_types import METADATA_FIELDS, FieldType
+from .field_types import IGNORED_FIELD, METADATA_FIELDS, FieldType
 from .nested import NestedPath, check_nested_mapping, nested_paths
 from .properties import flatten_properties, merge_properties, validate_properties
 
@@ -26,6 +26,7 @@ class Mapping:
     dynamic: Any = True
     version: int = 0
     source_enabled: bool = True   # ``_source: {enabled: false}``: hits and gets show no source
+    ignore_malformed: bool = False      # index.mapping.ignore_malformed: each field's default
 
     def __post_init__(self) -> None:
         self._flat: dict[str, FieldType] | None = None
@@ -118,7 +119,9 @@ class Mapping:
         return self._nested
 
     def get(self, path: str) -> FieldType | None:
-        return self.fields.get(path)
+        """A mapped field, or ``_ignored`` (queryable and aggregatable as in Elasticsearch)."""
+        ft = self.fields.get(path)
+        return IGNORED_FIELD if ft is None and path == "_ignored" else ft
 
     @property
     def flat_plan(self) -> dict[str, str]:
@@ -151,13 +154,14 @@ class Mapping:
 
     def __getstate__(self) -> dict[str, Any]:
         return {"properties": self.properties, "dynamic": self.dynamic, "version": self.version,
-                "source_enabled": self.source_enabled}
+                "source_enabled": self.source_enabled, "ignore_malformed": self.ignore_malformed}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.properties = state["properties"]
         self.dynamic = state["dynamic"]
         self.version = state["version"]
         self.source_enabled = state.get("source_enabled", True)
+        self.ignore_malformed = state.get("ignore_malformed", False)
         self._flat = None
         self._objects = None
         self._multi = None

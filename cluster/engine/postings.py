@@ -152,6 +152,12 @@ class Postings:
         self.pos_starts = pos_starts
         self.positions = positions
 
+    def terms_of(self, doc: int) -> list[str]:
+        """The terms document ``doc`` holds. O(postings): for small fields (``_ignored``)."""
+        at = np.flatnonzero(self.docs == doc)
+        ids = np.searchsorted(self.offsets, at, side="right") - 1
+        return [self.terms[int(t)] for t in ids]
+
     def _freqs(self, a: int, b: int) -> np.ndarray:
         """int32 frequencies of postings ``a`` to ``b - 1``."""
         f = self.freqs[a:b].astype(np.int32)

@@ -10,7 +10,8 @@ import copy
 from typing import Any
 
 from ..errors import MapperParsing
-from .field_types import OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
+from .date_formats import InvalidFormat, validate_format
+from .field_types import DATE_TYPES, IGNORE_MALFORMED_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
 
 MAX_DEPTH = 20                 # index.mapping.depth.limit
 
@@ -31,6 +32,10 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
         if ftype == "scaled_float":
             check_scaling_factor(name, spec.get("scaling_factor"))
+        if ftype in DATE_TYPES:
+            _check_date_params(name, spec)
+        if "ignore_malformed" in spec:
+            _check_ignore_malformed(name, ftype, spec["ignore_malformed"])
         if "properties" in spec:
             if not isinstance(spec["properties"], dict):
                 raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "
@@ -38,6 +43,32 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             validate_properties(spec["properties"], path + ".")
         for sub, sub_spec in (spec.get("fields") or {}).items():
             validate_properties({sub: sub_spec}, path + ".")
+
+
+def _check_date_params(name: str, spec: dict[str, Any]) -> None:
+    """A date field's ``format`` compiles, and ``ignore_malformed`` is a boolean."""
+    fmt = spec.get("format")
+    if fmt is not None:
+        try:
+            if not isinstance(fmt, str):
+                raise InvalidFormat(f"Invalid format: [{fmt}]: a format must be a string")
+            validate_format(fmt)
+        except InvalidFormat as e:
+            raise MapperParsing(f"Failed to parse mapping: Error parsing [format] on field "
+                                f"[{name}]: {e}", caused_by={
+                                    "type": "illegal_argument_exception",
+                                    "reason": f"Error parsing [format] on field [{name}]: {e}"
+                                }) from None
+
+
+def _check_ignore_malformed(name: str, ftype: str, value: Any) -> None:
+    """``ignore_malformed`` exists on the types it is implemented for, and is a boolean."""
+    if ftype not in IGNORE_MALFORMED_TYPES:
+        raise MapperParsing(f"Failed to parse mapping: unknown parameter [ignore_malformed] on "
+                            f"mapper [{name}] of type [{ftype}]")
+    if not isinstance(value, bool) and value not in ("true", "false"):
+        raise MapperParsing(f"Failed to parse mapping: Failed to parse value [{value}] as only "
+                            "[true] or [false] are allowed.")
 
 
 def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> None:

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .analysis import get_analyzer
-from .field_types import FieldType
+from .field_types import IGNORED_FIELD, FieldType
 from .gcpause import gc_paused
 from .nested import NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
@@ -82,6 +82,14 @@ class TextField:
     lengths: np.ndarray      # int32[n]: tokens in the field (0 when absent)
     norms: np.ndarray        # uint8[n]: Lucene's encoded length
     present: np.ndarray      # bool[n]
+
+
+def ignored_fields(seg: Segment, i: int) -> tuple[str, ...]:
+    """``_ignored`` of document ``i``: the fields whose malformed values were skipped."""
+    fd = seg.fields.get("_ignored")
+    if not isinstance(fd, KeywordField) or not fd.present[i]:
+        return ()
+    return tuple(fd.postings.terms_of(i))
 
 
 class KeywordField:
@@ -333,7 +341,7 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
     """The columns of ``n`` parsed documents (a segment's, or a nested block's)."""
     fields: dict[str, FieldData] = {}
     for fname in dict.fromkeys(itertools.chain.from_iterable(per_doc)):
-        ft = field_types.get(fname)
+        ft = field_types.get(fname) or (IGNORED_FIELD if fname == "_ignored" else None)
         if ft is None or not ft.index and not ft.doc_values:
             continue
         entries = [(i, f[fname]) for i, f in enumerate(per_doc) if fname in f]

@@ -40,7 +40,8 @@ from .query.explain import explain
 from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
-from .segment import BufferedDoc, KeywordField, Segment, TextField, release_free_memory
+from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
+                      release_free_memory)
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import MergePolicy
@@ -244,13 +245,14 @@ class ShardCore(Merging):
         count(self.counters, "get", 1, time.perf_counter_ns())
         b = self.buffer.get(doc_id)
         if b is not None:
-            return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing)
+            return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing,
+                              tuple(b.fields.get("_ignored", ())))
         addr = self.live.get(doc_id)
         if addr is None:
             return None
         seg, i = self.locate(addr)
         return FetchedDoc(doc_id, seg.sources[i], int(seg.version[i]), int(seg.seq[i]),
-                          seg.routing[i])
+                          seg.routing[i], ignored_fields(seg, i))
 
     def explain(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
         """``explain: true``: the score breakdown (Lucene-style explanation tree) of each hit
@@ -280,7 +282,7 @@ class ShardCore(Merging):
         for a in addrs:
             seg, i = self.locate(int(a))
             out.append(FetchedDoc(str(seg.ids[i]), sources[seg.uid][i], int(seg.version[i]),
-                                  int(seg.seq[i]), seg.routing[i]))
+                                  int(seg.seq[i]), seg.routing[i], ignored_fields(seg, i)))
         count(self.counters, "fetch", 1, t0)
         return out
 

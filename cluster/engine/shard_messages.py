@@ -94,4 +94,5 @@ class FetchedDoc:
     version: int
     seq: int
     routing: str | None = None
+    ignored: tuple[str, ...] = ()        # fields whose malformed values were skipped
 

@@ -13,6 +13,8 @@ keyword fields sort missing values last by default and report ``null``.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +22,7 @@ import numpy as np
 
 from .ip import decode as ip_decode, stored_ip
 from ..errors import IllegalArgument, ParsingError
-from .dates import date_components, format_date, parse_date, parse_date_nanos
+from .dates import NanosOutOfRange, format_date, nanos_in_range, parse_date, parse_date_nanos, parses_with
 from .field_types import FieldType
 from .mapping import Mapping
 
@@ -176,7 +178,28 @@ def missing_substitute(sf: SortField, kind: str, ft: FieldType | None) -> Any:
         if sf.desc:
             return small if last else big
         return big if last else small
-    return coerce_value(m, kind, ft)
+    return _custom_missing(m, kind)
+
+
+def _custom_missing(m: Any, kind: str) -> Any:
+    """A custom ``missing`` read as Lucene's comparator reads it: a JSON number as is, any
+    other value's text by ``Long.parseLong`` / ``Double.parseDouble`` (so a date string or a
+    boolean is a ``number_format_exception``, as in Elasticsearch)."""
+    if isinstance(m, (int, float)) and not isinstance(m, bool):
+        return int(m) if kind in ("int", "tiebreak") else float(m)
+    text = _java_str(m)
+    try:
+        if kind in ("int", "tiebreak"):
+            if not re.fullmatch(r"[+-]?\d{1,19}", text):
+                raise ValueError(text)
+            value = int(text)
+            if not I64_MIN <= value <= I64_MAX:
+                raise ValueError(text)
+            return value
+        return float(text)
+    except ValueError:
+        raise IllegalArgument(f"For input string: \"{text}\"",
+                              es_type="number_format_exception") from None
 
 
 def coerce_value(value: Any, kind: str, ft: FieldType | None) -> Any:
@@ -395,12 +418,7 @@ def _after_parse_error(sf: SortField, value: Any) -> IllegalArgument:
 def _matches_date_format(value: str, fmt: str) -> bool:
     """Whether a search_after string is written in the sort's own ``format`` (Elasticsearch
     parses it with that formatter only)."""
-    alternatives = [f.strip() for f in fmt.split("||")]
-    numeric = value.strip().lstrip("-").replace(".", "", 1).isdigit()
-    if numeric and any(f in ("epoch_millis", "epoch_second") for f in alternatives):
-        return True
-    named = [f for f in alternatives if f not in ("epoch_millis", "epoch_second")]
-    return bool(named) and date_components(value.strip(), "||".join(named)) is not None
+    return parses_with(value.strip(), fmt)
 
 
 def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldType | None],
@@ -460,6 +478,11 @@ def coerce_after(sort: tuple[SortField, ...], kinds: list[str], fts: list[FieldT
                 fmt_name = fmt or "strict_date_optional_time||epoch_millis"
                 raise ParsingError(f"failed to parse date field [{v}] with format [{fmt_name}]",
                                    es_type="parse_exception") from None
+            if ft.type == "date_nanos":
+                try:
+                    nanos = nanos_in_range(nanos)
+                except NanosOutOfRange as e:
+                    raise IllegalArgument(str(e)) from None
             out.append(nanos if ft.type == "date_nanos" else nanos // 1_000_000)
             continue
         try:

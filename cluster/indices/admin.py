@@ -18,6 +18,7 @@ from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
+from ..values import parse_bool
 from ..errors import IllegalArgument, IndexClosed, IndexNotFound, MapperParsing, ResourceAlreadyExists
 from . import aliases as alias_rules
 from . import templates
@@ -79,6 +80,9 @@ class IndexAdmin:
             int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         _check_merge_settings(settings)
         mapping = Mapping.from_body(body.get("mappings"))
+        if "mapping.ignore_malformed" in settings:
+            mapping.ignore_malformed = parse_bool(settings["mapping.ignore_malformed"],
+                                                  "index.mapping.ignore_malformed")
         aliases = _creation_aliases(body.get("aliases"), self.indices)
         settings["number_of_shards"] = shards
         settings["number_of_replicas"] = replicas
@@ -214,7 +218,7 @@ class IndexAdmin:
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr or "_all", allow_no_indices=False)
         flat = flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
-        static = {"number_of_shards"}
+        static = {"number_of_shards", "mapping.ignore_malformed"}   # (indices are always open)
         for key in flat:
             if key in static:
                 raise IllegalArgument(f"Can't update non dynamic settings [[index.{key}]] for "

@@ -50,7 +50,7 @@ def all_failed(failures: list[dict[str, Any]]) -> SearchError:
         if c.get("type") in ("illegal_argument_exception", "query_shard_exception",
                              "parsing_exception", "parse_exception",
                              "search_context_missing_exception", "too_many_buckets_exception",
-                             "script_exception"):
+                             "script_exception", "number_format_exception"):
             statuses.append(404 if c["type"] == "search_context_missing_exception" else 400)
     if statuses and len(statuses) == len(causes):
         status = max(statuses)

@@ -13,6 +13,7 @@ import orjson
 
 from ..engine.ip import parse_ip, render as ip_render
 from .nested_fields import group_nested
+from ..engine.dates import format_date, parse_date
 from ..engine.numformat import decimal_format
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, score_only, sort_value_out
@@ -35,6 +36,8 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
         hit["_seq_no"] = doc.seq
         hit["_primary_term"] = 1
     hit["_score"] = score
+    if getattr(doc, "ignored", ()):
+        hit["_ignored"] = list(doc.ignored)
     if doc.routing is not None:
         hit["_routing"] = doc.routing
     if req.source.enabled and meta.mapping.source_enabled:
@@ -110,6 +113,8 @@ def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
     fmt = spec.get("format") if isinstance(spec, dict) else None
     if ft is not None and ft.type == "ip":
         return [_ip_text(v) for v in vals]
+    if ft is not None and ft.kind == "date":
+        return _dates_formatted(vals, ft, None if fmt == "use_field_mapping" else fmt)
     if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
@@ -122,3 +127,16 @@ def _ip_text(value: Any) -> Any:
         return ip_render(parse_ip(value))
     except ValueError:
         return value
+def _dates_formatted(vals: list[Any], ft: Any, fmt: str | None) -> list[Any]:
+    """Dates as Elasticsearch prints them: parsed under the mapping, printed with ``format``
+    or the mapping's (``date_nanos``: ``strict_date_optional_time_nanos``). Values the mapping
+    cannot read (skipped by ``ignore_malformed``) are not doc values and are left out."""
+    default = "strict_date_optional_time_nanos" if ft.type == "date_nanos" else None
+    out = []
+    for v in vals:
+        try:
+            stored = parse_date(v, ft)
+        except (ValueError, OverflowError):
+            continue
+        out.append(format_date(stored, ft, fmt or ft.format or default))
+    return out

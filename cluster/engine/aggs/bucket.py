@@ -336,19 +336,31 @@ def resolve_ranges(node: AggNode, mapping: Any) -> list[tuple[str | None, float,
     ft = mapping.get(node.field or "") if node.field else None
     is_date = node.type == "date_range" or (ft is not None and ft.kind == "date")
     out = []
+    fmt = node.params.get("format") if is_date else None    # reads the bounds too, as in ES
     for r in node.params["ranges"]:
-        lo = _bound(r.get("from"), is_date, ft, float("-inf"))
-        hi = _bound(r.get("to"), is_date, ft, float("inf"))
+        lo = _bound(r.get("from"), is_date, ft, float("-inf"), fmt)
+        hi = _bound(r.get("to"), is_date, ft, float("inf"), fmt)
         out.append((r.get("key"), lo, hi))
     return sorted(out, key=lambda t: (t[1], t[2]))
 
 
-def _bound(value: Any, is_date: bool, ft: Any, default: float) -> float:
+def _bound(value: Any, is_date: bool, ft: Any, default: float, fmt: str | None = None
+           ) -> float:
     if value is None:
         return default
-    if is_date and (not isinstance(value, (int, float)) or (ft is not None and ft.format)):
+    if is_date and (not isinstance(value, (int, float)) or (ft is not None and ft.format)
+                    or fmt):
         nanos = ft is not None and ft.type == "date_nanos"
-        ms = parse_date_math(value, ft if ft is not None and ft.kind == "date" else None)
+        try:
+            ms = parse_date_math(value, ft if ft is not None and ft.kind == "date" else None,
+                                 fmt=fmt)
+        except IllegalArgument:
+            raise
+        except (ValueError, OverflowError):
+            shown = fmt or (ft.format if ft is not None else None) \
+                or "strict_date_optional_time||epoch_millis"
+            raise IllegalArgument(f"failed to parse date field [{value}] with format [{shown}]",
+                                  es_type="parse_exception") from None
         return float(ms // 1_000_000 if nanos else ms)
     try:
         return float(value)

@@ -381,8 +381,15 @@ def _after_value(src: AggNode, value: Any) -> Any:
     if src.type == "date_histogram" and isinstance(value, str):
         from ..dates import parse_date_nanos
         fmt = src.params.get("format")
-        return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
-                                time_zone=src.params.get("time_zone")) // 1_000_000
+        try:
+            return parse_date_nanos(value, None if fmt == "iso8601" else fmt,
+                                    time_zone=src.params.get("time_zone")) // 1_000_000
+        except IllegalArgument:
+            raise
+        except (ValueError, OverflowError):
+            shown = fmt or "strict_date_optional_time||epoch_millis"
+            raise IllegalArgument(f"failed to parse date field [{value}] with format [{shown}]",
+                                  es_type="parse_exception") from None
     return value
 
 

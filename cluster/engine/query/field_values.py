@@ -9,6 +9,7 @@ import numpy as np
 
 from . import nodes as Q
 from ...errors import IllegalArgument
+from ..date_formats import InvalidFormat
 from ..dates import parse_date_math
 from ..field_types import INT_RANGES, FieldType
 from .context import Context
@@ -55,6 +56,8 @@ def date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
     try:
         return parse_date_math(value, ft, round_up=round_up, fmt=fmt, time_zone=time_zone,
                                now_ms=ctx.now_ms)
+    except InvalidFormat as e:
+        raise IllegalArgument(str(e)) from None
     except (ValueError, OverflowError, TypeError):
         shown = fmt or ft.format or "strict_date_optional_time||epoch_millis"
         raise bad_value(value, f"failed to parse date field [{value}] with format [{shown}]"
