@@ -25,6 +25,8 @@ from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
 from .field_values import numeric_bounds, numeric_value
+from .intervals import evaluate_intervals
+from .intervals_dsl import Intervals
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -572,4 +574,5 @@ _EVAL: dict[type, Any] = {
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
+    Intervals: evaluate_intervals,
 }

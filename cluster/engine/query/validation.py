@@ -11,6 +11,8 @@ from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
 from .field_values import date_bound, numeric_bounds, numeric_value
+from .intervals import check_intervals
+from .intervals_dsl import Intervals
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
@@ -107,6 +109,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)
+        return
+    if isinstance(q, Intervals):
+        check_intervals(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None
