@@ -10,7 +10,7 @@ O(sum of its inputs' lengths x number of inputs).
 """
 from __future__ import annotations
 
-Interval = tuple[int, int, int]
+Interval = tuple[int, ...]   # (start, end, gaps[, width when it is not end - start + 1])
 NO_MORE = 2147483647
 
 
@@ -30,7 +30,8 @@ class _It:
         return -1 if self.i < 0 else NO_MORE if self.i >= len(self.items) else self.items[self.i][1]
 
     def width(self) -> int:
-        return self.end() - self.start() + 1
+        x = self.items[self.i]
+        return x[3] if len(x) > 3 else x[1] - x[0] + 1
 
     def next(self) -> int:
         self.i = min(self.i + 1, len(self.items))
@@ -185,12 +186,14 @@ def disjunction(lists: list[list[Interval]]) -> list[Interval]:
 
 
 def repeating(items: list[Interval], n: int) -> list[Interval]:
-    """``RepeatingIntervalsSource``: every run of ``n`` consecutive intervals of one source."""
-    out = []
+    """``RepeatingIntervalsSource``: every run of ``n`` consecutive intervals of one source.
+    Its width is Lucene's ``DuplicateIntervalIterator.width()`` (the sum over the run of
+    ``start - end + 1``, as written there) and its gaps the span minus that width."""
+    out: list[Interval] = []
     for k in range(len(items) - n + 1):
         run = items[k:k + n]
-        gaps = sum(run[j][0] - run[j - 1][1] - 1 for j in range(1, n))
-        out.append((run[0][0], run[-1][1], gaps))
+        width = sum(x[0] - x[1] + 1 for x in run)
+        out.append((run[0][0], run[-1][1], run[-1][1] - run[0][0] + 1 - width, width))
     return out
 
 

@@ -81,9 +81,7 @@ def min_extent(s: Src) -> int:
     if isinstance(s, Combine):
         ext = [min_extent(x) for x in s.subs]
         return (min(ext) if ext else 1) if s.kind == "or" else sum(ext)
-    if isinstance(s, Repeat):
-        return min_extent(s.sub) * s.n
-    assert isinstance(s, (MaxGaps, Filtered))
+    assert isinstance(s, (Repeat, MaxGaps, Filtered))
     return min_extent(s.sub)
 
 
@@ -101,15 +99,28 @@ def either(subs: list[Src]) -> Src:
 
 def conjunction(kind: str, subs: list[Src]) -> Src:
     """``Intervals.ordered`` / ``unordered`` / ``phrase``, with Lucene's rewrites: one source
-    is itself; equal neighbours in order repeat. (Disjunctions inside are not pulled up: what
+    is itself; equal neighbours in order repeat; unordered sources are flattened and each
+    counted once, repeated. (Disjunctions inside are not pulled up: what
     OpenSearch 2.19 answers shows ``Intervals.or`` built without that rewrite.)"""
     if len(subs) == 1:
         return subs[0]
-    if kind == "ordered":
+    if kind == "unordered":
+        subs = _counted([x for s in subs for x in
+                         (s.subs if isinstance(s, Combine) and s.kind == "unordered" else (s,))])
+    elif kind == "ordered":
         subs = _repeats(subs)
-        if len(subs) == 1:
-            return subs[0]
+    if len(subs) == 1:
+        return subs[0]
     return Combine(kind, tuple(subs))
+
+
+def _counted(subs: list[Src]) -> list[Src]:
+    """Lucene's unordered ``deduplicate``: each distinct source once, repeated as often as
+    it occurs."""
+    counts: dict[Src, int] = {}
+    for s in subs:
+        counts[s] = counts.get(s, 0) + 1
+    return [Repeat(s, n) if n > 1 else s for s, n in counts.items()]
 
 
 def _repeats(subs: list[Src]) -> list[Src]:
@@ -265,7 +276,7 @@ def evaluate_intervals(q: Intervals, seg: Segment, ctx: Context
 def interval_score(found: list[it.Interval], extent: int, boost: float) -> np.float32:
     """Lucene's ``IntervalScorer``: float frequency, then the saturation with pivot 1."""
     freq = np.float32(0)
-    for start, end, _ in found:
+    for start, end, *_ in found:
         freq = np.float32(float(freq) + 1.0 / max(end - start + 1 - extent + 1, 1))
     one = np.float32(1)
     return np.float32(np.float32(boost) * np.float32(one - one / np.float32(one + freq)))
