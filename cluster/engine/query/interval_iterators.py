@@ -121,7 +121,8 @@ def unordered(lists: list[list[Interval]]) -> list[Interval]:
             return out
         while True:
             t = top()
-            start, first_end, end = t.start(), t.end(), queue_end
+            start, end = t.start(), queue_end
+            gaps = end - start + 1 - sum(x.width() for x in its)
             if t.end() == end:
                 break
             queue.remove(t)
@@ -130,15 +131,7 @@ def unordered(lists: list[list[Interval]]) -> list[Interval]:
                 queue_end = max(queue_end, t.end())
             if not (len(queue) == len(its) and end == queue_end):
                 break
-        out.append((start, end, _unordered_gaps(its, start, end, first_end)))
-
-
-def _unordered_gaps(its: list[_It], start: int, end: int, first_end: int) -> int:
-    inner: list[int] = []
-    for it in its:
-        inner.extend((start, first_end) if it.end() > end else (it.start(), it.end()))
-    inner.sort()
-    return sum(inner[k * 2] - inner[k * 2 - 1] - 1 for k in range(1, len(its)))
+        out.append((start, end, gaps))
 
 
 def phrase(lists: list[list[Interval]]) -> list[Interval]:
