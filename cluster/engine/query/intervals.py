@@ -6,7 +6,8 @@ A rule becomes a tree of *sources* for a segment (``compile_rule``), as Elastics
 analysed with the field's search analyzer and its terms combined by ``mode`` and
 ``max_gaps`` (``max_gaps: 0`` in order is a phrase); ``unordered_no_overlap`` is
 ``or(ordered(a, b), ordered(b, a))`` folded over the terms (OpenSearch's ``combineSources``);
-equal neighbours in order become a repeating source. Prefix, wildcard, regexp and fuzzy rules expand against the
+equal neighbours in order become a repeating source; disjunctions with wider members are
+pulled up. Prefix, wildcard, regexp and fuzzy rules expand against the
 segment's term dictionary, at most ``MAX_EXPANSIONS`` terms (Lucene's limit, and its text).
 
 Documents are first narrowed to the candidates (postings intersected and joined as the
@@ -99,19 +100,38 @@ def either(subs: list[Src]) -> Src:
 
 def conjunction(kind: str, subs: list[Src]) -> Src:
     """``Intervals.ordered`` / ``unordered`` / ``phrase``, with Lucene's rewrites: one source
-    is itself; equal neighbours in order repeat; unordered sources are flattened and each
-    counted once, repeated. (Disjunctions inside are not pulled up: what
-    OpenSearch 2.19 answers shows ``Intervals.or`` built without that rewrite.)"""
+    is itself; nested ordered and unordered sources are flattened; equal neighbours in order
+    repeat; unordered sources are counted once each, repeated; a disjunction with members
+    wider than one position is pulled up (``Disjunctions.pullUp``), so that minimising one
+    member never hides another's match."""
     if len(subs) == 1:
         return subs[0]
-    if kind == "unordered":
-        subs = _counted([x for s in subs for x in
-                         (s.subs if isinstance(s, Combine) and s.kind == "unordered" else (s,))])
-    elif kind == "ordered":
-        subs = _repeats(subs)
+    if kind in ("ordered", "unordered"):
+        subs = [x for s in subs for x in
+                (s.subs if isinstance(s, Combine) and s.kind == kind else (s,))]
+    subs = _counted(subs) if kind == "unordered" else \
+        _repeats(subs) if kind == "ordered" else subs
     if len(subs) == 1:
         return subs[0]
-    return Combine(kind, tuple(subs))
+    combos: list[list[Src]] = [[]]
+    for s in subs:
+        alts = _split(s)
+        if len(combos) * len(alts) > 1024:
+            raise IllegalArgument("too many disjunctions to pull up in an intervals query "
+                                  "(maxClauseCount is set to 1024)")
+        combos = [c + [a] for a in alts for c in combos]
+    built = [Combine(kind, tuple(c)) for c in combos]
+    return built[0] if len(built) == 1 else either(built)
+
+
+def _split(s: Src) -> list[Src]:
+    """``Disjunctions.splitDisjunctions``: the one-position members stay one disjunction,
+    each wider member stands alone."""
+    if not (isinstance(s, Combine) and s.kind == "or" and s.subs):
+        return [s]
+    single = [x for x in s.subs if min_extent(x) == 1]
+    wide = [x for x in s.subs if min_extent(x) != 1]
+    return ([either(single)] if single else []) + wide
 
 
 def _counted(subs: list[Src]) -> list[Src]:
@@ -237,12 +257,14 @@ def edit_distance(a: str, b: str, transpositions: bool, limit: int) -> int:
 # --- evaluation --------------------------------------------------------------------------------
 
 def check_intervals(q: Intervals, ctx: Context) -> None:
-    """Elasticsearch refuses intervals over a field without positions (keyword, numbers)."""
+    """Intervals need positions: only text fields have them (keyword and numbers are refused,
+    with Elasticsearch's text)."""
     for f in _fields(q.rule, q.field):
         ft = ctx.mapping.get(f)
         if ft is not None and ft.kind != "text":
-            raise IllegalArgument(f"Cannot create intervals over field [{f}] with no "
-                                  "positions indexed")
+            raise IllegalArgument("failed to create query: Can only use interval queries on "
+                                  f"text fields - not on [{f}] which is of type [{ft.type}]",
+                                  es_type="query_shard_exception")
 
 
 def _fields(rule: Rule, field: str) -> set[str]:
