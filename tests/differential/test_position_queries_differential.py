@@ -30,6 +30,12 @@ INTERVALS = {
     "all_of_disjunction": {"all_of": {"intervals": [
         {"any_of": {"intervals": [_match("banana"), _match("cherry")]}}, _match("apple")],
         "mode": "ordered"}},
+    "wide_disjunction": {"all_of": {"intervals": [
+        {"any_of": {"intervals": [_match("banana"), _match("cherry delta")]}}, _match("apple")]}},
+    "nested_ordered": {"all_of": {"intervals": [_match("apple banana", mode="ordered"),
+                                                _match("cherry")],
+                                  "mode": "ordered", "max_gaps": 5}},
+    "repeated_unordered": _match("apple banana apple", max_gaps=3),
     "any_of": {"any_of": {"intervals": [_match("delta echo"), _match("fox")]}},
     "prefix": {"all_of": {"intervals": [_match("apple"), {"prefix": {"prefix": "ba"}}]}},
     "wildcard": {"wildcard": {"pattern": "ch?rr*"}},

@@ -159,18 +159,19 @@ def phrase(lists: list[list[Interval]]) -> list[Interval]:
 
 
 def disjunction(lists: list[list[Interval]]) -> list[Interval]:
-    """``DisjunctionIntervalIterator``: the sources' intervals by start then end; after each
-    one, the sources whose current interval contains it move on."""
+    """``DisjunctionIntervalIterator``: the sources' intervals by end, then narrowest first
+    (Lucene's ``IntervalQueue``); after each one, the sources whose current interval contains
+    it move on, so a wider interval holding an earlier one is never yielded."""
     its = [_It(x) for x in lists if x]
     for it in its:
         it.next()
     out: list[Interval] = []
     while its:
-        cur = min(its, key=lambda x: (x.start(), x.end()))
+        cur = min(its, key=lambda x: (x.end(), -x.start()))
         s, e = cur.start(), cur.end()
         out.append(cur.items[cur.i])
         while its:
-            t = min(its, key=lambda x: (x.start(), x.end()))
+            t = min(its, key=lambda x: (x.end(), -x.start()))
             if not (t.start() <= s <= t.end() and t.start() <= e <= t.end()):
                 break
             if t.next() == NO_MORE:
