@@ -45,6 +45,13 @@ leaf = st.one_of(
     st.integers(-3, 3).map(lambda v: {"range": {"n": {"gte": v}}}),
     phrase.map(lambda t: {"query_string": {"query": t, "default_field": "text"}}),
     st.just({"match_all": {}}),
+    st.tuples(phrase, st.sampled_from(["ordered", "unordered", "unordered_no_overlap"]),
+              st.sampled_from([-1, 0, 2]))
+    .map(lambda a: {"intervals": {"text": {"match": {"query": a[0], "mode": a[1],
+                                                     "max_gaps": a[2]}}}}),
+    st.tuples(st.sampled_from(WORDS), phrase)
+    .map(lambda a: {"intervals": {"text": {"all_of": {"intervals": [
+        {"prefix": {"prefix": a[0][:2]}}, {"match": {"query": a[1]}}], "mode": "ordered"}}}}),
 )
 queries = st.recursive(
     leaf,
