@@ -15,6 +15,7 @@ import numpy as np
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
 from . import parse_full_text, parse_term_level
+from .bool_prefix import parse_match_bool_prefix
 from .intervals_dsl import parse_intervals
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, did_you_mean, float_option, is_value,
@@ -199,6 +200,7 @@ _PARSERS = {
     "constant_score": _p_constant_score,
     "dis_max": _p_dis_max,
     "intervals": parse_intervals,
+    "match_bool_prefix": parse_match_bool_prefix,
 }
 
 

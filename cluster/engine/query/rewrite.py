@@ -13,6 +13,7 @@ from typing import Any
 from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
+from .bool_prefix import MatchBoolPrefix, to_bool
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -95,17 +96,26 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             return Q.MatchNone()
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
-                                                 analyzer=q.analyzer,
+                                                 analyzer=q.analyzer, slop=q.slop,
                                                  prefix=q.type == "phrase_prefix")
                                    for f, fb in fields]
+        elif q.type == "bool_prefix":
+            subs = [to_bool(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
+                                            operator=q.operator, boost=fb,
+                                            minimum_should_match=q.minimum_should_match),
+                            mapping) for f, fb in fields]
         else:
             subs = [Q.Match(field=f, text=q.text, operator=q.operator,
                             minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                            boost=fb, lenient=lenient) for f, fb in fields]
+                            boost=fb, lenient=lenient, zero_terms_query=q.zero_terms_query)
+                    for f, fb in fields]
         if not subs:
             return Q.MatchNone()
-        if q.type == "most_fields":
-            return Q.Bool(should=tuple(subs), boost=q.boost)
+        if q.type in ("most_fields", "bool_prefix"):
+            # scored as a sum (Elasticsearch's tie_breaker default of 1.0 for these types)
+            if q.tie_breaker is None or q.tie_breaker == 1.0:
+                return Q.Bool(should=tuple(subs), boost=q.boost)
+            return Q.DisMax(queries=tuple(subs), tie_breaker=q.tie_breaker, boost=q.boost)
         tb = q.tie_breaker if q.tie_breaker is not None else 0.0
         return Q.DisMax(queries=tuple(subs), tie_breaker=tb, boost=q.boost)
     if isinstance(q, Q.QueryString):
@@ -130,6 +140,8 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             fields = [f for f in mapping.fields if fnmatch.fnmatchcase(f, q.field)]
         subs = [dataclasses.replace(q, field=f) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
+    if isinstance(q, MatchBoolPrefix):
+        return to_bool(q, mapping)
     if isinstance(q, Q.Bool):
         return Q.Bool(must=tuple(expand(s, mapping) for s in q.must),
                       should=tuple(expand(s, mapping) for s in q.should),
