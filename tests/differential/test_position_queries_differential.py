@@ -63,3 +63,29 @@ def test_intervals_agree_with_opensearch(pair, name, field):
 def test_boosted_intervals_agree_with_opensearch(pair):
     body = {"query": {"intervals": {"body": {**_match("apple banana"), "boost": 2.5}}}}
     check(pair, "POST", f"/{INDEX}/_search", body)
+
+
+MULTI_FIELD = {
+    "match_bool_prefix": {"match_bool_prefix": {"body": "apple banana ch"}},
+    "match_bool_prefix_and": {"match_bool_prefix": {"body": {"query": "apple ba",
+                                                             "operator": "and"}}},
+    "match_bool_prefix_msm": {"match_bool_prefix": {"title": {
+        "query": "apple banana ch", "minimum_should_match": 2}}},
+    "bool_prefix": {"multi_match": {"query": "apple ch", "type": "bool_prefix",
+                                    "fields": ["title^2", "body"]}},
+    "most_fields_tie": {"multi_match": {"query": "apple cherry", "type": "most_fields",
+                                        "tie_breaker": 0.3, "fields": ["title^2", "body"]}},
+    "best_fields_and": {"multi_match": {"query": "apple cherry delta", "operator": "and",
+                                        "fields": ["title^2", "body"], "tie_breaker": 0.5}},
+    "phrase_slop": {"multi_match": {"query": "apple cherry", "type": "phrase", "slop": 2,
+                                    "fields": ["title", "body"]}},
+    "slop_with_bool_prefix": {"multi_match": {"query": "apple", "type": "bool_prefix",
+                                              "slop": 2, "fields": ["title"]}},
+    "fuzziness_with_phrase": {"multi_match": {"query": "apple", "type": "phrase",
+                                              "fuzziness": 1, "fields": ["title"]}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(MULTI_FIELD))
+def test_multi_field_queries_agree_with_opensearch(pair, name):
+    check(pair, "POST", f"/{INDEX}/_search", {"query": MULTI_FIELD[name], "size": 50})
