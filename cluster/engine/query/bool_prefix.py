@@ -1,5 +1,6 @@
 """``match_bool_prefix``: the analysed terms as a ``bool`` of term queries, the last term as a
-prefix query (Elasticsearch's ``MatchBoolPrefixQueryBuilder``).
+prefix query (Elasticsearch's ``MatchBoolPrefixQueryBuilder``). The node and its parser; the
+``bool`` is built for a mapping by ``rewrite.bool_prefix_query``.
 
 The term clauses score BM25 with the global statistics (so shard-invariant); the prefix
 clause is constant-score (Lucene's default rewrite for a prefix query), worth 1. ``operator``
@@ -11,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError
-from ..mapping import Mapping
 from . import nodes as Q
 from .parse_helpers import ParseState, field_query, float_option, require_field
 
@@ -52,25 +52,3 @@ def refuse_fuzzy(name: str, options: dict[str, Any]) -> None:
     for k in FUZZY_OPTS:
         if k in options:
             raise IllegalArgument(f"[{name}] [{k}] is not supported by this server")
-
-
-def to_bool(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
-    """The query as term clauses and a final prefix clause for this mapping. A field that is
-    not text is matched as ``match`` would (one exact term)."""
-    from .rewrite import analyze_for
-    ft = mapping.get(q.field)
-    if ft is None:
-        return Q.MatchNone()
-    if ft.kind != "text":
-        return Q.Match(field=q.field, text=q.text, analyzer=q.analyzer, boost=q.boost)
-    terms = analyze_for(ft, q.text, q.analyzer)
-    if not terms:
-        return Q.MatchNone()
-    clauses: list[Q.Query] = [Q.Term(field=q.field, value=t) for t in terms[:-1]]
-    clauses.append(Q.Prefix(field=q.field, value=terms[-1]))
-    if len(clauses) == 1:
-        return Q.Bool(must=tuple(clauses), boost=q.boost)
-    if q.operator == "and":
-        return Q.Bool(must=tuple(clauses), boost=q.boost)
-    return Q.Bool(should=tuple(clauses), minimum_should_match=q.minimum_should_match,
-                  boost=q.boost)

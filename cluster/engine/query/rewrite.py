@@ -13,7 +13,7 @@ from typing import Any
 from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
-from .bool_prefix import MatchBoolPrefix, to_bool
+from .bool_prefix import MatchBoolPrefix
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -100,7 +100,7 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                                                  prefix=q.type == "phrase_prefix")
                                    for f, fb in fields]
         elif q.type == "bool_prefix":
-            subs = [to_bool(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
+            subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
                                             operator=q.operator, boost=fb,
                                             minimum_should_match=q.minimum_should_match),
                             mapping) for f, fb in fields]
@@ -141,7 +141,7 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         subs = [dataclasses.replace(q, field=f) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, MatchBoolPrefix):
-        return to_bool(q, mapping)
+        return bool_prefix_query(q, mapping)
     if isinstance(q, Q.Bool):
         return Q.Bool(must=tuple(expand(s, mapping) for s in q.must),
                       should=tuple(expand(s, mapping) for s in q.should),
@@ -154,3 +154,24 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=expand(q.filter, mapping), boost=q.boost)
     return q
+
+
+def bool_prefix_query(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
+    """The query as term clauses and a final prefix clause for this mapping. A field that is
+    not text is matched as ``match`` would (one exact term)."""
+    ft = mapping.get(q.field)
+    if ft is None:
+        return Q.MatchNone()
+    if ft.kind != "text":
+        return Q.Match(field=q.field, text=q.text, analyzer=q.analyzer, boost=q.boost)
+    terms = analyze_for(ft, q.text, q.analyzer)
+    if not terms:
+        return Q.MatchNone()
+    clauses: list[Q.Query] = [Q.Term(field=q.field, value=t) for t in terms[:-1]]
+    clauses.append(Q.Prefix(field=q.field, value=terms[-1]))
+    if len(clauses) == 1:
+        return Q.Bool(must=tuple(clauses), boost=q.boost)
+    if q.operator == "and":
+        return Q.Bool(must=tuple(clauses), boost=q.boost)
+    return Q.Bool(should=tuple(clauses), minimum_should_match=q.minimum_should_match,
+                  boost=q.boost)
