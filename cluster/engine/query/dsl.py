@@ -17,6 +17,7 @@ from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseE
 from . import parse_full_text, parse_term_level
 from .bool_prefix import parse_match_bool_prefix
 from .intervals_dsl import parse_intervals
+from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, did_you_mean, float_option, is_value,
                             token_name)
@@ -201,6 +202,7 @@ _PARSERS = {
     "dis_max": _p_dis_max,
     "intervals": parse_intervals,
     "match_bool_prefix": parse_match_bool_prefix,
+    **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
 }
 
 

@@ -27,6 +27,7 @@ from .context import Context
 from .field_values import numeric_bounds, numeric_value
 from .intervals import evaluate_intervals
 from .intervals_dsl import Intervals
+from .spans import Span, evaluate_span
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -575,4 +576,5 @@ _EVAL: dict[type, Any] = {
     Q.DisMax: _e_dismax,
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
     Intervals: evaluate_intervals,
+    Span: evaluate_span,
 }

@@ -14,6 +14,7 @@ from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 from .bool_prefix import MatchBoolPrefix
+from .spans import Span, span_terms
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -58,6 +59,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if ft is not None and ft.kind in ("text", "keyword"):
             for t in analyze_for(ft, q.text, q.analyzer):
                 out.add((q.field, t))
+    elif isinstance(q, Span):
+        out.update((q.field, t) for t in span_terms(q))
     elif isinstance(q, Q.Bool):
         for sub in q.must + q.should:
             _collect(sub, mapping, out)
