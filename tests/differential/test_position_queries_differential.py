@@ -89,3 +89,31 @@ MULTI_FIELD = {
 @pytest.mark.parametrize("name", sorted(MULTI_FIELD))
 def test_multi_field_queries_agree_with_opensearch(pair, name):
     check(pair, "POST", f"/{INDEX}/_search", {"query": MULTI_FIELD[name], "size": 50})
+
+
+def _near(*words: str, slop: int = 0, in_order: bool = True) -> dict:
+    return {"span_near": {"clauses": [{"span_term": {"body": w}} for w in words],
+                          "slop": slop, "in_order": in_order}}
+
+
+SPANS = {
+    "term": {"span_term": {"body": "apple"}},
+    "near_ordered": _near("apple", "cherry", slop=2),
+    "near_three": _near("banana", "apple", "cherry", slop=4),
+    "near_unordered": _near("apple", "cherry", slop=1, in_order=False),
+    "or": {"span_or": {"clauses": [{"span_term": {"body": "delta"}},
+                                   {"span_term": {"body": "fox"}}]}},
+    "first": {"span_first": {"match": {"span_term": {"body": "banana"}}, "end": 3}},
+    "not": {"span_not": {"include": {"span_term": {"body": "banana"}},
+                         "exclude": {"span_term": {"body": "apple"}}, "pre": 1}},
+    "containing": {"span_containing": {"big": _near("apple", "cherry", slop=3),
+                                       "little": {"span_term": {"body": "banana"}}}},
+    "within": {"span_within": {"big": _near("apple", "cherry", slop=3),
+                               "little": {"span_term": {"body": "banana"}}}},
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPANS))
+def test_span_queries_agree_with_opensearch(pair, name):
+    check(pair, "POST", f"/{INDEX}/_search", {"query": SPANS[name], "size": 50})
+

@@ -2,8 +2,8 @@
 ``span_containing``, ``span_within``): parsing, matching and Lucene's ``SpanWeight`` scoring.
 
 A span is ``(start, end, width)`` in token positions (``end`` inclusive; ``width`` is Lucene's
-``Spans.width()``, the slop a near-span used). ``span_near`` walks the interval iterators of
-``interval_iterators.py`` and keeps the matches whose slop is within ``slop``. The score is
+``Spans.width()``, the slop a near-span used). ``span_near`` walks the clauses' spans as
+Lucene's ``NearSpansOrdered`` and ``NearSpansUnordered`` do. The score is
 BM25 with the sloppy frequency ``sum 1 / (1 + width)`` and, as ``SpanWeight``, the idf summed
 over the distinct terms of the query (of ``include`` only for ``span_not``), from the global
 statistics — so it does not depend on the shard count. ``span_multi`` and
@@ -19,7 +19,6 @@ import numpy as np
 from ...errors import IllegalArgument, ParsingError
 from ..scoring import bm25, idf, legacy_boost
 from ..segment import Segment, TextField
-from . import interval_iterators as it
 from .context import Context
 from .nodes import Query
 from .parse_helpers import ParseState, float_option, int_option, bool_option, token_name
@@ -216,8 +215,7 @@ class _SpanWalker:
         if q.kind == "span_or":
             return sorted(x for s in subs for x in s)
         if q.kind == "span_near":
-            found = (it.ordered if q.in_order else it.unordered)(subs)
-            return [(x[0], x[1], max(x[2], 0)) for x in found if x[2] <= q.slop]
+            return (near_ordered if q.in_order else near_unordered)(subs, q.slop)
         if q.kind == "span_first":
             return [x for x in subs[0] if x[1] + 1 <= q.end]
         if q.kind == "span_not":
@@ -227,3 +225,46 @@ class _SpanWalker:
         if q.kind == "span_containing":
             return [b for b in big if any(b[0] <= s[0] and s[1] <= b[1] for s in little)]
         return [s for s in little if any(b[0] <= s[0] and s[1] <= b[1] for b in big)]
+
+
+def near_ordered(subs: list[list[tuple[int, int, int]]], slop: int) -> list[tuple[int, int, int]]:
+    """Lucene's ``NearSpansOrdered``: for each span of the first clause, every later clause
+    moves forward (never back) to its first span after the previous one; a match when the
+    summed gaps are at most ``slop``."""
+    if any(not s for s in subs):
+        return []
+    idx = [0] * len(subs)
+    out = []
+    for first in subs[0]:
+        prev_end, width = first[1] + 1, 0
+        for i in range(1, len(subs)):
+            while idx[i] < len(subs[i]) and subs[i][idx[i]][0] < prev_end:
+                idx[i] += 1
+            if idx[i] == len(subs[i]):
+                return out
+            cur = subs[i][idx[i]]
+            width += cur[0] - prev_end
+            prev_end = cur[1] + 1
+        if width <= slop:
+            out.append((first[0], prev_end - 1, width))
+    return out
+
+
+def near_unordered(subs: list[list[tuple[int, int, int]]], slop: int
+                   ) -> list[tuple[int, int, int]]:
+    """Lucene's ``NearSpansUnordered``: the clause whose span starts first moves on; a match
+    whenever the window minus the clauses' lengths is at most ``slop``."""
+    if any(not s for s in subs):
+        return []
+    idx = [0] * len(subs)
+    out = []
+    while True:
+        cur = [subs[i][idx[i]] for i in range(len(subs))]
+        low = min(range(len(subs)), key=lambda i: (cur[i][0], cur[i][1]))
+        start, end = cur[low][0], max(c[1] for c in cur) + 1
+        width = end - start - sum(c[1] + 1 - c[0] for c in cur)
+        if width <= slop:
+            out.append((start, end - 1, width))
+        idx[low] += 1
+        if idx[low] == len(subs[low]):
+            return out
