@@ -52,6 +52,11 @@ leaf = st.one_of(
     st.tuples(st.sampled_from(WORDS), phrase)
     .map(lambda a: {"intervals": {"text": {"all_of": {"intervals": [
         {"prefix": {"prefix": a[0][:2]}}, {"match": {"query": a[1]}}], "mode": "ordered"}}}}),
+    st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3), st.integers(0, 3),
+              st.booleans())
+    .map(lambda a: {"span_near": {"clauses": [{"span_term": {"text": w}} for w in a[0]],
+                                  "slop": a[1], "in_order": a[2]}}),
+    phrase.map(lambda t: {"match_bool_prefix": {"text": t[:-1] or t}}),
 )
 queries = st.recursive(
     leaf,
