@@ -156,7 +156,7 @@ def _combine(name: str, body: dict[str, Any]) -> Rule:
     _check_keys(name, body, allowed)
     items = body.get("intervals")
     if not isinstance(items, list) or not items:
-        raise XContentParseError(f"Required [intervals]" if items is None
+        raise XContentParseError("Required [intervals]" if items is None
                                  else f"[{name}] failed to parse field [intervals]")
     rules = []
     for item in items:
