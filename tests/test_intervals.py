@@ -185,3 +185,12 @@ def test_an_expansion_past_128_terms_is_refused() -> None:
     with pytest.raises(SearchError) as e:
         c.search("many", {"query": {"intervals": {"text": {"prefix": {"prefix": "w"}}}}})
     assert "expanded to too many terms (limit 128)" in str(e.value) + repr(e.value.__dict__)
+
+
+def test_nesting_is_bounded_as_queries_are(idx) -> None:
+    rule: dict = match("cold")
+    for _ in range(40):
+        rule = {"any_of": {"intervals": [rule]}}
+    with pytest.raises(SearchError) as e:
+        hits(idx, rule)
+    assert "max_nested_depth" in str(e.value) and e.value.status == 400

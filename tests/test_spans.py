@@ -96,3 +96,12 @@ def test_malformed_span_queries_are_refused(idx, q, text) -> None:
     with pytest.raises(SearchError) as e:
         found(idx, q)
     assert text in str(e.value) and e.value.status == 400
+
+
+def test_nesting_is_bounded_as_queries_are(idx) -> None:
+    q: dict = term("quick")
+    for _ in range(40):
+        q = {"span_or": {"clauses": [q]}}
+    with pytest.raises(SearchError) as e:
+        found(idx, q)
+    assert "max_nested_depth" in str(e.value) and e.value.status == 400

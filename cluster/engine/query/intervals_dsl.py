@@ -14,7 +14,8 @@ from typing import Any
 
 from ...errors import IllegalArgument, ParsingError, XContentParseError
 from .nodes import Query
-from .parse_helpers import ParseState, bool_option, float_option, int_option, token_name
+from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, bool_option, float_option, int_option,
+                            token_name)
 
 RULES = ("match", "any_of", "all_of", "prefix", "wildcard", "regexp", "fuzzy")
 FILTERS = ("containing", "not_containing", "contained_by", "not_contained_by", "overlapping",
@@ -96,16 +97,20 @@ def parse_intervals(body: dict[str, Any], st: ParseState) -> Query:
     return Intervals(field=field, rule=_rule(*rule), boost=boost)
 
 
-def _rule(name: str, body: Any) -> Rule:
+def _rule(name: str, body: Any, depth: int = 0) -> Rule:
+    """One rule; nesting (sub-rules and filters) is bounded as queries are."""
+    if depth > MAX_NESTED_DEPTH:
+        raise IllegalArgument("The nested depth of the query exceeds the maximum nested depth "
+                              "for queries set in [indices.query.bool.max_nested_depth]")
     if name not in RULES:
         raise ParsingError(f"Unknown interval type [{name}], expecting one of "
                            "[match, any_of, all_of, prefix, wildcard, regexp, fuzzy]")
     if not isinstance(body, dict):
         raise ParsingError(f"Expected [START_OBJECT] but got [{token_name(body)}]")
     if name == "match":
-        return _match(body)
+        return _match(body, depth)
     if name in ("all_of", "any_of"):
-        return _combine(name, body)
+        return _combine(name, body, depth)
     return _terms(name, body)
 
 
@@ -138,7 +143,7 @@ def _opt_str(name: str, body: dict[str, Any], key: str) -> str | None:
     return v
 
 
-def _match(body: dict[str, Any]) -> Rule:
+def _match(body: dict[str, Any], depth: int) -> Rule:
     _check_keys("match", body, ("query", "max_gaps", "ordered", "mode", "analyzer", "filter",
                                 "use_field"))
     if not isinstance(body.get("query"), str):
@@ -147,10 +152,10 @@ def _match(body: dict[str, Any]) -> Rule:
     return MatchRule(query=body["query"], max_gaps=_max_gaps("match", body),
                      mode=_mode("match", body), analyzer=_opt_str("match", body, "analyzer"),
                      use_field=_opt_str("match", body, "use_field"),
-                     filter=_filter(body.get("filter")))
+                     filter=_filter(body.get("filter"), depth))
 
 
-def _combine(name: str, body: dict[str, Any]) -> Rule:
+def _combine(name: str, body: dict[str, Any], depth: int) -> Rule:
     allowed = ("intervals", "filter") if name == "any_of" else \
         ("intervals", "max_gaps", "ordered", "mode", "filter")
     _check_keys(name, body, allowed)
@@ -162,11 +167,12 @@ def _combine(name: str, body: dict[str, Any]) -> Rule:
     for item in items:
         if not isinstance(item, dict) or len(item) != 1:
             raise XContentParseError(f"[{name}] failed to parse field [intervals]")
-        rules.append(_rule(*next(iter(item.items()))))
+        rules.append(_rule(*next(iter(item.items())), depth + 1))
     if name == "any_of":
-        return CombineRule(rules=tuple(rules), any_of=True, filter=_filter(body.get("filter")))
+        return CombineRule(rules=tuple(rules), any_of=True,
+                           filter=_filter(body.get("filter"), depth))
     return CombineRule(rules=tuple(rules), max_gaps=_max_gaps(name, body),
-                       mode=_mode(name, body), filter=_filter(body.get("filter")))
+                       mode=_mode(name, body), filter=_filter(body.get("filter"), depth))
 
 
 _TERMS_KEYS = {
@@ -223,7 +229,7 @@ def fuzzy_edits(fuzziness: Any, term: str) -> int:
     return edits
 
 
-def _filter(body: Any) -> tuple[str, Rule] | None:
+def _filter(body: Any, depth: int) -> tuple[str, Rule] | None:
     if body is None:
         return None
     if not isinstance(body, dict) or len(body) != 1:
@@ -236,4 +242,4 @@ def _filter(body: Any) -> tuple[str, Rule] | None:
         raise ParsingError(f"Unknown interval filter type [{kind}]")
     if not isinstance(inner, dict) or len(inner) != 1:
         raise ParsingError(f"Expected [FIELD_NAME] but got [{token_name(inner)}]")
-    return kind, _rule(*next(iter(inner.items())))
+    return kind, _rule(*next(iter(inner.items())), depth + 1)

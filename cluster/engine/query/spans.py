@@ -21,7 +21,8 @@ from ..scoring import bm25, idf, legacy_boost
 from ..segment import Segment, TextField
 from .context import Context
 from .nodes import Query
-from .parse_helpers import ParseState, float_option, int_option, bool_option, token_name
+from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, bool_option, float_option, int_option,
+                            token_name)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,13 @@ def _clause(parent: str, value: Any, st: ParseState) -> Span:
         raise ParsingError(f"[{parent}] clauses must be span queries, found [{name}]")
     if not isinstance(body, dict):
         raise ParsingError(f"[{name}] query malformed, no start_object after query name")
-    return parse_span(name, body, st)
+    st.depth += 1
+    if st.depth > MAX_NESTED_DEPTH:
+        raise IllegalArgument("The nested depth of the query exceeds the maximum nested depth "
+                              "for queries set in [indices.query.bool.max_nested_depth]")
+    span = parse_span(name, body, st)
+    st.depth -= 1
+    return span
 
 
 def _same_field(subs: tuple[Span, ...]) -> None:
