@@ -194,3 +194,12 @@ def test_nesting_is_bounded_as_queries_are(idx) -> None:
     with pytest.raises(SearchError) as e:
         hits(idx, rule)
     assert "max_nested_depth" in str(e.value) and e.value.status == 400
+
+
+def test_a_bad_pattern_is_refused_even_by_a_shard_without_documents() -> None:
+    c = LocalCluster().create("few", 4, {"properties": {"text": {"type": "text"}}})
+    c.index("few", {"1": {"text": "cold"}})
+    for rule in ({"regexp": {"pattern": "(("}}, {"regexp": {"pattern": "a", "flags": "BOGUS"}}):
+        with pytest.raises(SearchError) as e:
+            c.search("few", {"query": {"intervals": {"text": rule}}})
+        assert e.value.status == 400

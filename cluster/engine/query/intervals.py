@@ -258,13 +258,27 @@ def edit_distance(a: str, b: str, transpositions: bool, limit: int) -> int:
 
 def check_intervals(q: Intervals, ctx: Context) -> None:
     """Intervals need positions: only text fields have them (keyword and numbers are refused,
-    with Elasticsearch's text)."""
+    with Elasticsearch's text); patterns must compile."""
+    _check_patterns(q.rule)
     for f in _fields(q.rule, q.field):
         ft = ctx.mapping.get(f)
         if ft is not None and ft.kind != "text":
             raise IllegalArgument("failed to create query: Can only use interval queries on "
                                   f"text fields - not on [{f}] which is of type [{ft.type}]",
                                   es_type="query_shard_exception")
+
+
+def _check_patterns(rule: Rule) -> None:
+    """Patterns compile before any data is read, so every shard refuses a bad one alike
+    (Elasticsearch fails to create the query on every shard, empty or not)."""
+    if isinstance(rule, TermsRule) and rule.kind == "regexp":
+        lucene_regex(rule.pattern, rule.flags, rule.case_insensitive)
+    elif isinstance(rule, TermsRule) and rule.kind == "wildcard":
+        wildcard_regex(rule.pattern)
+    for r in getattr(rule, "rules", ()):
+        _check_patterns(r)
+    if rule.filter is not None:
+        _check_patterns(rule.filter[1])
 
 
 def _fields(rule: Rule, field: str) -> set[str]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...errors import IllegalArgument, ParsingError, XContentParseError
 from .nodes import Query
+from .parse_term_level import REGEXP_FLAGS
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, bool_option, float_option, int_option,
                             token_name)
 
@@ -190,6 +191,10 @@ def _terms(name: str, body: dict[str, Any]) -> Rule:
     if not isinstance(value, str):
         raise XContentParseError(f"Required [{keys[0]}]" if value is None
                                  else f"[{name}] failed to parse field [{keys[0]}]")
+    flags = str(body.get("flags", "ALL")).upper()
+    for f in flags.split("|"):
+        if f and f not in REGEXP_FLAGS:
+            raise IllegalArgument(f"Unknown regexp flag [{f}]")
     fuzziness = body.get("fuzziness", "AUTO")
     if name == "fuzzy":
         fuzzy_edits(fuzziness, value)
@@ -200,7 +205,7 @@ def _terms(name: str, body: dict[str, Any]) -> Rule:
                      use_field=_opt_str(name, body, "use_field"),
                      case_insensitive=bool_option(name, "case_insensitive",
                                                   body.get("case_insensitive", False)),
-                     flags=str(body.get("flags", "ALL")), fuzziness=fuzziness,
+                     flags=flags, fuzziness=fuzziness,
                      prefix_length=prefix_length,
                      transpositions=bool_option(name, "transpositions",
                                                 body.get("transpositions", True)))
