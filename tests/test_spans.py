@@ -29,7 +29,7 @@ def test_ordered_near_moves_later_clauses_forward_only() -> None:
 
 
 def test_unordered_near_accepts_either_order_within_slop() -> None:
-    assert near_unordered([at(4), at(2)], 1) == [(2, 4, 1)]
+    assert near_unordered([at(4), at(2)], 1) == [(2, 4, 3)]   # width: the whole window
     assert near_unordered([at(4), at(2)], 0) == []
 
 

@@ -168,7 +168,7 @@ def evaluate_span(q: Span, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
         ctx.cancel.tick()
         f = np.float32(0)
         for _, _, width in walker.spans(q, doc):
-            f = np.float32(f + np.float32(1.0 / (1.0 + width)))
+            f = np.float32(float(f) + 1.0 / (1.0 + width))
         freq[i] = f
     hit = freq > 0
     docs, freq = docs[hit], freq[hit]
@@ -260,7 +260,8 @@ def near_ordered(subs: list[list[tuple[int, int, int]]], slop: int) -> list[tupl
 def near_unordered(subs: list[list[tuple[int, int, int]]], slop: int
                    ) -> list[tuple[int, int, int]]:
     """Lucene's ``NearSpansUnordered``: the clause whose span starts first moves on; a match
-    whenever the window minus the clauses' lengths is at most ``slop``."""
+    whenever the window minus the clauses' lengths is at most ``slop``. Its ``width()`` is the
+    whole window (end exclusive minus start), as OpenSearch's frequencies show."""
     if any(not s for s in subs):
         return []
     idx = [0] * len(subs)
@@ -269,9 +270,8 @@ def near_unordered(subs: list[list[tuple[int, int, int]]], slop: int
         cur = [subs[i][idx[i]] for i in range(len(subs))]
         low = min(range(len(subs)), key=lambda i: (cur[i][0], cur[i][1]))
         start, end = cur[low][0], max(c[1] for c in cur) + 1
-        width = end - start - sum(c[1] + 1 - c[0] for c in cur)
-        if width <= slop:
-            out.append((start, end - 1, width))
+        if end - start - sum(c[1] + 1 - c[0] for c in cur) <= slop:
+            out.append((start, end - 1, end - start))
         idx[low] += 1
         if idx[low] == len(subs[low]):
             return out
