@@ -16,6 +16,7 @@ import numpy as np
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
 from . import parse_full_text, parse_term_level
 from .bool_prefix import parse_match_bool_prefix
+from .combined_fields import parse_combined_fields
 from .intervals_dsl import parse_intervals
 from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
@@ -202,6 +203,7 @@ _PARSERS = {
     "dis_max": _p_dis_max,
     "intervals": parse_intervals,
     "match_bool_prefix": parse_match_bool_prefix,
+    "combined_fields": parse_combined_fields,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
 }
 

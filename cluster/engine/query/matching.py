@@ -28,6 +28,8 @@ from .field_values import numeric_bounds, numeric_value
 from .intervals import evaluate_intervals
 from .intervals_dsl import Intervals
 from .spans import Span, evaluate_span
+from .combined_fields import CombinedFields
+from .combined_scoring import evaluate_combined
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -577,4 +579,5 @@ _EVAL: dict[type, Any] = {
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
     Intervals: evaluate_intervals,
     Span: evaluate_span,
+    CombinedFields: evaluate_combined,
 }

@@ -15,6 +15,7 @@ from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 from .bool_prefix import MatchBoolPrefix
 from .spans import Span, span_terms
+from .combined_fields import CombinedFields
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -61,6 +62,11 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
                 out.add((q.field, t))
     elif isinstance(q, Span):
         out.update((q.field, t) for t in span_terms(q))
+    elif isinstance(q, CombinedFields):
+        fields = [f for f, _ in q.fields if mapping.get(f) is not None]
+        if fields:
+            terms = analyze_for(mapping.get(fields[0]), q.text)
+            out.update((f, t) for f in fields for t in terms)
     elif isinstance(q, Q.Bool):
         for sub in q.must + q.should:
             _collect(sub, mapping, out)
