@@ -80,3 +80,55 @@ def test_parameters_a_type_does_not_allow_are_refused(idx, body, text) -> None:
     with pytest.raises(SearchError) as e:
         scores(idx, {"multi_match": {"query": "quick", "fields": ["title"], **body}})
     assert text in str(e.value) and e.value.status == 400
+
+
+# --------------------------------------------------------------------------- combined_fields
+
+CF_DOCS = {"1": {"a": "quick brown fox", "b": "fox"}, "2": {"a": "brown", "b": "quick quick dog"},
+           "3": {"a": "dog"}, "4": {"b": "lazy fox jumps over"}}
+
+
+def cf_index(shards: int) -> LocalCluster:
+    c = LocalCluster().create("cf", shards, {"properties": {
+        "a": {"type": "text"}, "b": {"type": "text"}, "n": {"type": "long"},
+        "w": {"type": "text", "analyzer": "whitespace"}}})
+    c.index("cf", CF_DOCS)
+    return c
+
+
+def cf(c: LocalCluster, **body: object) -> dict[str, float]:
+    r = c.search("cf", {"query": {"combined_fields": body}})
+    return {h["_id"]: h["_score"] for h in r["hits"]["hits"]}
+
+
+def test_combined_fields_scores_the_fields_as_one_bm25f_field() -> None:
+    # fox in doc 4: df = max(1 in a, 2 in b) = 2, N = max(3, 3) = 3; lengths a*2 + b:
+    # sum 2*5 + 8 = 18 over 3 docs -> avgdl 6; doc 4 has length 4 and freq 1
+    idf = __import__("math").log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    tf = 1 / (1 + 1.2 * (0.25 + 0.75 * 4 / 6))
+    got = cf(cf_index(1), query="fox", fields=["a^2", "b"])
+    assert got["4"] == pytest.approx(2.2 * idf * tf, rel=1e-5)
+    assert list(got) == ["1", "4"]
+
+
+def test_combined_fields_is_shard_invariant_and_honours_operator() -> None:
+    one, three = cf_index(1), cf_index(3)
+    for body in ({"query": "quick fox", "fields": ["a^2", "b"]},
+                 {"query": "quick fox", "fields": ["a", "b"], "operator": "and"},
+                 {"query": "quick brown dog", "fields": ["a", "b"],
+                  "minimum_should_match": 2}):
+        assert cf(one, **body) == cf(three, **body)
+    assert set(cf(one, query="quick fox", fields=["a", "b"], operator="and")) == {"1"}
+
+
+@pytest.mark.parametrize("body, text", [
+    ({"query": "x", "fields": ["a^0.5"]}, "requires field boosts >= 1.0"),
+    ({"query": "x", "fields": ["a", "n"]}, "Field [n] of type [long] does not support"),
+    ({"query": "x", "fields": ["a", "w"]}, "must have the same search analyzer"),
+    ({"query": "x", "fields": ["a"], "fuzziness": 1}, "[combined_fields] unknown field"),
+    ({"fields": ["a"]}, "requires 'query' field"),
+])
+def test_combined_fields_refusals(body, text) -> None:
+    with pytest.raises(SearchError) as e:
+        cf(cf_index(1), **body)
+    assert text in str(e.value) + repr(e.value.__dict__) and e.value.status == 400

@@ -57,6 +57,9 @@ leaf = st.one_of(
     .map(lambda a: {"span_near": {"clauses": [{"span_term": {"text": w}} for w in a[0]],
                                   "slop": a[1], "in_order": a[2]}}),
     phrase.map(lambda t: {"match_bool_prefix": {"text": t[:-1] or t}}),
+    st.tuples(phrase, st.sampled_from(["or", "and"]))
+    .map(lambda a: {"combined_fields": {"query": a[0], "fields": ["text", "title^2"],
+                                        "operator": a[1]}}),
 )
 queries = st.recursive(
     leaf,

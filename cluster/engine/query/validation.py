@@ -13,6 +13,8 @@ from .context import Context
 from .field_values import date_bound, numeric_bounds, numeric_value
 from .intervals import check_intervals
 from .intervals_dsl import Intervals
+from .combined_fields import CombinedFields
+from .combined_scoring import check_combined_fields
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
@@ -112,6 +114,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, Intervals):
         check_intervals(q, ctx)
+        return
+    if isinstance(q, CombinedFields):
+        check_combined_fields(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None
