@@ -17,7 +17,7 @@ from __future__ import annotations
 import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
-from shardsearch.cluster.engine.query.matching import sloppy_phrase_freq
+from shardsearch.cluster.engine.query.phrase_freq import sloppy_phrase_freq
 
 MAPPINGS = {"properties": {
     "title": {"type": "text"},

@@ -45,6 +45,21 @@ leaf = st.one_of(
     st.integers(-3, 3).map(lambda v: {"range": {"n": {"gte": v}}}),
     phrase.map(lambda t: {"query_string": {"query": t, "default_field": "text"}}),
     st.just({"match_all": {}}),
+    st.tuples(phrase, st.sampled_from(["ordered", "unordered", "unordered_no_overlap"]),
+              st.sampled_from([-1, 0, 2]))
+    .map(lambda a: {"intervals": {"text": {"match": {"query": a[0], "mode": a[1],
+                                                     "max_gaps": a[2]}}}}),
+    st.tuples(st.sampled_from(WORDS), phrase)
+    .map(lambda a: {"intervals": {"text": {"all_of": {"intervals": [
+        {"prefix": {"prefix": a[0][:2]}}, {"match": {"query": a[1]}}], "mode": "ordered"}}}}),
+    st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=3), st.integers(0, 3),
+              st.booleans())
+    .map(lambda a: {"span_near": {"clauses": [{"span_term": {"text": w}} for w in a[0]],
+                                  "slop": a[1], "in_order": a[2]}}),
+    phrase.map(lambda t: {"match_bool_prefix": {"text": t[:-1] or t}}),
+    st.tuples(phrase, st.sampled_from(["or", "and"]))
+    .map(lambda a: {"combined_fields": {"query": a[0], "fields": ["text", "title^2"],
+                                        "operator": a[1]}}),
 )
 queries = st.recursive(
     leaf,

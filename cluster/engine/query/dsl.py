@@ -16,6 +16,10 @@ import numpy as np
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
 from . import parse_full_text, parse_term_level
 from .nested_query import parse_nested
+from .bool_prefix import parse_match_bool_prefix
+from .combined_fields import parse_combined_fields
+from .intervals_dsl import parse_intervals
+from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, did_you_mean, float_option, is_value,
                             token_name)
@@ -213,6 +217,10 @@ _PARSERS = {
     "constant_score": _p_constant_score,
     "dis_max": _p_dis_max,
     "nested": lambda body, st: parse_nested(body, st, _parse),
+    "intervals": parse_intervals,
+    "match_bool_prefix": parse_match_bool_prefix,
+    "combined_fields": parse_combined_fields,
+    **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
 }
 
 

@@ -13,7 +13,6 @@ Rewriting for a mapping is in ``rewrite.py``, refusals in ``validation.py``, exp
 """
 from __future__ import annotations
 
-import heapq
 from typing import Any
 
 import numpy as np
@@ -25,10 +24,16 @@ from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
 from .index_field import index_matches
+from .phrase_freq import phrase_freq_column
 from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
 from .range_match import query_span, range_query_mask
 from .field_values import numeric_bounds, numeric_value
 from .nested_query import evaluate_nested
+from .intervals import evaluate_intervals
+from .intervals_dsl import Intervals
+from .spans import Span, evaluate_span
+from .combined_fields import CombinedFields
+from .combined_scoring import evaluate_combined
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -294,107 +299,6 @@ def phrase_weight(q: Q.MatchPhrase, terms: list[str],
     return float(legacy_boost(q.boost) * np.float32(total)), total, parts
 
 
-def phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
-                        n: int) -> np.ndarray:
-    """Phrase frequency per document: the number of exact matches (vectorised), or with
-    ``slop`` the sum of ``1 / (1 + match length)`` over Lucene's sloppy matches."""
-    per_term: list[tuple[np.ndarray, np.ndarray]] = []
-    for options in alternatives:
-        docs_l, pos_l = [], []
-        for opt in options:
-            got = fd.postings.positions_of(opt)
-            if got is not None:
-                docs_l.append(got[0])
-                pos_l.append(got[1])
-        if not docs_l:
-            return np.zeros(n, dtype=np.float32)
-        d = np.concatenate(docs_l)
-        p = np.concatenate(pos_l)
-        if len(docs_l) > 1:
-            order = np.lexsort((p, d))
-            d, p = d[order], p[order]
-        per_term.append((d, p))
-    freq = np.zeros(n, dtype=np.float32)
-    shift = np.int64(1 << 32)
-    if slop == 0:
-        d0, p0 = per_term[0]
-        keys = d0.astype(np.int64) * shift + p0.astype(np.int64)
-        for i, (d, p) in enumerate(per_term[1:], start=1):
-            k = d.astype(np.int64) * shift + (p.astype(np.int64) - i)
-            keys = np.intersect1d(keys, k)
-            if len(keys) == 0:
-                return freq
-        np.add.at(freq, (keys // shift).astype(np.int64), np.float32(1))
-        return freq
-    common = np.unique(per_term[0][0])
-    for d, _ in per_term[1:]:
-        common = np.intersect1d(common, d)
-    # a term repeated in the phrase needs as many occurrences in the document (Lucene's
-    # "repeats" never let two phrase positions share one occurrence)
-    need: dict[tuple[str, ...], int] = {}
-    for options in alternatives:
-        need[tuple(options)] = need.get(tuple(options), 0) + 1
-    for doc in common.tolist():
-        lists = []
-        for d, p in per_term:
-            a, b = np.searchsorted(d, doc, "left"), np.searchsorted(d, doc, "right")
-            lists.append(p[a:b].tolist())
-        if any(len(lists[i]) < need[tuple(opts)] for i, opts in enumerate(alternatives)):
-            continue
-        freq[doc] = sloppy_phrase_freq(lists, slop)
-    return freq
-
-
-def sloppy_phrase_freq(positions: list[list[int]], slop: int) -> float:
-    """Lucene's ``SloppyPhraseMatcher`` for one document. (For a phrase that repeats a term,
-    Lucene also keeps the repeated positions apart; here they are only required to exist.)
-
-    ``positions[i]`` are the sorted positions of the phrase's i-th term. Each term walks its
-    positions shifted by its offset in the phrase; a match is found whenever the span between
-    the lowest and highest shifted position (the match length) is at most ``slop``, and counts
-    ``1 / (1 + match length)``, accumulated in float as Lucene does.
-    """
-    heap: list[tuple[int, int]] = []
-    idx = [0] * len(positions)
-    end = -(1 << 62)
-    for i, pl in enumerate(positions):
-        if not pl:
-            return 0.0
-        p = pl[0] - i
-        heap.append((p, i))
-        end = max(end, p)
-    heapq.heapify(heap)
-    freq = np.float32(0)
-    while True:  # one nextMatch() per iteration
-        pos, i = heapq.heappop(heap)
-        match_length = end - pos
-        nxt = heap[0][0]
-        found = False
-        while True:
-            idx[i] += 1
-            if idx[i] >= len(positions[i]):
-                break
-            pos = positions[i][idx[i]] - i
-            end = max(end, pos)
-            if pos > nxt:  # done minimising the current match length
-                heapq.heappush(heap, (pos, i))
-                if match_length <= slop:
-                    found = True
-                    break
-                pos, i = heapq.heappop(heap)
-                nxt = heap[0][0]
-                match_length = end - pos
-            else:
-                match_length = min(match_length, end - pos)
-        if match_length <= slop:
-            freq = np.float32(freq + np.float32(1) / (np.float32(1) + np.float32(match_length)))
-        if not found:
-            return float(freq)
-
-
-# --- ranges and other filters -----------------------------------------------------------------
-
-
 def _e_range(q: Q.Range, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
     ft = ctx.mapping.get(q.field)
     if ft is None:
@@ -596,4 +500,7 @@ _EVAL: dict[type, Any] = {
     Q.DisMax: _e_dismax,
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
     Q.Nested: lambda q, seg, ctx: evaluate_nested(q, seg, ctx, evaluate),
+    Intervals: evaluate_intervals,
+    Span: evaluate_span,
+    CombinedFields: evaluate_combined,
 }

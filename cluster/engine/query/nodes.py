@@ -54,6 +54,8 @@ class MultiMatch(Query):
     tie_breaker: float | None = None
     analyzer: str | None = None
     lenient: bool | None = None
+    slop: int = 0
+    zero_terms_query: str = "none"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError
+from .bool_prefix import refuse_fuzzy
 from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
 from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
                             is_value, require_field, text_value, token_name)
@@ -84,6 +85,8 @@ _MULTI_MATCH_TYPES = ("best_fields", "most_fields", "cross_fields", "phrase", "p
 
 
 def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
+    """``MultiMatchQueryBuilder.fromXContent``, with its per-type refusals (``slop`` with
+    ``bool_prefix``, ``fuzziness`` with ``cross_fields`` and the phrase types)."""
     for k, v in body.items():
         if k == "fields":
             continue
@@ -96,6 +99,24 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
     mtype = str(body.get("type", "best_fields")).lower()
     if mtype not in _MULTI_MATCH_TYPES:
         raise ParsingError(f"[multi_match] query does not support type {mtype}")
+    slop = int_option("multi_match", "slop", body.get("slop", 0))
+    if slop != 0 and mtype == "bool_prefix":
+        raise ParsingError(f"[slop] not allowed for type [{mtype}]")
+    if slop < 0:
+        raise IllegalArgument("No negative slop allowed.")
+    if "fuzziness" in body and mtype in ("cross_fields", "phrase", "phrase_prefix"):
+        raise ParsingError(f"Fuzziness not allowed for type [{mtype}]")
+    if mtype == "cross_fields":
+        raise IllegalArgument("[multi_match] type [cross_fields] is not supported by this "
+                              "server")
+    refuse_fuzzy("multi_match", body)
+    zero_terms = zero_terms_option(body.get("zero_terms_query", "none"))
+    if zero_terms == "all" and mtype in ("phrase", "phrase_prefix", "bool_prefix"):
+        raise IllegalArgument(f"[multi_match] [zero_terms_query] all with type [{mtype}] is "
+                              "not supported by this server")
+    if "auto_generate_synonyms_phrase_query" in body:   # no synonyms here: never changes terms
+        bool_option("multi_match", "auto_generate_synonyms_phrase_query",
+                    body["auto_generate_synonyms_phrase_query"])
     tb = body.get("tie_breaker")
     return MultiMatch(fields=parse_fields(body.get("fields", ["*"])), text=body["query"],
                       type=mtype, operator=operator_option(body.get("operator", "or")),
@@ -105,6 +126,7 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
                       analyzer=body.get("analyzer"),
                       lenient=None if "lenient" not in body else
                       bool_option("multi_match", "lenient", body["lenient"]),
+                      slop=slop, zero_terms_query=zero_terms,
                       boost=float_option("multi_match", "boost", body.get("boost", 1.0)))
 
 

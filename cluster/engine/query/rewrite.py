@@ -14,6 +14,9 @@ from . import nodes as Q
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 from .nested_query import check_path
+from .bool_prefix import MatchBoolPrefix
+from .spans import Span, span_terms
+from .combined_fields import CombinedFields
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -59,6 +62,13 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
             for t in analyze_for(ft, q.text, q.analyzer):
                 out.add((q.field, t))
+    elif isinstance(q, Span):
+        out.update((q.field, t) for t in span_terms(q))
+    elif isinstance(q, CombinedFields):
+        fields = [f for f, _ in q.fields if mapping.get(f) is not None]
+        if fields:
+            terms = analyze_for(mapping.get(fields[0]), q.text)
+            out.update((f, t) for f in fields for t in terms)
     elif isinstance(q, Q.Bool):
         for sub in q.must + q.should:
             _collect(sub, mapping, out)
@@ -125,17 +135,26 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             return Q.MatchNone()
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
-                                                 analyzer=q.analyzer,
+                                                 analyzer=q.analyzer, slop=q.slop,
                                                  prefix=q.type == "phrase_prefix")
                                    for f, fb in fields]
+        elif q.type == "bool_prefix":
+            subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
+                                            operator=q.operator, boost=fb,
+                                            minimum_should_match=q.minimum_should_match),
+                            mapping) for f, fb in fields]
         else:
             subs = [Q.Match(field=f, text=q.text, operator=q.operator,
                             minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                            boost=fb, lenient=lenient) for f, fb in fields]
+                            boost=fb, lenient=lenient, zero_terms_query=q.zero_terms_query)
+                    for f, fb in fields]
         if not subs:
             return Q.MatchNone()
-        if q.type == "most_fields":
-            return Q.Bool(should=tuple(subs), boost=q.boost)
+        if q.type in ("most_fields", "bool_prefix"):
+            # scored as a sum (Elasticsearch's tie_breaker default of 1.0 for these types)
+            if q.tie_breaker is None or q.tie_breaker == 1.0:
+                return Q.Bool(should=tuple(subs), boost=q.boost)
+            return Q.DisMax(queries=tuple(subs), tie_breaker=q.tie_breaker, boost=q.boost)
         tb = q.tie_breaker if q.tie_breaker is not None else 0.0
         return Q.DisMax(queries=tuple(subs), tie_breaker=tb, boost=q.boost)
     if isinstance(q, Q.QueryString):
@@ -160,6 +179,8 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             fields = [f for f in mapping.fields if fnmatch.fnmatchcase(f, q.field)]
         subs = [dataclasses.replace(q, field=f) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
+    if isinstance(q, MatchBoolPrefix):
+        return bool_prefix_query(q, mapping)
     if isinstance(q, Q.Bool):
         return Q.Bool(must=tuple(expand(s, mapping) for s in q.must),
                       should=tuple(expand(s, mapping) for s in q.should),
@@ -176,3 +197,24 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             return Q.MatchNone()
         return dataclasses.replace(q, query=expand(q.query, mapping))
     return q
+
+
+def bool_prefix_query(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
+    """The query as term clauses and a final prefix clause for this mapping. A field that is
+    not text is matched as ``match`` would (one exact term)."""
+    ft = mapping.get(q.field)
+    if ft is None:
+        return Q.MatchNone()
+    if ft.kind != "text":
+        return Q.Match(field=q.field, text=q.text, analyzer=q.analyzer, boost=q.boost)
+    terms = analyze_for(ft, q.text, q.analyzer)
+    if not terms:
+        return Q.MatchNone()
+    clauses: list[Q.Query] = [Q.Term(field=q.field, value=t) for t in terms[:-1]]
+    clauses.append(Q.Prefix(field=q.field, value=terms[-1]))
+    if len(clauses) == 1:
+        return Q.Bool(must=tuple(clauses), boost=q.boost)
+    if q.operator == "and":
+        return Q.Bool(must=tuple(clauses), boost=q.boost)
+    return Q.Bool(should=tuple(clauses), minimum_should_match=q.minimum_should_match,
+                  boost=q.boost)

@@ -12,6 +12,10 @@ from ..mapping import Mapping
 from .context import Context
 from .field_values import date_bound, numeric_bounds, numeric_value
 from .index_field import pattern_on_term_field_error
+from .intervals import check_intervals
+from .intervals_dsl import Intervals
+from .combined_fields import CombinedFields
+from .combined_scoring import check_combined_fields
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
@@ -140,6 +144,12 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)
+        return
+    if isinstance(q, Intervals):
+        check_intervals(q, ctx)
+        return
+    if isinstance(q, CombinedFields):
+        check_combined_fields(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None
