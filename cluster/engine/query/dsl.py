@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
-from . import parse_full_text, parse_term_level
+from . import parse_full_text, parse_scoring, parse_term_level
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, did_you_mean, float_option, is_value,
                             token_name)
@@ -197,6 +197,7 @@ _PARSERS = {
     "bool": _p_bool,
     "constant_score": _p_constant_score,
     "dis_max": _p_dis_max,
+    **parse_scoring.parsers(_parse),
 }
 
 

@@ -11,6 +11,7 @@ import fnmatch
 from typing import Any
 
 from . import nodes as Q
+from . import score_nodes as S
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 
@@ -63,6 +64,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
     elif isinstance(q, Q.DisMax):
         for sub in q.queries:
             _collect(sub, mapping, out)
+    elif isinstance(q, (S.FunctionScore, S.ScriptScore)):
+        _collect(q.query, mapping, out)
 
 
 def _lenient(q: Q.Query) -> Q.Query:
@@ -141,4 +144,10 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                         tie_breaker=q.tie_breaker, boost=q.boost)
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=expand(q.filter, mapping), boost=q.boost)
+    if isinstance(q, S.FunctionScore):
+        functions = tuple(dataclasses.replace(f, filter=expand(f.filter, mapping))
+                          for f in q.functions)
+        return dataclasses.replace(q, query=expand(q.query, mapping), functions=functions)
+    if isinstance(q, S.ScriptScore):
+        return dataclasses.replace(q, query=expand(q.query, mapping))
     return q

@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 from . import nodes as Q
+from . import score_nodes as S
 from .parse_helpers import MAX_CLAUSE_COUNT
 from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
+from .function_score import decay_parameters
 from .field_values import date_bound, numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
@@ -51,6 +53,10 @@ def _children(q: Q.Query) -> tuple[Q.Query, ...]:
         return q.queries
     if isinstance(q, Q.ConstantScore):
         return (q.filter,)
+    if isinstance(q, S.FunctionScore):
+        return (q.query, *(f.filter for f in q.functions))
+    if isinstance(q, S.ScriptScore):
+        return (q.query,)
     return ()
 
 
@@ -66,8 +72,8 @@ def _count_leaves(q: Q.Query, mapping: Mapping, max_clauses: int) -> int:
         return sum(_count_leaves(s, mapping, max_clauses) for s in subs)
     if isinstance(q, Q.DisMax):
         return sum(_count_leaves(s, mapping, max_clauses) for s in q.queries)
-    if isinstance(q, Q.ConstantScore):
-        return _count_leaves(q.filter, mapping, max_clauses)
+    if isinstance(q, (Q.ConstantScore, S.FunctionScore, S.ScriptScore)):
+        return sum(_count_leaves(s, mapping, max_clauses) for s in _children(q))
     if isinstance(q, Q.Match):
         ft = mapping.get(q.field)
         if ft is None or ft.kind not in ("text", "keyword"):
@@ -102,8 +108,12 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         for s in q.queries:
             _validate_values(s, ctx)
         return
-    if isinstance(q, Q.ConstantScore):
-        _validate_values(q.filter, ctx)
+    if isinstance(q, (Q.ConstantScore, S.FunctionScore, S.ScriptScore)):
+        for s in _children(q):
+            _validate_values(s, ctx)
+        for f in getattr(q, "functions", ()):
+            if isinstance(f.function, S.Decay):
+                decay_parameters(f.function, ctx)
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)

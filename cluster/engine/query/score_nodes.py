@@ -1,0 +1,92 @@
+"""Query nodes that compute their own scores: ``function_score`` and ``script_score``.
+
+Kept apart from ``nodes.py`` (the matching queries): these wrap an inner query and replace or
+combine its score with functions of the document's doc values (``score_functions.py``
+computes them, ``function_score.py`` evaluates the nodes over a segment).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .nodes import MatchAll, Query
+
+#: ``max_boost``'s default: Java's ``Float.MAX_VALUE``
+FLOAT_MAX = 3.4028234663852886e38
+
+
+@dataclass(frozen=True)
+class FieldValueFactor:
+    """``field_value_factor``: ``modifier(factor * value)``, ``missing`` when absent."""
+
+    field: str
+    factor: float = 1.0
+    modifier: str = "none"
+    missing: float | None = None
+
+
+@dataclass(frozen=True)
+class Decay:
+    """``gauss`` / ``exp`` / ``linear`` around ``origin`` on a numeric or date field. Origin,
+    scale and offset stay as sent: a date field reads them with date math and time units."""
+
+    shape: str
+    field: str
+    origin: Any = None
+    scale: Any = None
+    offset: Any = 0
+    decay: float = 0.5
+    multi_value_mode: str = "min"
+
+
+@dataclass(frozen=True)
+class RandomScore:
+    """``random_score``: a hash of ``seed`` and the document's ``field`` value (``_id`` when
+    no field), in [0, 1): the same for a document whatever shard holds it."""
+
+    seed: int = 0
+    field: str = "_id"
+
+
+@dataclass(frozen=True)
+class ScriptFunction:
+    """``script_score`` as a function (inside ``function_score``): the script's value."""
+
+    script: Any = None          # a compiled script (``engine.script.Compiled``)
+
+
+@dataclass(frozen=True)
+class Weight:
+    """A function that is only its weight (``{"weight": 2}``)."""
+
+
+ScoreFn = FieldValueFactor | Decay | RandomScore | ScriptFunction | Weight
+
+
+@dataclass(frozen=True)
+class FilterFunction:
+    """One entry of ``functions``: applies to the documents ``filter`` matches; its value is
+    ``weight * function`` (weight 1 when not given)."""
+
+    function: ScoreFn
+    filter: Query = field(default_factory=MatchAll)
+    weight: float | None = None
+
+
+@dataclass(frozen=True)
+class FunctionScore(Query):
+    query: Query = field(default_factory=MatchAll)
+    functions: tuple[FilterFunction, ...] = ()
+    score_mode: str = "multiply"
+    boost_mode: str = "multiply"
+    max_boost: float = FLOAT_MAX
+    min_score: float | None = None
+
+
+@dataclass(frozen=True)
+class ScriptScore(Query):
+    """``script_score``: the script's value replaces the inner query's score."""
+
+    query: Query = field(default_factory=MatchAll)
+    script: Any = None
+    min_score: float | None = None
