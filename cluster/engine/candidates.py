@@ -23,6 +23,7 @@ from .query.validation import validate
 from .segment import Segment
 from .shard_messages import ShardHits, ShardQuery
 from .sort_columns import RankedStrings, keyword_ranks, sort_column
+from .script_sort import script_sort_column
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after, column_kind,
                       compare_rows, field_type_for_sort, order, rank_key, smallest_rows,
                       tiebreak)
@@ -149,6 +150,8 @@ def collect(core: Any, q: ShardQuery, cancel: Cancellation, partial: bool = Fals
     for sf, ft, kind, r in zip(sort, fts, kinds, kw):
         if r is not None:   # strings only for the rows that leave the shard
             col, miss = RankedStrings(r[0], r[1]), r[0] < 0
+        elif sf.script is not None:
+            col, miss = script_sort_column(sf, parts, scores, core.mapping, cancel)
         else:
             col, miss = sort_column(sf, ft, kind, parts, scores, ties)
         columns.append(col)
