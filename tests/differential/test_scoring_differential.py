@@ -1,0 +1,81 @@
+"""``function_score``, ``script_score`` and ``_script`` sorts against a real OpenSearch node:
+the same corpus (ours on 3 shards, OpenSearch on 1), the same ranking, scores and sort values
+within the float tolerance of ``compare.py``. Every function kind, every ``score_mode`` and
+``boost_mode``, decays on numeric and date fields, ``max_boost``, ``min_score`` and ``boost``."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from .corpus import INDEX
+from .test_differential import check
+
+pytestmark = pytest.mark.slow
+
+_MATCH = {"match": {"title": "apple banana cherry"}}
+_TAG_WEIGHTS = [{"filter": {"term": {"tag": "alpha"}}, "weight": 3},
+                {"filter": {"term": {"tag": "beta"}}, "weight": 2},
+                {"filter": {"range": {"n": {"gte": 6}}},
+                 "field_value_factor": {"field": "n", "modifier": "sqrt"}},
+                {"gauss": {"price": {"origin": 40, "scale": 25}}, "weight": 1.5}]
+
+
+def _fvf(modifier: str, **extra: Any) -> dict[str, Any]:
+    return {"function_score": {"query": _MATCH, "field_value_factor": {
+        "field": "n", "factor": 1.5, "modifier": modifier, **extra}}}
+
+
+FUNCTION_SCORE = [
+    *[_fvf(m) for m in ("none", "log1p", "log2p", "ln1p", "ln2p", "square", "sqrt")],
+    {"function_score": {"query": _MATCH, "field_value_factor": {
+        "field": "price", "modifier": "log1p", "missing": 7}, "boost_mode": "sum"}},
+    *[{"function_score": {"query": _MATCH, "functions": _TAG_WEIGHTS, "score_mode": sm,
+                          "boost_mode": bm}}
+      for sm in ("multiply", "sum", "avg", "first", "max", "min")
+      for bm in ("multiply", "replace", "sum", "avg", "max", "min")],
+    *[{"function_score": {shape: {"price": {"origin": 50, "scale": 20, "offset": 5,
+                                            "decay": 0.3}}, "boost_mode": "replace"}}
+      for shape in ("gauss", "exp", "linear")],
+    *[{"function_score": {"query": _MATCH, shape: {"date": {
+        "origin": "2024-05-15", "scale": "30d", "offset": "2d"}}}}
+      for shape in ("gauss", "exp", "linear")],
+    {"function_score": {"query": _MATCH, "functions": _TAG_WEIGHTS, "score_mode": "sum",
+                        "max_boost": 2.5, "min_score": 1.2, "boost": 3}},
+    {"function_score": {"weight": 4, "boost_mode": "replace"}},
+    {"function_score": {"query": {"match_all": {}}, "functions": [
+        {"filter": {"term": {"tag": "gamma"}}, "weight": 2},
+        {"linear": {"n": {"origin": 3, "scale": 4}}}], "score_mode": "avg"}},
+]
+
+SCRIPT_SCORE = [
+    {"script_score": {"query": _MATCH, "script": {"source": "_score * 2 + doc['n'].value"}}},
+    {"script_score": {"query": _MATCH, "script": {
+        "source": "Math.log(2 + doc['n'].value) * params.f", "params": {"f": 1.5}},
+        "min_score": 2, "boost": 2}},
+    {"script_score": {"query": {"match_all": {}}, "script": {
+        "source": "doc['price'].size() == 0 ? 0 : doc['price'].value / 10"}}},
+    {"function_score": {"query": _MATCH, "script_score": {"script": {
+        "source": "doc['n'].value + 1"}}, "boost_mode": "sum"}},
+]
+
+SCRIPT_SORTS = [
+    {"query": _MATCH, "sort": [{"_script": {"type": "number", "order": "desc", "script": {
+        "source": "doc['n'].value * 2 + (doc['price'].size() == 0 ? 0 : doc['price'].value)"}}}]},
+    {"sort": [{"_script": {"type": "number", "script": {"source": "doc['n'].value % 4"}}},
+              {"uid": "desc"}]},
+    {"sort": [{"_script": {"type": "string", "order": "desc", "script": {
+        "source": "doc['tag'].size() == 0 ? '' : doc['tag'].value"}}}]},
+    {"query": _MATCH, "sort": [{"_script": {"type": "number", "script": {
+        "source": "_score * 10"}}}], "track_scores": True},
+]
+
+
+@pytest.mark.parametrize("query", FUNCTION_SCORE + SCRIPT_SCORE)
+def test_scoring_queries_rank_and_score_as_opensearch(pair: Any, query: dict[str, Any]) -> None:
+    check(pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 25})
+
+
+@pytest.mark.parametrize("body", SCRIPT_SORTS)
+def test_script_sorts_order_as_opensearch(pair: Any, body: dict[str, Any]) -> None:
+    check(pair, "POST", f"/{INDEX}/_search", {**body, "size": 30})
