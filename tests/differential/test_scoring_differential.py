@@ -43,6 +43,8 @@ FUNCTION_SCORE = [
     {"function_score": {"query": _MATCH, "functions": _TAG_WEIGHTS, "score_mode": "sum",
                         "max_boost": 2.5, "min_score": 1.2, "boost": 3}},
     {"function_score": {"weight": 4, "boost_mode": "replace"}},
+    *[{"function_score": {"query": _MATCH, "weight": 2, "boost": 5, "boost_mode": bm}}
+      for bm in ("replace", "sum", "avg")],
     {"function_score": {"query": {"match_all": {}}, "functions": [
         {"filter": {"term": {"tag": "gamma"}}, "weight": 2},
         {"linear": {"n": {"origin": 3, "scale": 4}}}], "score_mode": "avg"}},

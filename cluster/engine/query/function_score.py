@@ -34,9 +34,14 @@ MAX_SCRIPT_DOCS = 100_000
 
 def evaluate_function_score(q: S.FunctionScore, seg: Segment, ctx: Context,
                             evaluate: Evaluate) -> tuple[np.ndarray, np.ndarray]:
-    """``(mask, scores)``: the query's matches, scored by ``boost_mode(query score,
-    score_mode(functions))``, less those under ``min_score``, times ``boost``."""
+    """``(mask, scores)``: the query's matches, scored by ``boost_mode(query score * boost,
+    score_mode(functions))``, less those under ``min_score``. The boost scales the inner
+    query's score, not the result (Lucene's ``BoostQuery`` hands its boost to the weight of
+    ``FunctionScoreQuery``, which passes it to the inner query): with ``boost_mode: replace``
+    it has no effect, as in Elasticsearch."""
     mask, qscores = evaluate(q.query, seg, ctx)
+    if q.boost != 1.0:   # Lucene passes the BoostQuery's boost down to the inner query
+        qscores = (qscores * np.float32(q.boost)).astype(np.float32)
     docs = np.flatnonzero(mask)
     parts = []
     for ff in q.functions:
@@ -54,29 +59,32 @@ def evaluate_function_score(q: S.FunctionScore, seg: Segment, ctx: Context,
     if len(bad):
         raise IllegalArgument("function score query returned an invalid score: "
                               f"{_java_float(final[bad[0]])} for doc: {int(docs[bad[0]])}")
-    return _finish(seg.n, docs, final, q.min_score, q.boost)
+    return _finish(seg.n, docs, final, q.min_score)
 
 
 def evaluate_script_score(q: S.ScriptScore, seg: Segment, ctx: Context,
                           evaluate: Evaluate) -> tuple[np.ndarray, np.ndarray]:
-    """``(mask, scores)``: the script's value for each of the query's matches."""
+    """``(mask, scores)``: the script's value times ``boost`` for each of the query's matches,
+    less those under ``min_score`` (compared with the boosted value, as ``ScriptScoreQuery``)."""
     mask, qscores = evaluate(q.query, seg, ctx)
     docs = np.flatnonzero(mask)
     values = script_values(q.script, seg, docs, qscores[docs], ctx, "script_score query")
-    return _finish(seg.n, docs, values.astype(np.float32), q.min_score, q.boost)
+    final = values.astype(np.float32)
+    if q.boost != 1.0:
+        final = (final * np.float32(q.boost)).astype(np.float32)
+    return _finish(seg.n, docs, final, q.min_score)
 
 
-def _finish(n: int, docs: np.ndarray, final: np.ndarray, min_score: float | None,
-            boost: float) -> tuple[np.ndarray, np.ndarray]:
-    """The segment-wide mask and scores: ``min_score`` compares before ``boost`` (Lucene wraps
-    the function score query in a ``BoostQuery``)."""
+def _finish(n: int, docs: np.ndarray, final: np.ndarray,
+            min_score: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """The segment-wide mask and scores of the documents at or above ``min_score``."""
     if min_score is not None:
         keep = final >= np.float32(min_score)
         docs, final = docs[keep], final[keep]
     mask = np.zeros(n, dtype=bool)
     mask[docs] = True
     scores = np.zeros(n, dtype=np.float32)
-    scores[docs] = final if boost == 1.0 else (final * np.float32(boost)).astype(np.float32)
+    scores[docs] = final
     return mask, scores
 
 
