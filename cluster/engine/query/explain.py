@@ -7,10 +7,12 @@ from typing import Any
 import numpy as np
 
 from . import nodes as Q
+from . import score_nodes as S
 from ..field_types import FieldType
 from ..scoring import K1, LENGTH_TABLE, B, idf, legacy_boost, norm_inverse_cache
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
+from .explain_scoring import explain_function_score, explain_script_score
 from .matching import (evaluate, match_terms, phrase_freq_column, phrase_terms, phrase_weight,
                        term_scores, term_weight)
 from .rewrite import analyze_for, query_text
@@ -73,6 +75,11 @@ def describe(q: Q.Query) -> str:
         return boosted(" ".join(parts))
     if isinstance(q, Q.DisMax):
         return boosted("(" + " | ".join(describe(s) for s in q.queries) + ")")
+    if isinstance(q, S.FunctionScore):
+        return boosted(f"function score ({describe(q.query)}, functions: "
+                       f"[{len(q.functions)}])")
+    if isinstance(q, S.ScriptScore):
+        return boosted(f"script_score ({describe(q.query)}, script: {q.script.source})")
     return type(q).__name__
 
 
@@ -121,6 +128,10 @@ def _explain(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> Explanation:
                            q.boost, value)
     if isinstance(q, Q.ConstantScore):
         return _x(value, describe(q))
+    if isinstance(q, S.FunctionScore):
+        return explain_function_score(q, seg, doc, ctx, _explain, describe, evaluate)
+    if isinstance(q, S.ScriptScore):
+        return explain_script_score(q, seg, doc, ctx, _explain, value)
     if isinstance(q, Q.MatchAll):
         return _x(value, describe(q))
     return _x(value, describe(q))
