@@ -1,7 +1,8 @@
 """``function_score``, ``script_score`` and ``_script`` sorts against a real OpenSearch node:
 the same corpus (ours on 3 shards, OpenSearch on 1), the same ranking, scores and sort values
 within the float tolerance of ``compare.py``. Every function kind, every ``score_mode`` and
-``boost_mode``, decays on numeric and date fields, ``max_boost``, ``min_score`` and ``boost``."""
+``boost_mode``, decays on numeric and date fields, ``max_boost``, ``min_score`` and ``boost``;
+``distance_feature`` on a date field."""
 from __future__ import annotations
 
 from typing import Any
@@ -61,6 +62,12 @@ SCRIPT_SCORE = [
         "source": "doc['n'].value + 1"}}, "boost_mode": "sum"}},
 ]
 
+DISTANCE_FEATURE = [
+    {"distance_feature": {"field": "date", "origin": "2024-05-15", "pivot": "10d"}},
+    {"bool": {"must": _MATCH, "should": {"distance_feature": {
+        "field": "date", "origin": "2024-03-01||+1M", "pivot": "3d", "boost": 2}}}},
+]
+
 SCRIPT_SORTS = [
     {"query": _MATCH, "sort": [{"_script": {"type": "number", "order": "desc", "script": {
         "source": "doc['n'].value * 2 + (doc['price'].size() == 0 ? 0 : doc['price'].value)"}}}]},
@@ -73,7 +80,7 @@ SCRIPT_SORTS = [
 ]
 
 
-@pytest.mark.parametrize("query", FUNCTION_SCORE + SCRIPT_SCORE)
+@pytest.mark.parametrize("query", FUNCTION_SCORE + SCRIPT_SCORE + DISTANCE_FEATURE)
 def test_scoring_queries_rank_and_score_as_opensearch(pair: Any, query: dict[str, Any]) -> None:
     check(pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 25})
 

@@ -12,7 +12,8 @@ from ..field_types import FieldType
 from ..scoring import K1, LENGTH_TABLE, B, idf, legacy_boost, norm_inverse_cache
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
-from .explain_scoring import explain_function_score, explain_script_score
+from .explain_scoring import (explain_distance_feature, explain_function_score,
+                              explain_script_score)
 from .matching import (evaluate, match_terms, phrase_freq_column, phrase_terms, phrase_weight,
                        term_scores, term_weight)
 from .rewrite import analyze_for, query_text
@@ -80,6 +81,9 @@ def describe(q: Q.Query) -> str:
                        f"[{len(q.functions)}])")
     if isinstance(q, S.ScriptScore):
         return boosted(f"script_score ({describe(q.query)}, script: {q.script.source})")
+    if isinstance(q, S.DistanceFeature):
+        return boosted(f"DistanceFeatureQuery(field={q.field},origin={q.origin},"
+                       f"pivot={q.pivot})")
     return type(q).__name__
 
 
@@ -132,6 +136,8 @@ def _explain(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> Explanation:
         return explain_function_score(q, seg, doc, ctx, _explain, describe, evaluate)
     if isinstance(q, S.ScriptScore):
         return explain_script_score(q, seg, doc, ctx, _explain, value)
+    if isinstance(q, S.DistanceFeature):
+        return explain_distance_feature(q, seg, doc, ctx, value)
     if isinstance(q, Q.MatchAll):
         return _x(value, describe(q))
     return _x(value, describe(q))

@@ -14,6 +14,7 @@ from . import nodes as Q
 from . import score_functions as F
 from . import score_nodes as S
 from .context import Context
+from .distance_feature import distances, parameters
 from .function_score import decay_parameters, function_values
 
 Explanation = dict[str, Any]
@@ -108,3 +109,19 @@ def explain_script_score(q: S.ScriptScore, seg: Segment, doc: int, ctx: Context,
     if q.boost == 1.0:
         return script_x
     return _x(value, "product of:", [script_x, _x(q.boost, "boost")])
+
+
+def explain_distance_feature(q: S.DistanceFeature, seg: Segment, doc: int, ctx: Context,
+                             value: float) -> Explanation:
+    """Lucene's ``LongDistanceFeatureQuery`` explanation."""
+    params = parameters(q, ctx)
+    assert params is not None
+    origin, pivot = params
+    _, dist = distances(q, seg, origin)
+    d = float(dist[doc])
+    return _x(value, "Distance score, computed as weight * pivotDistance / (pivotDistance + "
+                     "abs(value - origin)) from:",
+              [_x(q.boost, "weight"), {"value": int(pivot), "description": "pivotDistance",
+                                      "details": []},
+               {"value": int(origin), "description": "origin", "details": []},
+               {"value": int(d), "description": "distance", "details": []}])

@@ -25,6 +25,7 @@ from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
 from . import function_score, score_nodes
+from .distance_feature import evaluate_distance_feature
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
@@ -577,4 +578,5 @@ _EVAL: dict[type, Any] = {
         lambda q, seg, ctx: function_score.evaluate_function_score(q, seg, ctx, evaluate),
     score_nodes.ScriptScore:
         lambda q, seg, ctx: function_score.evaluate_script_score(q, seg, ctx, evaluate),
+    score_nodes.DistanceFeature: evaluate_distance_feature,
 }

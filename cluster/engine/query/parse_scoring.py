@@ -11,11 +11,13 @@ from typing import Any, Callable
 
 from ...errors import IllegalArgument, ParsingError, SearchError
 from ..script import SCORE_CONTEXT, compile_script
+from .distance_feature import check_required
 from .nodes import MatchAll, Query
 from .parse_helpers import ParseState, float_option, is_value, token_name
 from .score_functions import BOOST_MODES, DECAY_SHAPES, MODIFIERS, MULTI_VALUE_MODES, SCORE_MODES
-from .score_nodes import (FLOAT_MAX, Decay, FieldValueFactor, FilterFunction, FunctionScore,
-                          RandomScore, ScoreFn, ScriptFunction, ScriptScore, Weight)
+from .score_nodes import (FLOAT_MAX, Decay, DistanceFeature, FieldValueFactor, FilterFunction,
+                          FunctionScore, RandomScore, ScoreFn, ScriptFunction, ScriptScore,
+                          Weight)
 
 Inner = Callable[[Any, ParseState], Query]
 _NAME = "function_score"
@@ -258,7 +260,23 @@ def parse_script_score(body: dict[str, Any], st: ParseState, inner: Inner) -> Qu
     return ScriptScore(query=query, script=script, min_score=min_score, boost=boost)
 
 
+def parse_distance_feature(body: dict[str, Any], st: ParseState) -> Query:
+    """``distance_feature``: ``field``, ``origin``, ``pivot`` (and ``boost``)."""
+    for key, value in body.items():
+        if key not in ("field", "origin", "pivot", "boost", "_name"):
+            raise ParsingError(f"[distance_feature] unknown field [{key}]",
+                               es_type="x_content_parse_exception")
+        if not is_value(value):
+            raise ParsingError(f"[distance_feature] {key} doesn't support values of type: "
+                               f"{token_name(value)}", es_type="x_content_parse_exception")
+    check_required(body)
+    return DistanceFeature(field=str(body["field"]), origin=body["origin"], pivot=body["pivot"],
+                           boost=float_option("distance_feature", "boost",
+                                              body.get("boost", 1.0)))
+
+
 def parsers(inner: Inner) -> dict[str, Callable[[dict[str, Any], ParseState], Query]]:
     """The dispatch entries of this module, bound to the DSL's inner-query parser."""
     return {"function_score": lambda body, st: parse_function_score(body, st, inner),
-            "script_score": lambda body, st: parse_script_score(body, st, inner)}
+            "script_score": lambda body, st: parse_script_score(body, st, inner),
+            "distance_feature": parse_distance_feature}

@@ -90,3 +90,13 @@ class ScriptScore(Query):
     query: Query = field(default_factory=MatchAll)
     script: Any = None
     min_score: float | None = None
+
+
+@dataclass(frozen=True)
+class DistanceFeature(Query):
+    """``distance_feature`` on a date field: ``boost * pivot / (pivot + distance)`` from
+    ``origin`` for the documents with a value (the closest of several)."""
+
+    field: str = ""
+    origin: Any = None
+    pivot: Any = None

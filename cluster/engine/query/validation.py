@@ -11,6 +11,7 @@ from .parse_helpers import MAX_CLAUSE_COUNT
 from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
+from .distance_feature import parameters as distance_feature_parameters
 from .function_score import decay_parameters
 from .field_values import date_bound, numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex
@@ -117,6 +118,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)
+        return
+    if isinstance(q, S.DistanceFeature):
+        distance_feature_parameters(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None
