@@ -16,6 +16,7 @@ belongs to one layer object:
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .distribution.local_backend import ShardBackend
@@ -30,6 +31,7 @@ from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
 from .indices.status import ClusterStatus
+from .search import terms_lookup
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
 from .search.request import SearchRequest
@@ -172,9 +174,19 @@ class Coordinator:
                      snapshot: dict[tuple[str, int], int] | None = None) -> dict[str, Any]:
         """One search (``search/phases.py``); ``snapshot`` None means a top-level search, whose
         snapshot the cursors choose (point in time, scroll, page tokens)."""
+        req = await self._resolve_lookups(req)
         if snapshot is None:
             return await self.cursor_ops.search(req)
         return await self.search_path.run(req, snapshot)
+
+    async def _resolve_lookups(self, req: SearchRequest) -> SearchRequest:
+        """The request with its ``terms`` lookups fetched (``search/terms_lookup.py``)."""
+        query = await terms_lookup.resolve(req.query, self.get_doc)
+        post = None if req.post_filter is None else \
+            await terms_lookup.resolve(req.post_filter, self.get_doc)
+        if query is req.query and post is req.post_filter:
+            return req
+        return replace(req, query=query, post_filter=post)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,

@@ -23,6 +23,7 @@ from . import nodes as Q
 from . import score_functions as F
 from . import score_nodes as S
 from .context import Context
+from .distance_feature import evaluate_distance_feature
 from .field_values import date_bound
 from .script_docs import SegmentDocs
 
@@ -228,3 +229,18 @@ def _number(value: Any, source: str) -> float:
             "class_cast_exception", "Cannot cast the script's value to double: a score "
             "script must return a number", 0, len(source)), compile_time=False)
     return float(value)
+
+
+def _unresolved_lookup(q: Any, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    raise ParsingError("[terms] lookups are resolved in a search's [query] and [post_filter] "
+                       "only; this one is in a place this server does not resolve them")
+
+
+def evaluators(evaluate: Evaluate) -> dict[type, Any]:
+    """The evaluators of the scoring nodes, for the dispatch table of ``matching.py``."""
+    return {
+        S.FunctionScore: lambda q, seg, ctx: evaluate_function_score(q, seg, ctx, evaluate),
+        S.ScriptScore: lambda q, seg, ctx: evaluate_script_score(q, seg, ctx, evaluate),
+        S.DistanceFeature: evaluate_distance_feature,
+        S.TermsLookup: _unresolved_lookup,
+    }

@@ -24,8 +24,7 @@ from .dsl import minimum_should_match
 from ...errors import IllegalArgument, ParsingError
 from ..field_types import FieldType
 from .context import Context
-from . import function_score, score_nodes
-from .distance_feature import evaluate_distance_feature
+from . import function_score
 from .field_values import numeric_bounds, numeric_value
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
@@ -574,9 +573,5 @@ _EVAL: dict[type, Any] = {
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,
     Q.Slice: lambda q, seg, ctx: constant(slice_mask(q, seg), q.boost),
-    score_nodes.FunctionScore:
-        lambda q, seg, ctx: function_score.evaluate_function_score(q, seg, ctx, evaluate),
-    score_nodes.ScriptScore:
-        lambda q, seg, ctx: function_score.evaluate_script_score(q, seg, ctx, evaluate),
-    score_nodes.DistanceFeature: evaluate_distance_feature,
+    **function_score.evaluators(evaluate),
 }

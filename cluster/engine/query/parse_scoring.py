@@ -17,7 +17,7 @@ from .parse_helpers import ParseState, float_option, is_value, token_name
 from .score_functions import BOOST_MODES, DECAY_SHAPES, MODIFIERS, MULTI_VALUE_MODES, SCORE_MODES
 from .score_nodes import (FLOAT_MAX, Decay, DistanceFeature, FieldValueFactor, FilterFunction,
                           FunctionScore, RandomScore, ScoreFn, ScriptFunction, ScriptScore,
-                          Weight)
+                          TermsLookup, Weight)
 
 Inner = Callable[[Any, ParseState], Query]
 _NAME = "function_score"
@@ -273,6 +273,22 @@ def parse_distance_feature(body: dict[str, Any], st: ParseState) -> Query:
     return DistanceFeature(field=str(body["field"]), origin=body["origin"], pivot=body["pivot"],
                            boost=float_option("distance_feature", "boost",
                                               body.get("boost", 1.0)))
+
+
+def terms_lookup(field: str, spec: dict[str, Any]) -> Query:
+    """A ``terms`` query's lookup object (``TermsLookup.parseTermsLookup``'s errors)."""
+    opts: dict[str, str] = {}
+    for key, value in spec.items():
+        if key not in ("index", "id", "path", "routing"):
+            raise ParsingError(f"[terms] query does not support [{key}] within lookup element")
+        if not is_value(value):
+            raise ParsingError(f"[terms] unknown token [{token_name(value)}] after [{key}]")
+        opts[key] = str(value)
+    for key in ("id", "path", "index"):
+        if key not in opts:
+            raise ParsingError(f"[terms] query lookup element requires specifying the {key}.")
+    return TermsLookup(field=field, index=opts["index"], id=opts["id"], path=opts["path"],
+                       routing=opts.get("routing"))
 
 
 def parsers(inner: Inner) -> dict[str, Callable[[dict[str, Any], ParseState], Query]]:

@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
@@ -33,6 +34,7 @@ MAX_TERMS_COUNT = 65536   # index.max_terms_count
 def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
     fname: str | None = None
     values: list[Any] = []
+    lookup: Any = None
     boost = 1.0
     for key, spec in body.items():
         if isinstance(spec, list):
@@ -46,7 +48,11 @@ def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
                     raise ParsingError(f"[terms] unknown token [{token_name(v)}] after [{key}]")
                 values.append(v)
         elif isinstance(spec, dict):
-            raise ParsingError("[terms] query does not support terms lookup")
+            if fname is not None:
+                raise ParsingError("[terms] query does not support multiple fields")
+            from .parse_scoring import terms_lookup
+            lookup = terms_lookup(key, spec)
+            fname = key
         elif key == "boost":
             boost = float_option("terms", key, spec)
         elif key != "_name":
@@ -54,6 +60,8 @@ def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
     if fname is None:
         raise ParsingError("[terms] query requires a field name, followed by array of terms or "
                            "a document lookup specification")
+    if lookup is not None:
+        return replace(lookup, boost=boost)
     if len(values) > MAX_TERMS_COUNT:
         raise IllegalArgument(f"The number of terms [{len(values)}] used in the Terms Query "
                               f"request has exceeded the allowed maximum of [{MAX_TERMS_COUNT}]. "

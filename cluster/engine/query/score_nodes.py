@@ -100,3 +100,16 @@ class DistanceFeature(Query):
     field: str = ""
     origin: Any = None
     pivot: Any = None
+
+
+@dataclass(frozen=True)
+class TermsLookup(Query):
+    """``terms`` with a document lookup: the values at ``path`` of document ``id`` in
+    ``index``. The coordinator replaces it by a plain ``terms`` before the query goes to the
+    shards (``search/terms_lookup.py``); a shard never evaluates one."""
+
+    field: str = ""
+    index: str = ""
+    id: str = ""
+    path: str = ""
+    routing: str | None = None
