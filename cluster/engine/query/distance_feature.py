@@ -27,7 +27,8 @@ def parameters(q: DistanceFeature, ctx: Context) -> tuple[float, float] | None:
         raise IllegalArgument(f"Illegal data type of [{ft.type}]! [distance_feature] query can "
                               "only be run on a date, date_nanos or geo_point field type!")
     now = ctx.now_ms if ctx.now_ms is not None else int(time.time() * 1000)
-    origin = date_bound(ft, q.origin, False, None, None,
+    # Elasticsearch parses the origin rounding up (``2024-05-15`` is its last millisecond)
+    origin = date_bound(ft, q.origin, True, None, None,
                         Context(mapping=ctx.mapping, stats=None, now_ms=now))
     unit = 1_000_000 if ft.type == "date_nanos" else 1
     pivot = parse_time_ms(q.pivot, "pivot") * unit
