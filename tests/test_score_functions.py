@@ -90,3 +90,18 @@ def test_boost_mode_combines_query_and_functions_capped_by_max_boost(
                           max_boost=4.0)
     assert got.dtype == np.float32
     assert got.tolist() == expected
+
+
+def test_score_script_helpers_follow_elasticsearch_formulas_in_scoring_contexts_only() -> None:
+    from shardsearch.cluster.engine.script import SCORE_CONTEXT, ScriptError, compile_script
+
+    def run(source: str) -> float:
+        return compile_script(source, SCORE_CONTEXT).run({"doc": {}, "_score": 1.0})
+    assert run("saturation(3, 1)") == 0.75
+    assert run("sigmoid(2, 2, 3)") == 0.5
+    assert run("decayNumericLinear(10, 4, 1, 0.5, 15)") == pytest.approx(0.5)
+    assert run("decayNumericExp(10, 4, 0, 0.25, 6)") == pytest.approx(0.25)
+    assert run("decayNumericGauss(10, 4, 0, 0.25, 14)") == pytest.approx(0.25)
+    with pytest.raises(ScriptError) as err:
+        compile_script("saturation(3, 1)")      # the update context has no helpers
+    assert "cannot resolve symbol [saturation]" in str(err.value.to_cause())

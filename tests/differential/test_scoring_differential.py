@@ -58,6 +58,10 @@ SCRIPT_SCORE = [
         "min_score": 2, "boost": 2}},
     {"script_score": {"query": {"match_all": {}}, "script": {
         "source": "doc['price'].size() == 0 ? 0 : doc['price'].value / 10"}}},
+    {"script_score": {"query": _MATCH, "script": {"source":
+        "decayNumericGauss(params.o, 3, 1, 0.4, doc['n'].value) + saturation(_score, 2) "
+        "+ sigmoid(doc['n'].value + 1, 4, 0.6) + decayNumericExp(6, 2, 0, 0.5, doc['n'].value)"
+        " + decayNumericLinear(2, 5, 0, 0.2, doc['n'].value)", "params": {"o": 5}}}},
     {"function_score": {"query": _MATCH, "script_score": {"script": {
         "source": "doc['n'].value + 1"}}, "boost_mode": "sum"}},
 ]
