@@ -184,9 +184,10 @@ class Coordinator:
         query = await terms_lookup.resolve(req.query, self.get_doc)
         post = None if req.post_filter is None else \
             await terms_lookup.resolve(req.post_filter, self.get_doc)
-        if query is req.query and post is req.post_filter:
+        aggs = await terms_lookup.resolve_aggs(req.aggs, self.get_doc)
+        if query is req.query and post is req.post_filter and aggs is req.aggs:
             return req
-        return replace(req, query=query, post_filter=post)
+        return replace(req, query=query, post_filter=post, aggs=aggs)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,

@@ -1,4 +1,5 @@
-"""``terms`` lookups: before a search's query goes to the shards, each
+"""``terms`` lookups: before a search's query (or ``post_filter``, or an aggregation's
+``filter``/``filters``) goes to the shards, each
 ``{"terms": {"f": {"index", "id", "path", "routing"}}}`` becomes a plain ``terms`` query on the
 values at ``path`` of that document, read through the get path (the shard the id or routing
 maps to). As Elasticsearch: a missing document gives no terms (matches nothing), a missing
@@ -102,3 +103,27 @@ async def resolve(q: Any, get_doc: GetDoc) -> Any:
         return q
     resolved = await asyncio.gather(*(_resolve_one(t, get_doc) for t in found))
     return replaced(q, dict(zip(found, resolved)))
+
+
+async def resolve_aggs(aggs: Any, get_doc: GetDoc) -> Any:
+    """The aggregation request with the lookups of its ``filter`` / ``filters`` queries
+    fetched (``aggs`` itself when it has none)."""
+    if aggs is None or not any(_agg_queries(n) for n in _agg_nodes(aggs.nodes)):
+        return aggs
+    return dataclasses.replace(aggs, nodes=tuple([await _resolve_node(n, get_doc)
+                                                  for n in aggs.nodes]))
+
+
+def _agg_nodes(nodes: Any) -> list[Any]:
+    return [m for n in nodes for m in (n, *_agg_nodes(n.subs))]
+
+
+def _agg_queries(node: Any) -> list[TermsLookup]:
+    return lookups(node.query) + [t for _, q in node.queries for t in lookups(q)]
+
+
+async def _resolve_node(node: Any, get_doc: GetDoc) -> Any:
+    query = None if node.query is None else await resolve(node.query, get_doc)
+    queries = tuple([(k, await resolve(q, get_doc)) for k, q in node.queries])
+    subs = tuple([await _resolve_node(s, get_doc) for s in node.subs])
+    return dataclasses.replace(node, query=query, queries=queries, subs=subs)

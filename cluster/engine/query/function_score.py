@@ -232,8 +232,9 @@ def _number(value: Any, source: str) -> float:
 
 
 def _unresolved_lookup(q: Any, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    raise ParsingError("[terms] lookups are resolved in a search's [query] and [post_filter] "
-                       "only; this one is in a place this server does not resolve them")
+    raise ParsingError("[terms] lookups are resolved in a search's [query], [post_filter] and "
+                       "aggregation filters only; this one is in a place this server does not "
+                       "resolve them")
 
 
 def evaluators(evaluate: Evaluate) -> dict[type, Any]:
