@@ -158,3 +158,31 @@ def test_a_missing_factor_value_fails_the_shards_that_hold_such_a_document(esc) 
     ok = esc.search(index="shop", size=20, query={"function_score": {
         "field_value_factor": {"field": "price", "missing": 1}}})
     assert ok["hits"]["total"]["value"] == 12 and ok["_shards"]["failed"] == 0
+
+
+def test_distance_feature_scores_by_pivot_over_pivot_plus_distance(esc) -> None:
+    got = _scores(esc.search(index="shop", size=20, query={"distance_feature": {
+        "field": "day", "origin": "2024-01-05T00:00:00.000Z", "pivot": "2d", "boost": 3}}))
+    assert got["4"] == 3.0
+    assert got["2"] == pytest.approx(3 * 2 / (2 + 2)) and got["8"] == pytest.approx(3 * 2 / 6)
+    with pytest.raises(elasticsearch.BadRequestError) as err:
+        esc.search(index="shop", query={"distance_feature": {
+            "field": "tag", "origin": "now", "pivot": "1d"}})
+    assert "can only be run on a date, date_nanos or geo_point field type" in str(err.value.body)
+
+
+def test_terms_lookup_reads_the_values_at_path_of_another_document(esc) -> None:
+    esc.index(index="prefs", id="u1", routing="r", document={"likes": {"tags": ["t1", "t2"]}},
+              refresh=True)
+    lookup = {"index": "prefs", "id": "u1", "path": "likes.tags", "routing": "r"}
+    r = esc.search(index="shop", size=20, query={"terms": {"tag": lookup}})
+    assert sorted(int(h["_id"]) for h in r["hits"]["hits"]) == [
+        i for i in range(12) if i % 3 in (1, 2)]
+    counted = esc.count(index="shop", query={"terms": {"tag": lookup}})
+    assert counted["count"] == 8
+    aggs = esc.search(index="shop", size=0, aggs={"f": {"filter": {"terms": {"tag": lookup}}}})
+    assert aggs["aggregations"]["f"]["doc_count"] == 8
+    missing = esc.search(index="shop", query={"terms": {"tag": {**lookup, "id": "nobody"}}})
+    assert missing["hits"]["total"]["value"] == 0
+    with pytest.raises(elasticsearch.NotFoundError):
+        esc.search(index="shop", query={"terms": {"tag": {**lookup, "index": "nope"}}})
