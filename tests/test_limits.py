@@ -93,7 +93,7 @@ def test_allow_expensive_queries_false_refuses_them_as_es_does(es):
                         ({"function_score": {"query": {"prefix": {"k": "a"}}}}, "prefix"),
                         ({"function_score": {"functions": [{"filter": {"regexp": {"k": "a.*"}},
                                                             "weight": 2}]}}, "regexp"),
-                        ({"script_score": {"query": {"match_all": {}}, "script": "1"}},
+                        ({"script_score": {"query": {"match_all": {}}, "script": {"source": "1"}}},
                          "script score")):
             r = es.post("/exp/_search", json={"query": {"bool": {"filter": [q]}}})
             assert r.status_code == 400, r.text

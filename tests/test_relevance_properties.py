@@ -75,7 +75,7 @@ queries = st.recursive(
                   st.sampled_from(["multiply", "replace", "sum", "avg", "max", "min"])).map(
             lambda a: {"function_score": {"query": a[0], "functions": a[1], "score_mode": a[2],
                                           "boost_mode": a[3]}}),
-        inner.map(lambda q: {"script_score": {"query": q, "script": SCORE_SCRIPT}}),
+        inner.map(lambda q: {"script_score": {"query": q, "script": {"source": SCORE_SCRIPT}}}),
     ),
     max_leaves=5,
 )

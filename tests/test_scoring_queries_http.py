@@ -132,12 +132,15 @@ def test_explain_top_value_is_the_score(esc) -> None:
     ({"function_score": {"field_value_factor": {"field": "n"}, "gauss": {"n": {}}}},
      "parsing_exception", "already found function [field_value_factor]"),
     ({"function_score": {"functions": [{"filter": {"match_all": {}}}]}},
-     "parse_exception", "an entry in functions list is missing a function"),
+     "parsing_exception", "an entry in functions list is missing a function"),
     ({"function_score": {"score_mode": "median"}}, "illegal_argument_exception",
      "Illegal score mode [median]"),
-    ({"script_score": {"query": {"match_all": {}}, "script": "-doc['n'].value"}},
+    ({"script_score": {"query": {"match_all": {}}, "script": {"source": "-doc['n'].value"}}},
      "search_phase_execution_exception", "Must be a non-negative score!"),
-    ({"script_score": {"script": "1"}}, "x_content_parse_exception", "must specify a query"),
+    ({"script_score": {"script": {"source": "1"}}}, "illegal_argument_exception",
+     "Required [query]"),
+    ({"script_score": {"query": {"match_all": {}}, "script": "1"}}, "x_content_parse_exception",
+     "script doesn't support values of type: VALUE_STRING"),
 ])
 def test_bad_scoring_queries_are_400s_in_the_es_envelope(esc, query, error_type,
                                                          reason) -> None:

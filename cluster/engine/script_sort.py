@@ -36,7 +36,7 @@ def parse_script_sort(opts: Any) -> dict[str, Any]:
             raise IllegalArgument(f"[_script] sort option [{key}] is not supported by this "
                                   "server")
     if "script" not in opts or "type" not in opts:
-        raise ParsingError("Required [script, type]", es_type="x_content_parse_exception")
+        raise IllegalArgument("Required [script, type]")
     kind = str(opts["type"]).lower()
     if kind not in ("number", "string"):
         raise IllegalArgument(f"Unknown ScriptSortType [{opts['type']}]")

@@ -92,3 +92,32 @@ def test_scoring_queries_rank_and_score_as_opensearch(pair: Any, query: dict[str
 @pytest.mark.parametrize("body", SCRIPT_SORTS)
 def test_script_sorts_order_as_opensearch(pair: Any, body: dict[str, Any]) -> None:
     check(pair, "POST", f"/{INDEX}/_search", {**body, "size": 30})
+
+
+ERRORS = [
+    {"function_score": {"field_value_factor": {"field": "n"}, "gauss": {"n": {}}}},
+    {"function_score": {"functions": [{"filter": {"match_all": {}}}]}},
+    {"function_score": {"functions": [{"weight": 2}], "weight": 3}},
+    {"function_score": {"score_mode": "median"}},
+    {"function_score": {"boost_mode": "nope"}},
+    {"function_score": {"field_value_factor": {"field": "price"}}},
+    {"function_score": {"field_value_factor": {"field": "n", "modifier": "ln"}}},
+    {"function_score": {"gauss": {"n": {"scale": 2}}}},
+    {"script_score": {"query": {"match_all": {}},
+                      "script": {"source": "-1 - doc['n'].value"}}},
+    {"script_score": {"script": {"source": "1"}}},
+    {"script_score": {"query": {"match_all": {}}, "script": "1"}},
+    {"distance_feature": {"field": "tag", "origin": "now", "pivot": "1d"}},
+    {"distance_feature": {"field": "date", "origin": "now"}},
+    {"terms": {"tag": {"index": INDEX, "path": "tag"}}},
+]
+
+
+@pytest.mark.parametrize("query", ERRORS)
+def test_bad_scoring_queries_fail_as_opensearch(pair: Any, query: dict[str, Any]) -> None:
+    check(pair, "POST", f"/{INDEX}/_search", {"query": query})
+
+
+def test_a_terms_lookup_finds_what_opensearch_finds(pair: Any) -> None:
+    lookup = {"index": INDEX, "id": "d016", "path": "tag"}
+    check(pair, "POST", f"/{INDEX}/_search", {"query": {"terms": {"tag": lookup}}, "size": 30})

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ...errors import IllegalArgument, ParsingError
+from ...errors import IllegalArgument
 from ...values import parse_time_ms
 from ..segment import NumericField, Segment
 from .context import Context
@@ -67,5 +67,4 @@ def check_required(body: dict[str, object]) -> None:
     required."""
     missing = [k for k in ("field", "origin", "pivot") if k not in body]
     if missing:
-        raise ParsingError(f"Required [{', '.join(missing)}]",
-                           es_type="x_content_parse_exception")
+        raise IllegalArgument(f"Required [{', '.join(missing)}]")

@@ -167,7 +167,7 @@ def _functions_array(items: Any, st: ParseState, inner: Inner) -> list[FilterFun
                 raise _parse_error(f"failed to parse [{_NAME}] query. field [{key}] is not "
                                    "supported")
         if fn is None and weight is None:
-            raise _parse_error(f"failed to parse [{_NAME}] query. an entry in functions list "
+            raise ParsingError(f"failed to parse [{_NAME}] query. an entry in functions list "
                                "is missing a function.")
         out.append(FilterFunction(function=fn or Weight(), filter=flt or MatchAll(),
                                   weight=weight))
@@ -243,6 +243,9 @@ def parse_script_score(body: dict[str, Any], st: ParseState, inner: Inner) -> Qu
         if key == "query":
             query = inner(value, st)
         elif key == "script":
+            if not isinstance(value, dict):   # declared ValueType.OBJECT in Elasticsearch
+                raise ParsingError(f"[script_score] script doesn't support values of type: "
+                                   f"{token_name(value)}", es_type="x_content_parse_exception")
             script = compile_script(value, SCORE_CONTEXT)
         elif key == "min_score":
             min_score = float_option("script_score", key, value)
@@ -251,12 +254,9 @@ def parse_script_score(body: dict[str, Any], st: ParseState, inner: Inner) -> Qu
         elif key != "_name":
             raise ParsingError(f"[script_score] unknown field [{key}]",
                                es_type="x_content_parse_exception")
-    if query is None:
-        raise ParsingError("[script_score] must specify a query",
-                           es_type="x_content_parse_exception")
-    if script is None:
-        raise ParsingError("[script_score] must specify a script",
-                           es_type="x_content_parse_exception")
+    missing = [k for k, v in (("query", query), ("script", script)) if v is None]
+    if missing:   # ConstructingObjectParser's required arguments
+        raise IllegalArgument(f"Required [{', '.join(missing)}]")
     return ScriptScore(query=query, script=script, min_score=min_score, boost=boost)
 
 
@@ -286,7 +286,8 @@ def terms_lookup(field: str, spec: dict[str, Any]) -> Query:
         opts[key] = str(value)
     for key in ("id", "path", "index"):
         if key not in opts:
-            raise ParsingError(f"[terms] query lookup element requires specifying the {key}.")
+            raise IllegalArgument(f"[terms] query lookup element requires specifying the "
+                                  f"{key}.")
     return TermsLookup(field=field, index=opts["index"], id=opts["id"], path=opts["path"],
                        routing=opts.get("routing"))
 
