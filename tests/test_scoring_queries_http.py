@@ -189,3 +189,13 @@ def test_terms_lookup_reads_the_values_at_path_of_another_document(esc) -> None:
     assert missing["hits"]["total"]["value"] == 0
     with pytest.raises(elasticsearch.NotFoundError):
         esc.search(index="shop", query={"terms": {"tag": {**lookup, "index": "nope"}}})
+
+
+def test_geo_point_decays_and_distance_features_are_refused_by_name(esc) -> None:
+    esc.indices.create(index="places", mappings={"properties": {"at": {"type": "geo_point"}}})
+    esc.index(index="places", id="1", document={"at": {"lat": 1.0, "lon": 2.0}}, refresh=True)
+    for query in ({"distance_feature": {"field": "at", "origin": [2, 1], "pivot": "1km"}},
+                  {"function_score": {"gauss": {"at": {"origin": "1,2", "scale": "2km"}}}}):
+        with pytest.raises(elasticsearch.BadRequestError) as err:
+            esc.search(index="places", query=query)
+        assert "on [geo_point] field [at] is not supported by this server" in str(err.value.body)

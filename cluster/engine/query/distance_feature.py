@@ -23,6 +23,9 @@ def parameters(q: DistanceFeature, ctx: Context) -> tuple[float, float] | None:
     ft = ctx.mapping.get(q.field)
     if ft is None:
         return None
+    if ft.type == "geo_point":
+        raise IllegalArgument(f"[distance_feature] on [geo_point] field [{q.field}] is not "
+                              "supported by this server (date and date_nanos fields are)")
     if ft.kind != "date":
         raise IllegalArgument(f"Illegal data type of [{ft.type}]! [distance_feature] query can "
                               "only be run on a date, date_nanos or geo_point field type!")

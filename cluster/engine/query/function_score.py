@@ -143,6 +143,9 @@ def decay_parameters(fn: S.Decay, ctx: Context) -> tuple[float, float, float]:
         scale = parse_time_ms(fn.scale, f"{fn.field}.scale") * unit
         offset = parse_time_ms(fn.offset, f"{fn.field}.offset") * unit
         return float(origin), scale, offset
+    if ft.type == "geo_point":
+        raise IllegalArgument(f"[{fn.shape}] decay on [geo_point] field [{fn.field}] is not "
+                              "supported by this server (numeric and date fields are)")
     if ft.kind != "numeric":
         raise IllegalArgument(f"field [{fn.field}] is of type [{ft.type}], but only numeric "
                               "types are supported.")

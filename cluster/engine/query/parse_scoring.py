@@ -266,7 +266,7 @@ def parse_distance_feature(body: dict[str, Any], st: ParseState) -> Query:
         if key not in ("field", "origin", "pivot", "boost", "_name"):
             raise ParsingError(f"[distance_feature] unknown field [{key}]",
                                es_type="x_content_parse_exception")
-        if not is_value(value):
+        if not is_value(value) and key != "origin":   # a geo origin may be [lon, lat]
             raise ParsingError(f"[distance_feature] {key} doesn't support values of type: "
                                f"{token_name(value)}", es_type="x_content_parse_exception")
     check_required(body)
