@@ -199,3 +199,18 @@ def test_geo_point_decays_and_distance_features_are_refused_by_name(esc) -> None
         with pytest.raises(elasticsearch.BadRequestError) as err:
             esc.search(index="places", query=query)
         assert "on [geo_point] field [at] is not supported by this server" in str(err.value.body)
+
+
+def test_min_score_and_score_reading_sorts_see_real_scores_when_sorted_by_a_field(esc) -> None:
+    # "apple" scores ~0.69 (global statistics); documents tagged t1 twice that
+    q = {"function_score": {"query": {"match": {"title": "apple"}}, "min_score": 0.8,
+                            "functions": [{"filter": {"term": {"tag": "t1"}}, "weight": 2}]}}
+    by_score = _scores(esc.search(index="shop", size=20, query=q))
+    by_field = esc.search(index="shop", size=20, query=q, sort=[{"n": "asc"}])["hits"]["hits"]
+    assert sorted(by_score) == sorted(h["_id"] for h in by_field)
+    assert set(by_score) == {"1", "7"}
+    ranked = esc.search(index="shop", size=20, query={"match": {"title": "apple"}},
+                        sort=[{"_script": {"type": "number", "order": "desc",
+                                           "script": {"source": "_score"}}}])["hits"]["hits"]
+    plain = _scores(esc.search(index="shop", query={"match": {"title": "apple"}}))
+    assert [h["sort"][0] for h in ranked] == pytest.approx([plain[h["_id"]] for h in ranked])

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..engine.query.score_nodes import filters_by_score
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
@@ -120,8 +121,10 @@ class SearchPath:
                       for sid, ref in enumerate(self.backend.session(m.shards, req.preference))
                       if sid in selected_shards(m.number_of_shards, req.routing, req.preference)
                       and _in_slice(req, m, sid)]
-        scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
-            or req.min_score is not None or req.explain   # explain needs the statistics
+        scoring = any(sf.field == "_score" or sf.script is not None for sf in sort) \
+            or req.track_scores or req.min_score is not None or req.explain \
+            or filters_by_score(req.query) or filters_by_score(req.post_filter)
+        # explain needs the statistics; so do scripts (they may read _score) and min_score
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof)
 

@@ -113,3 +113,21 @@ class TermsLookup(Query):
     id: str = ""
     path: str = ""
     routing: str | None = None
+
+
+def filters_by_score(q: Any) -> bool:
+    """Whether which documents match ``q`` depends on scores (a ``function_score`` or
+    ``script_score`` with ``min_score`` anywhere in it): such a search needs the global
+    statistics even when nothing is sorted by score."""
+    if isinstance(q, (FunctionScore, ScriptScore)) and q.min_score is not None:
+        return True
+    if isinstance(q, FilterFunction):
+        return filters_by_score(q.filter)
+    if not isinstance(q, Query):
+        return False
+    for name in q.__dataclass_fields__:
+        v = getattr(q, name)
+        items = v if isinstance(v, tuple) else (v,)
+        if any(isinstance(x, (Query, FilterFunction)) and filters_by_score(x) for x in items):
+            return True
+    return False
