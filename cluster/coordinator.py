@@ -31,6 +31,7 @@ from .engine.query.nodes import Query
 from .indices import segments
 from .indices.admin import IndexAdmin
 from .indices.status import ClusterStatus
+from .errors import SearchError
 from .search import terms_lookup
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
@@ -181,10 +182,16 @@ class Coordinator:
 
     async def _resolve_lookups(self, req: SearchRequest) -> SearchRequest:
         """The request with its ``terms`` lookups fetched (``search/terms_lookup.py``)."""
-        query = await terms_lookup.resolve(req.query, self.get_doc)
+        if not terms_lookup.in_request(req):
+            return req
+        try:
+            limit = terms_lookup.max_terms_count(self.search_path.targets(req))
+        except SearchError:      # the search reports it (or searches a point in time)
+            limit = terms_lookup.MAX_TERMS_COUNT
+        query = await terms_lookup.resolve(req.query, self.get_doc, limit)
         post = None if req.post_filter is None else \
-            await terms_lookup.resolve(req.post_filter, self.get_doc)
-        aggs = await terms_lookup.resolve_aggs(req.aggs, self.get_doc)
+            await terms_lookup.resolve(req.post_filter, self.get_doc, limit)
+        aggs = await terms_lookup.resolve_aggs(req.aggs, self.get_doc, limit)
         if query is req.query and post is req.post_filter and aggs is req.aggs:
             return req
         return replace(req, query=query, post_filter=post, aggs=aggs)

@@ -189,6 +189,11 @@ def test_terms_lookup_reads_the_values_at_path_of_another_document(esc) -> None:
     assert missing["hits"]["total"]["value"] == 0
     with pytest.raises(elasticsearch.NotFoundError):
         esc.search(index="shop", query={"terms": {"tag": {**lookup, "index": "nope"}}})
+    esc.indices.create(index="small", settings={"max_terms_count": 1}, mappings=MAPPINGS)
+    with pytest.raises(elasticsearch.BadRequestError) as err:
+        esc.search(index="small", query={"terms": {"tag": lookup}})
+    assert "The number of terms [2] used in the Terms Query request has exceeded the allowed " \
+           "maximum of [1]" in str(err.value.body)
 
 
 def test_geo_point_decays_and_distance_features_are_refused_by_name(esc) -> None:

@@ -82,35 +82,49 @@ def _values(node: Any, parts: list[str]) -> list[Any]:
     return out
 
 
-async def _resolve_one(t: TermsLookup, get_doc: GetDoc) -> Q.Query:
+async def _resolve_one(t: TermsLookup, get_doc: GetDoc, limit: int) -> Q.Query:
     doc = await get_doc(t.index, t.id, t.routing)
     source = doc.get("_source") if doc.get("found") else None
     if isinstance(source, (bytes, bytearray, memoryview)):
         source = orjson.loads(source)
     values = values_at(source, t.path)
-    if len(values) > MAX_TERMS_COUNT:
+    if len(values) > limit:
         raise IllegalArgument(f"The number of terms [{len(values)}] used in the Terms Query "
-                              f"request has exceeded the allowed maximum of [{MAX_TERMS_COUNT}]. "
+                              f"request has exceeded the allowed maximum of [{limit}]. "
                               "This maximum can be set by changing the [index.max_terms_count] "
                               "index level setting.")
     return Q.Terms(field=t.field, values=tuple(values), boost=t.boost)
 
 
-async def resolve(q: Any, get_doc: GetDoc) -> Any:
-    """``q`` with its terms lookups fetched and replaced (``q`` itself when it has none)."""
+async def resolve(q: Any, get_doc: GetDoc, limit: int = MAX_TERMS_COUNT) -> Any:
+    """``q`` with its terms lookups fetched and replaced (``q`` itself when it has none);
+    ``limit`` is the searched indices' smallest ``index.max_terms_count``."""
     found = list(dict.fromkeys(lookups(q)))
     if not found:
         return q
-    resolved = await asyncio.gather(*(_resolve_one(t, get_doc) for t in found))
+    resolved = await asyncio.gather(*(_resolve_one(t, get_doc, limit) for t in found))
     return replaced(q, dict(zip(found, resolved)))
 
 
-async def resolve_aggs(aggs: Any, get_doc: GetDoc) -> Any:
+def in_request(req: Any) -> bool:
+    """Whether the search's query, post_filter or aggregation filters hold a lookup."""
+    aggs = [] if req.aggs is None else _agg_nodes(req.aggs.nodes)
+    return bool(lookups(req.query) or lookups(req.post_filter)
+                or any(_agg_queries(n) for n in aggs))
+
+
+def max_terms_count(metas: list[Any]) -> int:
+    """The smallest ``index.max_terms_count`` of the searched indices (65,536 by default)."""
+    return min((int(m.settings.get("max_terms_count", MAX_TERMS_COUNT)) for m in metas),
+               default=MAX_TERMS_COUNT)
+
+
+async def resolve_aggs(aggs: Any, get_doc: GetDoc, limit: int = MAX_TERMS_COUNT) -> Any:
     """The aggregation request with the lookups of its ``filter`` / ``filters`` queries
     fetched (``aggs`` itself when it has none)."""
     if aggs is None or not any(_agg_queries(n) for n in _agg_nodes(aggs.nodes)):
         return aggs
-    return dataclasses.replace(aggs, nodes=tuple([await _resolve_node(n, get_doc)
+    return dataclasses.replace(aggs, nodes=tuple([await _resolve_node(n, get_doc, limit)
                                                   for n in aggs.nodes]))
 
 
@@ -122,8 +136,8 @@ def _agg_queries(node: Any) -> list[TermsLookup]:
     return lookups(node.query) + [t for _, q in node.queries for t in lookups(q)]
 
 
-async def _resolve_node(node: Any, get_doc: GetDoc) -> Any:
-    query = None if node.query is None else await resolve(node.query, get_doc)
-    queries = tuple([(k, await resolve(q, get_doc)) for k, q in node.queries])
-    subs = tuple([await _resolve_node(s, get_doc) for s in node.subs])
+async def _resolve_node(node: Any, get_doc: GetDoc, limit: int) -> Any:
+    query = None if node.query is None else await resolve(node.query, get_doc, limit)
+    queries = tuple([(k, await resolve(q, get_doc, limit)) for k, q in node.queries])
+    subs = tuple([await _resolve_node(s, get_doc, limit) for s in node.subs])
     return dataclasses.replace(node, query=query, queries=queries, subs=subs)
