@@ -5,10 +5,12 @@ within the float tolerance of ``compare.py``. Every function kind, every ``score
 ``distance_feature`` on a date field."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from .compare import close
 from .corpus import INDEX
 from .test_differential import check
 
@@ -121,3 +123,44 @@ def test_bad_scoring_queries_fail_as_opensearch(pair: Any, query: dict[str, Any]
 def test_a_terms_lookup_finds_what_opensearch_finds(pair: Any) -> None:
     lookup = {"index": INDEX, "id": "d016", "path": "tag"}
     check(pair, "POST", f"/{INDEX}/_search", {"query": {"terms": {"tag": lookup}}, "size": 30})
+
+
+EXPLAINED = [
+    {"function_score": {"query": _MATCH, "boost_mode": bm, "score_mode": "sum", "max_boost": 10,
+                        "functions": [*_TAG_WEIGHTS[:2],
+                                      {"field_value_factor": {"field": "n", "modifier": "ln1p",
+                                                              "factor": 2}},
+                                      {"gauss": {"price": {"origin": 40, "scale": 25}},
+                                       "weight": 1.5},
+                                      {"linear": {"n": {"origin": 4, "scale": 6}}}]}}
+    for bm in ("multiply", "sum", "replace", "max", "min", "avg")
+] + [
+    {"script_score": {"query": _MATCH, "script": {"source": "_score * params.k",
+                                                  "params": {"k": 2}}, "boost": 2}},
+    {"distance_feature": {"field": "date", "origin": "2024-05-15", "pivot": "10d"}},
+]
+
+
+def _differences(ours: dict[str, Any], theirs: dict[str, Any], path: str = "") -> list[str]:
+    """Where two explanation trees differ: descriptions (Lucene's doc ids aside), values
+    within the score tolerance, and the children in order."""
+    def text(x: dict[str, Any]) -> str:
+        return re.sub(r" in \d+\)", " in #)", x["description"])
+    out = [] if text(ours) == text(theirs) and close(ours["value"], theirs["value"]) else \
+        [f"{path}: {text(ours)!r}={ours['value']} / {text(theirs)!r}={theirs['value']}"]
+    if len(ours["details"]) != len(theirs["details"]):
+        return out + [f"{path}: {len(ours['details'])} / {len(theirs['details'])} details"]
+    for i, (o, t) in enumerate(zip(ours["details"], theirs["details"])):
+        out += _differences(o, t, f"{path}.{i}")
+    return out
+
+
+@pytest.mark.parametrize("query", EXPLAINED)
+def test_explanations_read_as_opensearch_writes_them(pair: Any, query: dict[str, Any]) -> None:
+    body = {"query": query, "explain": True, "size": 5}
+    (_, ours), (_, theirs) = pair.send("POST", f"/{INDEX}/_search", body)
+    pairs = list(zip(ours["hits"]["hits"], theirs["hits"]["hits"]))
+    assert len(pairs) == 5
+    for o, t in pairs:
+        assert o["_id"] == t["_id"]
+        assert _differences(o["_explanation"], t["_explanation"]) == []
