@@ -54,6 +54,7 @@ score_functions = st.sampled_from([
     {"filter": {"term": {"tag": "a"}}, "weight": 3},
     {"random_score": {"seed": 7}},
     {"random_score": {"seed": 3, "field": "tag"}},
+    {"random_score": {"seed": 9, "field": "_seq_no"}},
     {"exp": {"n": {"origin": 1, "scale": 3, "offset": 1}, "multi_value_mode": "max"}},
     {"script_score": {"script": "doc['n'].size() == 0 ? 1 : doc['n'].value + 4"}},
 ])

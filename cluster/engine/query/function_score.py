@@ -177,6 +177,8 @@ def _random_keys(field: str, seg: Segment, docs: np.ndarray, ctx: Context) -> np
     of its text, or a number's bits. A document without a value has key 0."""
     if field == "_id":
         return _crc(seg.ids[docs].tolist())
+    if field == "_seq_no":    # one sequence per index, assigned by the coordinator
+        return seg.seq[docs].astype(np.uint64)
     ft = ctx.mapping.get(field)
     fd = seg.fields.get(field)
     if ft is None or ft.kind == "text":
