@@ -17,6 +17,7 @@ belongs to one layer object:
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from typing import Any
 
 from .distribution.local_backend import ShardBackend
@@ -36,6 +37,8 @@ from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
 from .indices.status import ClusterStatus
+from .errors import SearchError
+from .search import terms_lookup
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
 from .search.request import SearchRequest
@@ -233,9 +236,26 @@ class Coordinator:
                      snapshot: dict[tuple[str, int], int] | None = None) -> dict[str, Any]:
         """One search (``search/phases.py``); ``snapshot`` None means a top-level search, whose
         snapshot the cursors choose (point in time, scroll, page tokens)."""
+        req = await self._resolve_lookups(req)
         if snapshot is None:
             return await self.cursor_ops.search(req)
         return await self.search_path.run(req, snapshot)
+
+    async def _resolve_lookups(self, req: SearchRequest) -> SearchRequest:
+        """The request with its ``terms`` lookups fetched (``search/terms_lookup.py``)."""
+        if not terms_lookup.in_request(req):
+            return req
+        try:
+            limit = terms_lookup.max_terms_count(self.search_path.targets(req))
+        except SearchError:      # the search reports it (or searches a point in time)
+            limit = terms_lookup.MAX_TERMS_COUNT
+        query = await terms_lookup.resolve(req.query, self.get_doc, limit)
+        post = None if req.post_filter is None else \
+            await terms_lookup.resolve(req.post_filter, self.get_doc, limit)
+        aggs = await terms_lookup.resolve_aggs(req.aggs, self.get_doc, limit)
+        if query is req.query and post is req.post_filter and aggs is req.aggs:
+            return req
+        return replace(req, query=query, post_filter=post, aggs=aggs)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,

@@ -89,7 +89,12 @@ def test_allow_expensive_queries_false_refuses_them_as_es_does(es):
                         ({"wildcard": {"k": "a*"}}, "wildcard"),
                         ({"prefix": {"k": "a"}}, "prefix"),
                         ({"query_string": {"query": "k:a*"}}, "prefix"),
-                        ({"query_string": {"query": "k:a*c"}}, "wildcard")):
+                        ({"query_string": {"query": "k:a*c"}}, "wildcard"),
+                        ({"function_score": {"query": {"prefix": {"k": "a"}}}}, "prefix"),
+                        ({"function_score": {"functions": [{"filter": {"regexp": {"k": "a.*"}},
+                                                            "weight": 2}]}}, "regexp"),
+                        ({"script_score": {"query": {"match_all": {}}, "script": {"source": "1"}}},
+                         "script score")):
             r = es.post("/exp/_search", json={"query": {"bool": {"filter": [q]}}})
             assert r.status_code == 400, r.text
             assert f"[{name}] queries cannot be executed when 'search.allow_expensive_queries' " \

@@ -61,6 +61,19 @@ leaf = st.one_of(
     .map(lambda a: {"combined_fields": {"query": a[0], "fields": ["text", "title^2"],
                                         "operator": a[1]}}),
 )
+# function_score / script_score read only the document's own values (and the inner query's
+# global-statistics score), so they keep the property
+score_functions = st.sampled_from([
+    {"field_value_factor": {"field": "n", "modifier": "square", "missing": 2}},
+    {"gauss": {"n": {"origin": 0, "scale": 2}}, "weight": 2},
+    {"filter": {"term": {"tag": "a"}}, "weight": 3},
+    {"random_score": {"seed": 7}},
+    {"random_score": {"seed": 3, "field": "tag"}},
+    {"random_score": {"seed": 9, "field": "_seq_no"}},
+    {"exp": {"n": {"origin": 1, "scale": 3, "offset": 1}, "multi_value_mode": "max"}},
+    {"script_score": {"script": "doc['n'].size() == 0 ? 1 : doc['n'].value + 4"}},
+])
+SCORE_SCRIPT = "_score * 2 + (doc['n'].size() == 0 ? 0 : doc['n'].value + 3)"
 queries = st.recursive(
     leaf,
     lambda inner: st.one_of(
@@ -73,10 +86,21 @@ queries = st.recursive(
         st.lists(inner, min_size=1, max_size=3).map(
             lambda qs: {"dis_max": {"queries": qs, "tie_breaker": 0.2}}),
         inner.map(lambda q: {"constant_score": {"filter": q, "boost": 1.5}}),
+        st.tuples(inner, st.lists(score_functions, min_size=1, max_size=3),
+                  st.sampled_from(["multiply", "sum", "avg", "first", "max", "min"]),
+                  st.sampled_from(["multiply", "replace", "sum", "avg", "max", "min"])).map(
+            lambda a: {"function_score": {"query": a[0], "functions": a[1], "score_mode": a[2],
+                                          "boost_mode": a[3]}}),
+        inner.map(lambda q: {"script_score": {"query": q, "script": {"source": SCORE_SCRIPT}}}),
     ),
     max_leaves=5,
 )
-sorts = st.sampled_from([None, None, None, ["_score", {"n": "desc"}], [{"tag": "asc"}, "_score"]])
+sorts = st.sampled_from([
+    None, None, None, ["_score", {"n": "desc"}], [{"tag": "asc"}, "_score"],
+    [{"_script": {"type": "number", "order": "desc",
+                  "script": "doc['n'].size() == 0 ? 0 : doc['n'].value"}}, "_score"],
+    [{"_script": {"type": "string", "script": "doc['tag'].size() == 0 ? 'z' : doc['tag'].value"}}],
+])
 
 
 def _source(d: dict) -> dict:

@@ -24,6 +24,7 @@ from .segment import Segment
 from .shard_messages import ShardHits, ShardQuery
 from .nested_sort import nested_parts
 from .sort_columns import RankedStrings, keyword_ranks, sort_column
+from .script_sort import script_sort_column
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after, column_kind,
                       compare_rows, field_type_for_sort, order, rank_key, smallest_rows,
                       tiebreak)
@@ -156,6 +157,8 @@ def collect(core: Any, q: ShardQuery, cancel: Cancellation, partial: bool = Fals
         kw.append(r)
         if r is not None:   # strings only for the rows that leave the shard
             col, miss = RankedStrings(r[0], r[1]), r[0] < 0
+        elif sf.script is not None:
+            col, miss = script_sort_column(sf, parts, scores, core.mapping, cancel)
         else:
             col, miss = sort_column(sf, ft, kind, s_parts, scores, ties)
         columns.append(col)

@@ -106,9 +106,11 @@ def expensive_allowed(store: dict[str, dict[str, str]]) -> bool:
 
 def check_expensive_queries(q: Any, mapping: Any) -> None:
     """With ``search.allow_expensive_queries`` false, refuse the queries Elasticsearch refuses
-    (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields), in its words.
+    (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields,
+    ``script_score``), in its words, wherever they are nested (``function_score`` included).
     ``q`` is the query after field expansion (so ``query_string`` wildcards are seen too)."""
     from .query import nodes as Q
+    from .query.score_nodes import ScriptScore
     stack = [q]
     while stack:
         node = stack.pop()
@@ -121,7 +123,10 @@ def check_expensive_queries(q: Any, mapping: Any) -> None:
             if ft is not None and ft.kind in ("text", "keyword"):
                 raise _expensive(f"[range] queries on [text] or [keyword] fields cannot be "
                                  f"executed when '{ALLOW_EXPENSIVE}' is set to false.")
-        for attr in ("must", "should", "filter", "must_not", "queries"):
+        if isinstance(node, ScriptScore):
+            raise _expensive(f"[script score] queries cannot be executed when "
+                             f"'{ALLOW_EXPENSIVE}' is set to false.")
+        for attr in ("must", "should", "filter", "must_not", "queries", "query", "functions"):
             sub = getattr(node, attr, None)
             if isinstance(sub, Q.Query):
                 stack.append(sub)

@@ -22,7 +22,8 @@ def keyword_ranks(segments: list[Segment], cache: dict[str, Any], sf: SortField,
     strings) and the shard's distinct values they index, so that ordering never sorts
     strings per query: O(m) lookups. None when the column is not a keyword or a
     ``missing`` substitute string takes part in the order."""
-    if kind != "keyword" or missing_substitute(sf, kind, ft) is not None:
+    if kind != "keyword" or sf.script is not None \
+            or missing_substitute(sf, kind, ft) is not None:
         return None
     use_max = sf.mode == "max" or (sf.mode is None and sf.desc)
     glob, distinct = global_ords(segments, cache, sf.field)

@@ -44,6 +44,8 @@ class SortField:
     format: str | None = None
     numeric_type: str | None = None
     nested: Any = None            # ``(path, filter query or None)`` (``nested_sort.py``)
+    script: Any = None                 # ``_script`` sorts: the compiled script (script_sort.py)
+    script_type: str | None = None     # ... and its type, ``number`` or ``string``
 
     @property
     def desc(self) -> bool:
@@ -78,6 +80,10 @@ def parse_sort(spec: Any) -> tuple[SortField, ...]:
                 raise ParsingError("[sort] must be an object with a single field, found "
                                    f"[{len(item)}] fields")
             name, opts = next(iter(item.items()))
+            if name == "_script":
+                from .script_sort import parse_script_sort
+                out.append(SortField(**parse_script_sort(opts)))
+                continue
             if isinstance(opts, str):
                 opts = {"order": opts}
             if not isinstance(opts, dict):
@@ -127,7 +133,7 @@ def parse_sort_param(value: str) -> tuple[SortField, ...]:
 
 def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
     """Reject sorts Elasticsearch rejects (text fields; unmapped without ``unmapped_type``)."""
-    if sf.field in ("_score", "_doc", "_shard_doc"):
+    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None:
         return
     if ft is None:
         if sf.unmapped_type is None:
@@ -149,6 +155,8 @@ def column_kind(sf: SortField, ft: FieldType | None) -> str:
         return "score"
     if sf.field in ("_doc", "_shard_doc"):
         return "tiebreak"
+    if sf.script is not None:
+        return "float" if sf.script_type == "number" else "keyword"
     if ft is None:
         ut = sf.unmapped_type or "keyword"
         ft = FieldType(sf.field, ut)
@@ -396,7 +404,7 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
 
 
 def field_type_for_sort(sf: SortField, mapping: Mapping) -> FieldType | None:
-    if sf.field in ("_score", "_doc", "_shard_doc"):
+    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None:
         return None
     return mapping.get(sf.field)
 

@@ -31,6 +31,7 @@ from typing import Any
 from ..engine.inner_hits import inner_hit_queries
 from ..engine.query.nodes import Query
 from ..engine.mapping import Mapping
+from ..engine.query.score_nodes import filters_by_score
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardHits, ShardQuery
@@ -170,11 +171,13 @@ class SearchPath:
                       if sid in selected_shards(m.number_of_shards, routing[m.name],
                                                 req.preference)
                       and _in_slice(req, m, sid)]
-        scoring = any(sf.field == "_score" for sf in sort) or req.track_scores \
-            or req.min_score is not None or req.explain or bool(req.named) \
-            or bool(req.rescore) \
+        scoring = any(sf.field == "_score" or sf.script is not None for sf in sort) \
+            or req.track_scores or req.min_score is not None or req.explain \
+            or bool(req.named) or bool(req.rescore) \
+            or filters_by_score(req.query) or filters_by_score(req.post_filter) \
             or req.query is not None and bool(inner_hit_queries(req.query))
-        # explain, named and rescore queries and inner hits need the statistics
+        # explain, named and rescore queries, inner hits, scripts (they may read _score)
+        # and min_score need the statistics
         prof = SearchProfile(shard_list, req.query, req.from_, req.size) if req.profile else None
         filters = {m.name: filtered(req.query, access[m.name].filters) for m in metas}
         return _Search(req, t0, deadline, metas, sort, shard_list, scoring, prof,

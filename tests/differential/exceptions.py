@@ -55,7 +55,25 @@ def _cut_by_key_before_min_doc_count(diff: Difference, request: dict[str, Any]) 
         (request.get("body") or {}).get("aggs"))
 
 
+def _missing_factor_value(diff: Difference, request: dict[str, Any]) -> bool:
+    fvf = (((request.get("body") or {}).get("query") or {}).get("function_score") or {}) \
+        .get("field_value_factor") or {}
+    return (diff.path == "status" and bool(fvf) and "missing" not in fvf
+            and diff.ours[0] == 400 and diff.theirs[0] == 500)
+
+
 DELIBERATE: tuple[Deliberate, ...] = (
+    Deliberate(
+        name="field_value_factor_missing_value",
+        why="field_value_factor on a document without the field and no `missing`: both fail "
+            "every shard with \"Missing value for field [f]\"; Elasticsearch and OpenSearch "
+            "throw a bare ElasticsearchException there (500), we answer 400 "
+            "(illegal_argument_exception): the request asks for a value the data does not "
+            "have, a client's mistake, and no 5xx for anything a client can send.",
+        covers=_missing_factor_value,
+        probe=("POST", "/diff/_search",
+               {"query": {"function_score": {"field_value_factor": {"field": "price"}}}},
+               None)),
     Deliberate(
         name="search_after_with_from",
         why="search_after with a from other than 0: we answer as Elasticsearch 8 does, 400 "

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
-from . import parse_full_text, parse_term_level
+from . import parse_full_text, parse_scoring, parse_term_level
 from .nested_query import parse_nested
 from .bool_prefix import parse_match_bool_prefix
 from .combined_fields import parse_combined_fields
@@ -221,6 +221,7 @@ _PARSERS = {
     "match_bool_prefix": parse_match_bool_prefix,
     "combined_fields": parse_combined_fields,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
+    **parse_scoring.parsers(_parse),
 }
 
 

@@ -7,10 +7,13 @@ from typing import Any
 import numpy as np
 
 from . import nodes as Q
+from . import score_nodes as S
 from ..field_types import FieldType
 from ..scoring import K1, LENGTH_TABLE, B, legacy_boost, norm_inverse_cache
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
+from .explain_scoring import (explain_distance_feature, explain_function_score,
+                              explain_script_score)
 from .matching import (evaluate, match_terms, phrase_freq_column, phrase_terms, phrase_weight,
                        term_scores, term_weight)
 from .rewrite import analyze_for, query_text
@@ -75,6 +78,14 @@ def describe(q: Q.Query) -> str:
         return boosted("(" + " | ".join(describe(s) for s in q.queries) + ")")
     if isinstance(q, Q.Nested):
         return boosted(f"ToParentBlockJoinQuery ({describe(q.query)})")
+    if isinstance(q, S.FunctionScore):
+        return boosted(f"function score ({describe(q.query)}, functions: "
+                       f"[{len(q.functions)}])")
+    if isinstance(q, S.ScriptScore):
+        return boosted(f"script_score ({describe(q.query)}, script: {q.script.source})")
+    if isinstance(q, S.DistanceFeature):
+        return boosted(f"DistanceFeatureQuery(field={q.field},origin={q.origin},"
+                       f"pivot={q.pivot})")
     return type(q).__name__
 
 
@@ -123,6 +134,12 @@ def _explain(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> Explanation:
                            q.boost, value)
     if isinstance(q, Q.ConstantScore):
         return _x(value, describe(q))
+    if isinstance(q, S.FunctionScore):
+        return explain_function_score(q, seg, doc, ctx, _explain, describe, evaluate)
+    if isinstance(q, S.ScriptScore):
+        return explain_script_score(q, seg, doc, ctx, _explain, value)
+    if isinstance(q, S.DistanceFeature):
+        return explain_distance_feature(q, seg, doc, ctx, value)
     if isinstance(q, Q.MatchAll):
         return _x(value, describe(q))
     return _x(value, describe(q))

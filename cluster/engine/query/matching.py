@@ -27,6 +27,7 @@ from .index_field import index_matches
 from .phrase_freq import phrase_freq_column
 from .ip_match import ip_query_mask, pattern_dictionary, range_span, term_spans
 from .range_match import query_span, range_query_mask
+from . import function_score
 from .field_values import numeric_bounds, numeric_value
 from .nested_query import evaluate_nested
 from .intervals import evaluate_intervals
@@ -503,4 +504,5 @@ _EVAL: dict[type, Any] = {
     Intervals: evaluate_intervals,
     Span: evaluate_span,
     CombinedFields: evaluate_combined,
+    **function_score.evaluators(evaluate),
 }

@@ -3,6 +3,7 @@
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseError
@@ -32,6 +33,7 @@ def _p_term(body: dict[str, Any], st: ParseState) -> Query:
 def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
     fname: str | None = None
     values: list[Any] = []
+    lookup: Any = None
     boost = 1.0
     for key, spec in body.items():
         if isinstance(spec, list):
@@ -45,7 +47,11 @@ def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
                     raise ParsingError(f"[terms] unknown token [{token_name(v)}] after [{key}]")
                 values.append(v)
         elif isinstance(spec, dict):
-            raise ParsingError("[terms] query does not support terms lookup")
+            if fname is not None:
+                raise ParsingError("[terms] query does not support multiple fields")
+            from .parse_scoring import terms_lookup
+            lookup = terms_lookup(key, spec)
+            fname = key
         elif key == "boost":
             boost = float_option("terms", key, spec)
         elif key != "_name":
@@ -55,6 +61,8 @@ def _p_terms(body: dict[str, Any], st: ParseState) -> Query:
                            "a document lookup specification")
     if not fname:
         raise IllegalArgument("field name cannot be null.")
+    if lookup is not None:
+        return replace(lookup, boost=boost)
     return Terms(field=fname, values=tuple(values), boost=boost)
 
 

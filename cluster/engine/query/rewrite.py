@@ -11,6 +11,7 @@ import fnmatch
 from typing import Any
 
 from . import nodes as Q
+from . import score_nodes as S
 from ..analysis import get_analyzer
 from ..mapping import FieldType, Mapping
 from .nested_query import check_path
@@ -76,6 +77,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         for sub in q.queries:
             _collect(sub, mapping, out)
     elif isinstance(q, Q.Nested) and q.score_mode != "none":
+        _collect(q.query, mapping, out)
+    elif isinstance(q, (S.FunctionScore, S.ScriptScore)):
         _collect(q.query, mapping, out)
 
 
@@ -195,6 +198,12 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.Nested):
         if not check_path(q, mapping):
             return Q.MatchNone()
+        return dataclasses.replace(q, query=expand(q.query, mapping))
+    if isinstance(q, S.FunctionScore):
+        functions = tuple(dataclasses.replace(f, filter=expand(f.filter, mapping))
+                          for f in q.functions)
+        return dataclasses.replace(q, query=expand(q.query, mapping), functions=functions)
+    if isinstance(q, S.ScriptScore):
         return dataclasses.replace(q, query=expand(q.query, mapping))
     return q
 

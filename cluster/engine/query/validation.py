@@ -6,10 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import nodes as Q
+from . import score_nodes as S
 from .parse_helpers import MAX_CLAUSE_COUNT
 from ...errors import IllegalArgument, TooManyClauses
 from ..mapping import Mapping
 from .context import Context
+from .distance_feature import parameters as distance_feature_parameters
+from .function_score import decay_parameters
 from .field_values import date_bound, numeric_bounds, numeric_value
 from .index_field import pattern_on_term_field_error
 from .intervals import check_intervals
@@ -86,6 +89,10 @@ def _children(q: Q.Query) -> tuple[Q.Query, ...]:
         return (q.filter,)
     if isinstance(q, Q.Nested):
         return (q.query,)
+    if isinstance(q, S.FunctionScore):
+        return (q.query, *(f.filter for f in q.functions))
+    if isinstance(q, S.ScriptScore):
+        return (q.query,)
     return ()
 
 
@@ -105,6 +112,8 @@ def _count_leaves(q: Q.Query, mapping: Mapping, max_clauses: int) -> int:
         return _count_leaves(q.filter, mapping, max_clauses)
     if isinstance(q, Q.Nested):
         return _count_leaves(q.query, mapping, max_clauses)
+    if isinstance(q, (Q.ConstantScore, S.FunctionScore, S.ScriptScore)):
+        return sum(_count_leaves(s, mapping, max_clauses) for s in _children(q))
     if isinstance(q, Q.Match):
         ft = mapping.get(q.field)
         if ft is None or ft.kind not in ("text", "keyword"):
@@ -139,8 +148,15 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         for s in q.queries:
             _validate_values(s, ctx)
         return
-    if isinstance(q, (Q.ConstantScore, Q.Nested)):
-        _validate_values(q.filter if isinstance(q, Q.ConstantScore) else q.query, ctx)
+    if isinstance(q, Q.Nested):
+        _validate_values(q.query, ctx)
+        return
+    if isinstance(q, (Q.ConstantScore, S.FunctionScore, S.ScriptScore)):
+        for s in _children(q):
+            _validate_values(s, ctx)
+        for f in getattr(q, "functions", ()):
+            if isinstance(f.function, S.Decay):
+                decay_parameters(f.function, ctx)
         return
     if isinstance(q, Q.Regexp):
         lucene_regex(q.value, q.flags, q.case_insensitive)
@@ -150,6 +166,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, CombinedFields):
         check_combined_fields(q, ctx)
+        return
+    if isinstance(q, S.DistanceFeature):
+        distance_feature_parameters(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None

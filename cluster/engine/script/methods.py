@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import ScriptFault
+from .score_helpers import HELPERS
 from .javavalues import (LONG_MAX, LONG_MIN, INT_MAX, INT_MIN, Long, equals, is_long, is_number,
                          to_string, type_name, wrap)
 
@@ -312,6 +313,9 @@ CONSTANT_VALUES: dict[tuple[str, str], Any] = {
     ("Long", "MIN_VALUE"): Long(LONG_MIN), ("Double", "MAX_VALUE"): 1.7976931348623157e308,
     ("Double", "MIN_VALUE"): 5e-324,
 }
+
+
+STATIC_METHODS.update({("", name): fn for name, (_, fn) in HELPERS.items()})
 
 
 def call_static(cls: str, name: str, args: list[Any]) -> Any:

@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import ScriptFault
 from .lexer import Token, tokenize
+from .score_helpers import HELPERS
 
 MAX_DEPTH = 32           # nested expressions / statements (each level is ~15 Python frames)
 
@@ -433,6 +434,11 @@ class _Parser:
             return Node("constant", (t.value, member.value), t.start, member.end)
         if t.value in REFUSED_WORDS:
             raise _fault(t, f"[{t.value}] is not supported by this server's Painless subset")
+        if t.value in HELPERS and self.at("(") and "_score" in self.scopes[0]:
+            args = self.arguments()
+            if len(args) != HELPERS[t.value][0]:
+                raise _fault(t, f"Unknown call [{t.value}] with [{len(args)}] arguments.")
+            return Node("static", ("", t.value, args), t.start, self.toks[self.i - 1].end)
         if not any(t.value in s for s in self.scopes):
             raise _fault(t, f"cannot resolve symbol [{t.value}]")
         return Node("var", (t.value,), t.start, t.end)
