@@ -120,6 +120,7 @@ def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:
         for i in range(0, len(tok), MAX_TOKEN_LENGTH):
             part = tok[i:i + MAX_TOKEN_LENGTH]
             out.append((part.lower(), m.start() + i, m.start() + i + len(part), kind))
+    return out
 
 
 _SPAN_RES = {"whitespace": re.compile(r"\S+"), "simple": re.compile(r"[^\W\d_]+")}
