@@ -127,6 +127,8 @@ def _ip_text(value: Any) -> Any:
         return ip_render(parse_ip(value))
     except ValueError:
         return value
+
+
 def _dates_formatted(vals: list[Any], ft: Any, fmt: str | None) -> list[Any]:
     """Dates as Elasticsearch prints them: parsed under the mapping, printed with ``format``
     or the mapping's (``date_nanos``: ``strict_date_optional_time_nanos``). Values the mapping
