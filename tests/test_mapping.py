@@ -233,3 +233,10 @@ def test_a_root_mapping_parameter_we_do_not_implement_is_refused_not_ignored(roo
         in str(err.value)
     with pytest.raises(MapperParsing):
         Mapping.from_body({}).merge(root)
+
+
+def test_an_analyzer_that_does_not_exist_here_is_refused_not_replaced_by_standard() -> None:
+    with pytest.raises(MapperParsing) as err:
+        Mapping.from_body({"properties": {"t": {"type": "text", "analyzer": "english"}}})
+    assert "analyzer [english] has not been configured in mappings" in str(err.value)
+    Mapping.from_body({"properties": {"t": {"type": "text", "analyzer": "whitespace"}}})

@@ -628,3 +628,17 @@ def test_a_pattern_query_on_a_field_without_string_terms_is_refused_not_empty(bo
     text = str(err.value.to_cause())
     assert err.value.status == 400 and "query_shard_exception" in text
     assert f"Can only use {kind} queries on" in text
+
+
+def test_match_fuzziness_is_refused_not_ignored(books):
+    assert ids(books, {"match": {"title": {"query": "fox", "fuzziness": 0}}})
+    with pytest.raises(SearchError) as err:
+        ids(books, {"match": {"title": {"query": "fxo", "fuzziness": "AUTO"}}})
+    assert err.value.status == 400 and "[match] [fuzziness]" in str(err.value.to_cause())
+
+
+def test_a_query_analyzer_that_does_not_exist_here_is_refused(books):
+    with pytest.raises(SearchError) as err:
+        ids(books, {"match": {"title": {"query": "fox", "analyzer": "english"}}})
+    assert err.value.status == 400 and "failed to find analyzer [english]" in str(
+        err.value.to_cause())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardsearch.cluster.errors import ParsingError, TooManyClauses
+from shardsearch.cluster.errors import IllegalArgument, ParsingError, TooManyClauses
 from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Match, MatchAll,
                                                     MatchNone, MatchPhrase, Prefix, QueryString,
                                                     Range, Wildcard)
@@ -218,9 +218,11 @@ def test_the_query_string_boost_applies_to_the_whole_query():
     assert qs("a b", boost=2.0) == Bool(should=(m("a"), m("b")), boost=2.0)
 
 
-def test_term_fuzziness_is_dropped():
-    assert qs("fox~") == m("fox")
-    assert qs("fox~1^2") == m("fox", boost=2.0)
+def test_term_fuzziness_is_refused_not_dropped():
+    assert qs("fox~0") == m("fox")
+    for text in ("fox~", "fox~1^2"):
+        with pytest.raises(IllegalArgument, match="fuzzy term"):
+            qs(text)
 
 
 # --------------------------------------------------------------------------- wildcards
@@ -408,8 +410,10 @@ def test_simple_parentheses_group_clauses():
     assert sqs("(a | b) + c") == Bool(must=(Bool(should=(m("a"), m("b"))), m("c")))
 
 
-def test_simple_fuzziness_is_dropped():
-    assert sqs("fox~2") == m("fox")
+def test_simple_fuzziness_is_refused_not_dropped():
+    assert sqs("fox~0") == m("fox")
+    with pytest.raises(IllegalArgument, match="fuzzy term"):
+        sqs("fox~2")
 
 
 def test_simple_field_syntax_is_plain_text():

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from ..errors import IllegalArgument
+
 _IDEOGRAPH = r"[\u3040-\u309f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]"
 _WORD = (
     r"(?:(?!" + _IDEOGRAPH + r")\w)+"
@@ -94,8 +96,13 @@ ANALYZERS: dict[str, Callable[[str], list[str]]] = {
 
 
 def get_analyzer(name: str | None) -> Callable[[str], list[str]]:
-    """The analyzer function by Elasticsearch name; unknown names fall back to ``standard``."""
-    return ANALYZERS.get(name or "standard", standard_tokens)
+    """The analyzer function by Elasticsearch name (None: ``standard``); an unknown name is a
+    400 — analysing with another analyzer would answer a different question."""
+    fn = ANALYZERS.get(name or "standard")
+    if fn is None:
+        raise IllegalArgument(f"failed to find analyzer [{name}]",
+                              es_type="query_shard_exception")
+    return fn
 
 
 def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:

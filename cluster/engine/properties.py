@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from .analysis import ANALYZERS
 from ..errors import MapperParsing
 from .date_formats import InvalidFormat, validate_format
 from .field_types import DATE_TYPES, IGNORE_MALFORMED_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
@@ -36,6 +37,10 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             _check_date_params(name, spec)
         if "ignore_malformed" in spec:
             _check_ignore_malformed(name, ftype, spec["ignore_malformed"])
+        for key in ("analyzer", "search_analyzer", "search_quote_analyzer"):
+            if key in spec and spec[key] not in ANALYZERS:   # never analyzed some other way
+                raise MapperParsing(f"Failed to parse mapping: analyzer [{spec[key]}] has not "
+                                    "been configured in mappings")
         if "properties" in spec:
             if not isinstance(spec["properties"], dict):
                 raise MapperParsing(f"Failed to parse mapping: [properties] of [{path}] must be "

@@ -128,6 +128,8 @@ def percentiles(node: AggNode, view: ShardView, rows: Rows) -> Values:
 
 METRICS = {name: stats for name in ("avg", "sum", "min", "max", "stats", "extended_stats",
                                     "value_count")}
+
+
 def _top_hits(node: AggNode, view: ShardView, rows: Rows) -> Any:
     from .tophits import top_hits
     return top_hits(node, view, rows)

@@ -36,6 +36,8 @@ def _p_match(body: dict[str, Any], st: ParseState) -> Query:
     fname, o = field_query("match", body, ("query",), _MATCH_OPTS)
     if o.get("query") is None:
         raise ParsingError("No text specified for text query")
+    if str(o.get("fuzziness", "0")) not in ("0", "0.0"):   # an edit distance: not built here
+        raise IllegalArgument("[match] [fuzziness] is not supported by this server")
     return Match(field=require_field(fname), text=o["query"],
                  operator=operator_option(o.get("operator", "or")),
                  minimum_should_match=o.get("minimum_should_match"), analyzer=o.get("analyzer"),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...errors import ParsingError
+from ...errors import IllegalArgument, ParsingError
 from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
@@ -190,7 +190,10 @@ class _ClassicParser:
                                         spec.include_upper), boost)
         if tok.kind == "TERM":
             assert isinstance(tok.value, Word)
-            _, boost = self._modifiers()   # fuzziness (term~2) has no node: it is dropped
+            fuzzy, boost = self._modifiers()
+            if fuzzy is not None and fuzzy not in ("0", "0.0"):   # term~N: edit distance
+                raise IllegalArgument(f"[query_string] fuzzy term [{tok.value.text}~{fuzzy}] is "
+                                      "not supported by this server")
             return boosted(self._term(fields, tok.value, explicit), boost)
         raise SyntaxFault(f"unexpected {tok.kind}")
 

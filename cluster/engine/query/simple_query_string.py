@@ -5,6 +5,7 @@ whatever cannot be parsed is dropped instead of raising.
 """
 from __future__ import annotations
 
+from ...errors import IllegalArgument
 from .nodes import Bool, MatchNone, Query
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import WHITESPACE, Fields, QueryBuilder, negated, too_deep
@@ -129,8 +130,11 @@ class SimpleParser:
                 continue
             if c in _SIMPLE_STOP:
                 break
-            if out and c == "~":         # fuzziness has no node: read and drop it
-                j, _ = self._fuzziness(j + 1, end)
+            if out and c == "~":         # term~N: an edit distance, not built here
+                j, fuzzy = self._fuzziness(j + 1, end)
+                if fuzzy:
+                    raise IllegalArgument(f"[simple_query_string] fuzzy term [{''.join(out)}~"
+                                          f"{fuzzy}] is not supported by this server")
                 break
             prefix = bool(out) and c == "*"
             out.append(c)
