@@ -151,6 +151,8 @@ def shard_plan(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Plan,
             raise IllegalArgument(f"[suggest] the text of [{s.name}] has [{len(tokens)}] tokens; "
                                   f"at most [{MAX_TOKENS}] are accepted by this server")
         if isinstance(s, PhraseSuggestion):
+            if mapping.get(s.field) is None:
+                raise IllegalArgument(f"no mapping found for field [{s.field}]")
             phrases.extend(phrase_plan(s, tokens))
         else:
             terms.append((s.name, s.field, tokens, s.max_edits, s.prefix_length))

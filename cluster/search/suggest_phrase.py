@@ -6,9 +6,10 @@ token, the field's terms within its edit distance (shards send them with documen
 frequencies, ``engine/suggest_phrase.py``; here they are summed). Every path that corrects at
 most ``max_errors`` tokens is scored as ``exp(sum(log10(channel * language model)))`` — the
 mix of bases is Elasticsearch's — and kept above ``confidence`` times the input's own score.
-The language model is a unigram one (no shingle fields here, so ``gram_size`` is 1); the
-number of distinct terms is taken as unknown (-1), as Lucene reports it for an index of more
-than one segment, so that the answer does not depend on how documents are spread.
+The language model is a unigram one (no shingle fields here, so ``gram_size`` is 1). Its
+count of distinct terms is the number of documents, as Elasticsearch takes it for an index of
+more than one segment (Lucene does not know the count there): exact sums, so the answer does
+not depend on how documents are spread over shards and segments.
 """
 from __future__ import annotations
 
@@ -175,7 +176,7 @@ def _paths(sets: list[tuple[Candidate, list[Candidate]]], errors: int) -> list[l
 def _word_scorer(s: PhraseSuggestion, lm: dict[str, Any]) -> Any:
     """``log10(channel * unigram)`` of one candidate (Elasticsearch's ``WordScorer``)."""
     voc = lm["sum_ttf"]
-    num_terms = -1 if voc - 1 > 1 else 0
+    num_terms = lm["docs"]
 
     def score(c: Candidate) -> float:
         channel = s.real_word_error_likelihood if c.distance == 1.0 else c.distance
@@ -194,7 +195,23 @@ def _java_round(x: float) -> int:
 def _option(s: PhraseSuggestion, score: float, path: list[Candidate]) -> dict[str, Any]:
     out: dict[str, Any] = {"text": " ".join(c.term for c in path)}
     if s.pre_tag is not None:
-        out["highlighted"] = " ".join(
-            c.term if c.user else f"{s.pre_tag}{c.term}{s.post_tag}" for c in path)
+        out["highlighted"] = _highlighted(path, s.pre_tag, s.post_tag or "")
     out["score"] = float(np.float32(score))
     return out
+
+
+def _highlighted(path: list[Candidate], pre: str, post: str) -> str:
+    """The correction with each run of corrected terms in one pair of tags."""
+    words: list[str] = []
+    run: list[str] = []
+    for c in path:
+        if c.user:
+            if run:
+                words.append(pre + " ".join(run) + post)
+                run = []
+            words.append(c.term)
+        else:
+            run.append(c.term)
+    if run:
+        words.append(pre + " ".join(run) + post)
+    return " ".join(words)

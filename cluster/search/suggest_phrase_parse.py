@@ -46,7 +46,7 @@ class PhraseSuggestion:
     analyzer: str | None = None
     real_word_error_likelihood: float = 0.95
     confidence: float = 1.0
-    max_errors: float = 1.0
+    max_errors: float = 0.5     # Elasticsearch's DEFAULT_MAX_ERRORS (its docs say 1.0)
     separator: str = " "
     token_limit: int = 10
     pre_tag: str | None = None
@@ -84,7 +84,7 @@ def parse_phrase(name: str, opts: Any, text: Any) -> PhraseSuggestion:
         analyzer=_str(opts, "analyzer"),
         real_word_error_likelihood=_positive(opts, "real_word_error_likelihood", 0.95),
         confidence=_number(opts, "confidence", 1.0, "confidence must be >= 0.0"),
-        max_errors=_positive(opts, "max_errors", 1.0),
+        max_errors=_positive(opts, "max_errors", 0.5),
         separator=_str(opts, "separator") or " ",
         token_limit=_int(opts, "token_limit", 10, low=1, msg="token_limit must be >= 1"),
         pre_tag=pre, post_tag=post, smoothing=smoothing, alpha=alpha)
@@ -160,7 +160,7 @@ def _smoothing(value: Any) -> tuple[str, float]:
     if not isinstance(opts, dict):
         raise ParsingError(f"[{kind}] smoothing must be an object")
     allowed = {"stupid_backoff": ("discount",), "laplace": ("alpha",),
-               "linear_interpolation": ("trigram_lambda", "bigram_lambda", "unigram_lambda")}
+               "linear": ("trigram_lambda", "bigram_lambda", "unigram_lambda")}
     if kind not in allowed:
         raise IllegalArgument(f"suggester[phrase] doesn't support object field [{kind}]")
     for k in opts:
@@ -169,10 +169,10 @@ def _smoothing(value: Any) -> tuple[str, float]:
                                f"field [{k}]")
     for k in opts:
         _number(opts, k, 0.0)
-    if kind == "linear_interpolation":
+    if kind == "linear":
         lambdas = [float(opts.get(k, 0.0)) for k in allowed[kind]]
         if abs(sum(lambdas) - 1.0) > 0.001:
-            raise IllegalArgument("linear interpolation lambdas must sum to 1")
+            raise IllegalArgument("linear smoothing lambdas must sum to 1")
     return kind, float(opts.get("alpha", 0.5))
 
 
