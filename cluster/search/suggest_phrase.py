@@ -115,7 +115,10 @@ def _draw(g: Generator, m: dict[str, Any], at: int, tok: str) -> list[Candidate]
         if dist < g.accuracy:
             continue
         words.append((dist, df, term, ttf))
-    words.sort(key=lambda w: (-w[0], -w[1], w[2]))
+    if g.sort == "frequency":
+        words.sort(key=lambda w: (-w[1], -w[0], w[2]))
+    else:
+        words.sort(key=lambda w: (-w[0], -w[1], w[2]))
     return [Candidate(t, df, ttf, d, _cand_score(d, ttf, m["sum_ttf"]))
             for d, df, t, ttf in words[:g.size]]
 

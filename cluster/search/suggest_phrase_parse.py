@@ -31,6 +31,7 @@ class Generator:
     min_doc_freq: float = 0.0
     max_term_freq: float = 0.01
     accuracy: float = 0.5
+    sort: str = "score"         # which ``size`` candidates are kept: best score or frequency
 
 
 @dataclass(frozen=True)
@@ -132,7 +133,7 @@ def _generator(g: Any, field: str) -> Generator:
                      size=_int(g, "size", 5, low=1),
                      min_doc_freq=_number(g, "min_doc_freq", 0.0),
                      max_term_freq=_number(g, "max_term_freq", 0.01),
-                     accuracy=_number(g, "accuracy", 0.5))
+                     accuracy=_number(g, "accuracy", 0.5), sort=g.get("sort", "score"))
 
 
 def _highlight(value: Any) -> tuple[str | None, str | None]:

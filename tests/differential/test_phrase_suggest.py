@@ -55,6 +55,8 @@ def phrase_pair(pair: Any) -> Iterator[Any]:
     ("brwn", {"field": "t", "smoothing": {"linear": {
         "trigram_lambda": 0.2, "bigram_lambda": 0.3, "unigram_lambda": 0.5}}}),
     ("quikc", {"field": "k", "confidence": 0}),
+    ("quirc", {"field": "t", "confidence": 0, "direct_generator": [
+        {"field": "t", "size": 1, "sort": "frequency", "prefix_length": 0}]}),
 ])
 def test_phrase_suggestions_agree_with_opensearch(phrase_pair: Any, text: str,
                                                   spec: dict[str, Any]) -> None:
