@@ -159,3 +159,9 @@ def test_phrase_suggester_over_http_with_the_official_client(es, base_url) -> No
     with pytest.raises(BadRequestError) as e:
         client.search(index="p", suggest={"s": {"text": "x", "phrase": {"field": "nope"}}})
     assert "no mapping found for field [nope]" in str(e.value)
+
+
+def test_phrase_corrections_scored_are_bounded(clusters) -> None:
+    from shardsearch.cluster.errors import IllegalArgument
+    with pytest.raises(IllegalArgument, match="more than"):
+        _suggest(clusters[3], "quikc " * 12, token_limit=20, max_errors=12)

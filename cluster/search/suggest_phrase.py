@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field as dc_field
-from itertools import product
 from typing import Any
 
 import numpy as np
@@ -161,18 +160,24 @@ def _corrections(s: PhraseSuggestion, lm: dict[str, Any],
 
 
 def _paths(sets: list[tuple[Candidate, list[Candidate]]], errors: int) -> list[list[Candidate]]:
-    """The paths the search visits, refused beyond ``MAX_PATHS``."""
-    options = [[o, *c] for o, c in sets]
-    total = 0
+    """The paths the search visits (each position: the user's term, or a correction while
+    the ``errors`` budget lasts), refused beyond ``MAX_PATHS``. O(paths × tokens)."""
     out: list[list[Candidate]] = []
-    for path in product(*options):
-        if sum(1 for c in path if not c.user) > errors:
-            continue
-        total += 1
-        if total > MAX_PATHS:
-            raise IllegalArgument(f"[phrase] suggester would score more than [{MAX_PATHS}] "
-                                  "corrections; lower [max_errors] or the generators' [size]")
-        out.append(list(path))
+
+    def walk(at: int, path: list[Candidate], left: int) -> None:
+        if at == len(sets):
+            if len(out) >= MAX_PATHS:
+                raise IllegalArgument(f"[phrase] suggester would score more than [{MAX_PATHS}] "
+                                      "corrections; lower [max_errors] or the generators' "
+                                      "[size]")
+            out.append(list(path))
+            return
+        original, corrections = sets[at]
+        for c in [original, *(corrections if left > 0 else [])]:
+            path.append(c)
+            walk(at + 1, path, left - (0 if c.user else 1))
+            path.pop()
+    walk(0, [], errors)
     return out
 
 
