@@ -105,6 +105,12 @@ def test_phrase_generator_options_change_the_candidates(clusters) -> None:
     by_score = _suggest(clusters[3], "quirc", confidence=0, direct_generator=[
         {"field": "t", "size": 1, "prefix_length": 0}])
     assert by_freq[0]["text"] == "quick" and by_score[0]["text"] == "quirk"
+    # quick and quack tie on distance to "quuck"; one inspection keeps the earlier term only
+    wide = _suggest(clusters[3], "quuck", confidence=0, max_errors=1, direct_generator=[
+        {"field": "t", "size": 1, "max_term_freq": 100}])
+    narrow = _suggest(clusters[3], "quuck", confidence=0, max_errors=1, direct_generator=[
+        {"field": "t", "size": 1, "max_inspections": 1, "max_term_freq": 100}])
+    assert wide[0]["text"] == "quick" and narrow[0]["text"] == "quack"
 
 
 def test_phrase_text_with_too_many_tokens_has_no_options(clusters) -> None:

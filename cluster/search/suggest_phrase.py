@@ -114,6 +114,10 @@ def _draw(g: Generator, m: dict[str, Any], at: int, tok: str) -> list[Candidate]
         if dist < g.accuracy:
             continue
         words.append((dist, df, term, ttf))
+    # Lucene's fuzzy enumeration keeps the best ``size * max_inspections`` by distance
+    # (earlier terms on ties) before ranking them
+    words.sort(key=lambda w: (-w[0], w[2]))
+    del words[g.size * g.max_inspections:]
     if g.sort == "frequency":
         words.sort(key=lambda w: (-w[1], -w[0], w[2]))
     else:

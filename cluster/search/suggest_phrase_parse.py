@@ -32,6 +32,7 @@ class Generator:
     max_term_freq: float = 0.01
     accuracy: float = 0.5
     sort: str = "score"         # which ``size`` candidates are kept: best score or frequency
+    max_inspections: int = 5    # Lucene looks at ``size * max_inspections`` terms first
 
 
 @dataclass(frozen=True)
@@ -126,14 +127,14 @@ def _generator(g: Any, field: str) -> Generator:
     max_edits = _int(g, "max_edits", 2)
     if not 1 <= max_edits <= 2:
         raise IllegalArgument("Illegal max_edits value " + str(max_edits))
-    _int(g, "max_inspections", 5)
     return Generator(g["field"], suggest_mode=mode, max_edits=max_edits,
                      prefix_length=_int(g, "prefix_length", 1),
                      min_word_length=_int(g, "min_word_length", 4),
                      size=_int(g, "size", 5, low=1),
                      min_doc_freq=_number(g, "min_doc_freq", 0.0),
                      max_term_freq=_number(g, "max_term_freq", 0.01),
-                     accuracy=_number(g, "accuracy", 0.5), sort=g.get("sort", "score"))
+                     accuracy=_number(g, "accuracy", 0.5), sort=g.get("sort", "score"),
+                     max_inspections=_int(g, "max_inspections", 5, low=1))
 
 
 def _highlight(value: Any) -> tuple[str | None, str | None]:

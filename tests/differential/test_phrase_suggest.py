@@ -57,6 +57,9 @@ def phrase_pair(pair: Any) -> Iterator[Any]:
     ("quikc", {"field": "k", "confidence": 0}),
     ("quirc", {"field": "t", "confidence": 0, "direct_generator": [
         {"field": "t", "size": 1, "sort": "frequency", "prefix_length": 0}]}),
+    ("quuck", {"field": "t", "confidence": 0, "direct_generator": [
+        {"field": "t", "size": 1, "max_inspections": 1}]}),
+    ("quuck", {"field": "t", "confidence": 0, "direct_generator": [{"field": "t", "size": 1}]}),
 ])
 def test_phrase_suggestions_agree_with_opensearch(phrase_pair: Any, text: str,
                                                   spec: dict[str, Any]) -> None:
