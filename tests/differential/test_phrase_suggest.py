@@ -60,6 +60,12 @@ def phrase_pair(pair: Any) -> Iterator[Any]:
     ("quuck", {"field": "t", "confidence": 0, "direct_generator": [
         {"field": "t", "size": 1, "max_inspections": 1}]}),
     ("quuck", {"field": "t", "confidence": 0, "direct_generator": [{"field": "t", "size": 1}]}),
+    ("quack brwn dogs", {"field": "t", "confidence": 0, "max_errors": 3, "direct_generator": [
+        {"field": "t", "suggest_mode": "popular", "max_term_freq": 100, "min_word_length": 3}]}),
+    ("quikc brwn fox", {"field": "t", "confidence": 0, "direct_generator": [
+        {"field": "t", "min_doc_freq": 2}]}),
+    ("quikc brwn fox", {"field": "t", "confidence": 0, "direct_generator": [
+        {"field": "t", "min_doc_freq": 0.3, "suggest_mode": "always"}]}),
 ])
 def test_phrase_suggestions_agree_with_opensearch(phrase_pair: Any, text: str,
                                                   spec: dict[str, Any]) -> None:
