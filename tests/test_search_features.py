@@ -264,8 +264,8 @@ def test_term_suggester_modes_and_sort(c) -> None:
     assert freqs == sorted(freqs, reverse=True)
 
 
-def test_phrase_and_completion_suggesters_are_refused_naming_them(c) -> None:
-    for kind in ("phrase", "completion"):
+def test_the_completion_suggester_is_refused_naming_it(c) -> None:
+    for kind in ("completion",):
         r = c.post("/one/_search", json={"suggest": {"s": {"text": "x",
                                                             kind: {"field": "title"}}}})
         assert r.status_code == 400 and kind in r.json()["error"]["reason"]

@@ -29,6 +29,7 @@ from .cancellation import Cancellation
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .collapse import collapsed_top
 from .row_scores import score_rows
+from .suggest_phrase import phrase_partial
 from .suggest_terms import term_partial
 from .gcpause import gc_paused, release_kept
 from .inner_hits import shard_inner_hits
@@ -393,6 +394,11 @@ class ShardCore(Merging):
             hits.suggest = {name: term_partial(self.segments, c.generation, field, list(tokens),
                                                edits, prefix)
                             for name, field, tokens, edits, prefix in q.suggest}
+        if q.phrase_suggest:
+            hits.suggest = (hits.suggest or {}) | {
+                name: phrase_partial(self.segments, c.generation, field, list(tokens), edits,
+                                     prefix)
+                for name, field, tokens, edits, prefix in q.phrase_suggest}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:

@@ -53,6 +53,8 @@ class ShardQuery:
     rescore: tuple[Query, ...] = ()      # rescore queries to score the top rows with
     suggest: tuple[tuple[str, str, tuple[str, ...], int, int], ...] = ()   # term suggesters:
                                          # (name, field, tokens, max_edits, prefix_length)
+    phrase_suggest: tuple[tuple[str, str, tuple[str, ...], int, int], ...] = ()   # the same,
+                                         # for phrase suggesters' generators (suggest_phrase.py)
 
 
 @dataclass

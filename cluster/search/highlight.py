@@ -6,7 +6,9 @@ analyzer (``engine/analysis.term_spans``). What is marked is what the query (or 
 queries, each term of a phrase where the phrase occurs, and the tokens a ``prefix`` or
 ``wildcard`` pattern matches; ``must_not`` clauses mark nothing. Two highlighters are built,
 ``unified`` (the default: sentence fragments) and ``plain`` (fixed-size fragments); ``fvh``
-needs term vectors and is refused with a 400 naming it. Fragment building is in
+needs term vectors and is refused with a 400 naming it. A field's ``matched_fields`` (unified
+only: fields holding the same ``_source`` text, as multi-fields do) add the marks the query
+makes on each of them, with its own analyzer, to the field's own. Fragment building is in
 ``highlight_fragments.py``.
 """
 from __future__ import annotations
@@ -29,9 +31,10 @@ TYPES = ("unified", "plain")
 OPTION_KEYS = ("type", "fragment_size", "number_of_fragments", "pre_tags", "post_tags",
                "require_field_match", "highlight_query", "no_match_size", "order")
 GLOBAL_KEYS = OPTION_KEYS + ("fields", "encoder")
+FIELD_KEYS = OPTION_KEYS + ("matched_fields",)
 # Elasticsearch options we do not build: refused, never ignored
 REFUSED_KEYS = ("boundary_chars", "boundary_max_scan", "boundary_scanner",
-                "boundary_scanner_locale", "fragmenter", "fragment_offset", "matched_fields",
+                "boundary_scanner_locale", "fragmenter", "fragment_offset",
                 "max_analyzed_offset", "phrase_limit", "tags_schema", "highlight_filter",
                 "force_source", "max_fragment_length")
 
@@ -50,6 +53,7 @@ class FieldOptions:
     no_match_size: int = 0
     order: str = "none"
     encoder: str = "default"
+    matched_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -88,7 +92,7 @@ def parse_highlight(value: Any) -> HighlightSpec | None:
             opts = {}
         if not isinstance(opts, dict):
             raise ParsingError(f"[fields] failed to parse field [{name}]")
-        out.append((name, _options(base, opts, "fields", OPTION_KEYS)))
+        out.append((name, _options(base, opts, "fields", FIELD_KEYS)))
     return HighlightSpec(tuple(out))
 
 
@@ -129,7 +133,19 @@ def _options(base: FieldOptions, value: dict[str, Any], where: str,
         if value["order"] not in ("score", "none"):
             raise IllegalArgument(f"Unknown order [{value['order']}]")
         out = replace(out, order=value["order"])
+    if "matched_fields" in value:
+        out = replace(out, matched_fields=_matched_fields(value["matched_fields"]))
+    if out.matched_fields and out.type != "unified":
+        raise IllegalArgument(f"[highlight] option [matched_fields] is not supported by this "
+                              f"server for type [{out.type}] (only [unified])")
     return out
+
+
+def _matched_fields(value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not all(isinstance(n, str) and n for n in names):
+        raise ParsingError("[fields] failed to parse field [matched_fields]")
+    return tuple(names)
 
 
 def highlight_hit(spec: HighlightSpec, query: Q.Query, source: bytes,
@@ -144,10 +160,11 @@ def highlight_hit(spec: HighlightSpec, query: Q.Query, source: bytes,
             values = _values(doc, _source_path(path, mapping))
             if not values:
                 continue
-            matcher = _matcher(opts.highlight_query or query, path, mapping,
-                               opts.require_field_match)
-            ft = mapping.get(path)
-            frags = field_fragments(values, ft, matcher, opts)
+            q = opts.highlight_query or query
+            matcher = _matcher(q, path, mapping, opts.require_field_match)
+            extra = [(mapping.get(f), _matcher(q, f, mapping, opts.require_field_match))
+                     for f in opts.matched_fields if f != path and mapping.get(f) is not None]
+            frags = field_fragments(values, mapping.get(path), matcher, opts, extra)
             if frags:
                 out[path] = frags
     return out

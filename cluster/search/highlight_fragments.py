@@ -73,14 +73,18 @@ def _phrase_marks(tokens: list[str], terms: tuple[str, ...], slop: int, prefix: 
     return out
 
 
-def field_fragments(values: list[str], ft: Any, matcher: FieldMatcher, opts: Any) -> list[str]:
-    """The fragments of one field's values, as the hit's ``highlight`` shows them."""
-    analyzer = "keyword" if ft is not None and ft.kind == "keyword" else \
+def _analyzer(ft: Any) -> str:
+    return "keyword" if ft is not None and ft.kind == "keyword" else \
         (ft.analyzer if ft is not None else "standard")
+
+
+def field_fragments(values: list[str], ft: Any, matcher: FieldMatcher, opts: Any,
+                    matched: list[tuple[Any, FieldMatcher]] | None = None) -> list[str]:
+    """The fragments of one field's values, as the hit's ``highlight`` shows them;
+    ``matched``: the ``matched_fields`` (type and matcher) whose marks are added."""
     scored: list[tuple[int, int, int, str]] = []   # (-score, value, position, text)
     for vi, text in enumerate(values):
-        spans = term_spans(analyzer, text)
-        marks = matcher.marked(spans)
+        spans, marks = _marked_spans(text, ft, matcher, matched or [])
         if not marks:
             continue
         if opts.number_of_fragments == 0:
@@ -97,6 +101,25 @@ def field_fragments(values: list[str], ft: Any, matcher: FieldMatcher, opts: Any
     scored.sort(key=lambda t: t[:3])
     frags = [t[3] for t in scored]
     return frags if opts.number_of_fragments == 0 else frags[:opts.number_of_fragments]
+
+
+def _marked_spans(text: str, ft: Any, matcher: FieldMatcher,
+                  matched: list[tuple[Any, FieldMatcher]]) -> tuple[list[Span], list[int]]:
+    """The field's tokens with the marked ones, plus the tokens other analyzers of the same
+    text (``matched_fields``) mark where the field's own tokens are not marked."""
+    spans = term_spans(_analyzer(ft), text)
+    marks = matcher.marked(spans)
+    if not matched:
+        return spans, marks
+    marked = {(spans[i][1], spans[i][2]): spans[i] for i in marks}
+    for mft, m in matched:
+        other = term_spans(_analyzer(mft), text)
+        for i in m.marked(other):
+            marked.setdefault((other[i][1], other[i][2]), other[i])
+    plain = [s for s in spans if (s[1], s[2]) not in marked]
+    merged = sorted(plain + list(marked.values()), key=lambda s: (s[1], s[2]))
+    keys = set(marked)
+    return merged, [i for i, s in enumerate(merged) if (s[1], s[2]) in keys]
 
 
 def _render(text: str, start: int, end: int, spans: list[Span], marks: list[int],

@@ -202,7 +202,8 @@ class SearchPath:
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
         k = shard_k(req)
-        suggest = shard_plan(req.suggest, _suggest_mapping(req, s.metas)) if req.suggest else ()
+        suggest, phrase_suggest = (shard_plan(req.suggest, _suggest_mapping(req, s.metas))
+                                   if req.suggest else ((), ()))
         queries = [ShardQuery(query=boosted(_shard_query(req, s.filters.get(m.name, req.query),
                                                          m, sid),
                                             index_boost(req.indices_boost, m.name)),
@@ -214,7 +215,7 @@ class SearchPath:
                               deadline=s.deadline, profile=req.profile, latest=guessed,
                               collapse=req.collapse.field if req.collapse else None,
                               named=req.named, rescore=tuple(r.query for r in req.rescore),
-                              suggest=suggest)
+                              suggest=suggest, phrase_suggest=phrase_suggest)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
             plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py

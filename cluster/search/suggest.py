@@ -5,8 +5,8 @@ The text is analyzed with the field's search analyzer at the coordinator; each s
 with its query-phase answer, the terms near each token and their frequencies
 (``engine/suggest_terms.py``); here they are summed, filtered by ``suggest_mode``,
 ``min_doc_freq`` and ``max_term_freq``, scored (``1 - edits / min(length)``, Lucene's
-``internal`` distance) and ranked. The ``phrase`` and ``completion`` suggesters are refused
-with a 400 naming them.
+``internal`` distance) and ranked. The ``phrase`` suggester is ``suggest_phrase.py``; the
+``completion`` suggester is refused with a 400 naming it.
 """
 from __future__ import annotations
 
@@ -19,12 +19,15 @@ from typing import Any
 from ..engine.analysis import term_spans
 from ..engine.query.parse_helpers import token_name
 from ..errors import IllegalArgument, ParsingError
+from .suggest_phrase import phrase_plan, reduce_phrase
+from .suggest_phrase_parse import PhraseSuggestion, parse_phrase
 
 TERM_OPTIONS = ("field", "text", "size", "suggest_mode", "max_edits", "prefix_length",
                 "min_word_length", "sort", "string_distance", "analyzer", "min_doc_freq",
                 "max_term_freq")
 MODES = ("missing", "popular", "always")
 MAX_TOKENS = 256   # ours: tokens of one suggester's text (bounds the shards' comparisons)
+Plan = tuple[tuple[str, str, tuple[str, ...], int, int], ...]
 
 
 @dataclass(frozen=True)
@@ -45,7 +48,10 @@ class TermSuggestion:
     max_term_freq: float = 0.01
 
 
-def parse_suggest(value: Any) -> tuple[TermSuggestion, ...]:
+Suggestion = TermSuggestion | PhraseSuggestion
+
+
+def parse_suggest(value: Any) -> tuple[Suggestion, ...]:
     """The body's ``suggest`` object: a global ``text`` and named suggesters."""
     if value is None:
         return ()
@@ -62,19 +68,21 @@ def parse_suggest(value: Any) -> tuple[TermSuggestion, ...]:
     return tuple(out)
 
 
-def _parse_one(name: str, spec: dict[str, Any], global_text: Any) -> TermSuggestion:
+def _parse_one(name: str, spec: dict[str, Any], global_text: Any) -> Suggestion:
     text = spec.get("text", global_text)
     kinds = [k for k in spec if k not in ("text", "prefix", "regex")]
     if len(kinds) != 1:
         raise IllegalArgument(f"suggestion [{name}] must have exactly one suggester type")
     kind = kinds[0]
-    if kind in ("phrase", "completion"):
+    if kind == "completion":
         raise IllegalArgument(f"[{kind}] suggester is not supported by this server")
-    if kind != "term":
+    if kind not in ("term", "phrase"):
         raise IllegalArgument(f"Unable to parse suggester of type [{kind}]")
     if "prefix" in spec or "regex" in spec:
         raise IllegalArgument("[prefix] and [regex] belong to the completion suggester, which "
                               "is not supported by this server")
+    if kind == "phrase":
+        return parse_phrase(name, spec["phrase"], text)
     opts = spec["term"]
     if not isinstance(opts, dict):
         raise ParsingError(f"[term] suggester [{name}] must be an object")
@@ -120,7 +128,7 @@ def _int(opts: dict[str, Any], key: str, default: int) -> int:
     return v
 
 
-def suggest_tokens(s: TermSuggestion, mapping: Any) -> list[tuple[str, int, int]]:
+def suggest_tokens(s: Suggestion, mapping: Any) -> list[tuple[str, int, int]]:
     """The suggestion's tokens with their offsets, by the field's search analyzer."""
     ft = mapping.get(s.field)
     if s.analyzer:
@@ -132,24 +140,35 @@ def suggest_tokens(s: TermSuggestion, mapping: Any) -> list[tuple[str, int, int]
     return term_spans(name, s.text)
 
 
-def shard_plan(suggestions: tuple[TermSuggestion, ...], mapping: Any
-               ) -> tuple[tuple[str, str, tuple[str, ...], int, int], ...]:
-    """What each shard looks up for the suggesters (``ShardQuery.suggest``)."""
-    out = []
+def shard_plan(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Plan, Plan]:
+    """What each shard looks up for the term suggesters (``ShardQuery.suggest``) and for the
+    phrase suggesters' generators (``ShardQuery.phrase_suggest``)."""
+    terms: list[Any] = []
+    phrases: list[Any] = []
     for s in suggestions:
         tokens = tuple(t for t, _, _ in suggest_tokens(s, mapping))
         if len(tokens) > MAX_TOKENS:
             raise IllegalArgument(f"[suggest] the text of [{s.name}] has [{len(tokens)}] tokens; "
                                   f"at most [{MAX_TOKENS}] are accepted by this server")
-        out.append((s.name, s.field, tokens, s.max_edits, s.prefix_length))
-    return tuple(out)
+        if isinstance(s, PhraseSuggestion):
+            if mapping.get(s.field) is None:
+                raise IllegalArgument(f"no mapping found for field [{s.field}]")
+            phrases.extend(phrase_plan(s, tokens))
+        else:
+            terms.append((s.name, s.field, tokens, s.max_edits, s.prefix_length))
+    return tuple(terms), tuple(phrases)
 
 
-def reduce_suggest(suggestions: tuple[TermSuggestion, ...], partials: list[dict[str, Any]],
+def reduce_suggest(suggestions: tuple[Suggestion, ...], partials: list[dict[str, Any]],
                    mapping: Any, typed_keys: bool) -> dict[str, Any]:
     """The response's ``suggest`` section from the shards' partials."""
     out: dict[str, Any] = {}
     for s in suggestions:
+        if isinstance(s, PhraseSuggestion):
+            tokens = [t for t, _, _ in suggest_tokens(s, mapping)]
+            out[f"phrase#{s.name}" if typed_keys else s.name] = reduce_phrase(s, tokens,
+                                                                              partials)
+            continue
         docs = sum(p[s.name]["docs"] for p in partials)
         entries = []
         for i, (tok, start, end) in enumerate(suggest_tokens(s, mapping)):
