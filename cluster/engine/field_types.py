@@ -41,6 +41,8 @@ class FieldType:
     format: str | None = None
     null_value: Any = None
     scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
+    ignore_malformed: bool = False          # geo_point: a bad point is dropped, not an error
+    ignore_z_value: bool = True             # geo_point: a third coordinate is allowed
 
     @functools.cached_property
     def kind(self) -> str:
@@ -58,6 +60,10 @@ class FieldType:
             return "boolean"
         if self.type in RANGE_TYPES:
             return "range"       # bounds pairs in a numeric column (range_values.py)
+        if self.type == "geo_point":
+            return "geo"         # two float64 columns (geo.py)
+        if self.type == "binary":
+            return "binary"      # base64 text in a keyword column, never searched (binary.py)
         return "other"
 
     @property
@@ -73,7 +79,9 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      ignore_above=spec.get("ignore_above"), index=spec.get("index", True),
                      doc_values=spec.get("doc_values", True), format=spec.get("format"),
                      null_value=spec.get("null_value"),
-                     scaling_factor=spec.get("scaling_factor"))
+                     scaling_factor=spec.get("scaling_factor"),
+                     ignore_malformed=spec.get("ignore_malformed", False),
+                     ignore_z_value=spec.get("ignore_z_value", True))
 
 
 # fields Elasticsearch reserves at the root of a document

@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..errors import MapperParsing
-
 LON_SUFFIX = "\x00lon"          # the longitude column's name after the field's path
 _BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
 _WKT = re.compile(r"^\s*POINT\s*\(\s*(\S+)\s+(\S+)(?:\s+(\S+))?\s*\)\s*$", re.IGNORECASE)
@@ -144,11 +142,9 @@ def _java(x: float) -> str:
     return repr(float(x)) if abs(x) < 1e7 else f"{x:E}"
 
 
-def point_values(path: str, value: Any, ignore_z: bool, ignore_malformed: bool,
-                 doc_id: str) -> list[tuple[float, float]]:
+def point_values(value: Any, ignore_z: bool, ignore_malformed: bool) -> list[tuple[float, float]]:
     """The points of one field value in a document (a point, or an array of points); a bad
-    one fails the document (``mapper_parsing_exception``) or, ``ignore_malformed``, is
-    dropped."""
+    one raises ``GeoValueError`` or, ``ignore_malformed``, is dropped."""
     items = [value] if not isinstance(value, list) or is_point_array(value) else value
     out: list[tuple[float, float]] = []
     for item in items:
@@ -157,10 +153,9 @@ def point_values(path: str, value: Any, ignore_z: bool, ignore_malformed: bool,
         try:
             lat, lon = parse_point(item, ignore_z)
             check_range(lat, lon)
-        except GeoValueError as e:
+        except GeoValueError:
             if ignore_malformed:
                 continue
-            raise MapperParsing(f"failed to parse field [{path}] of type [geo_point]",
-                                caused_by=("illegal_argument_exception", str(e))) from None
+            raise
         out.append((lat, lon))
     return out
