@@ -107,3 +107,32 @@ def test_bad_base64_fails_its_document(c) -> None:
 def test_term_level_queries_on_binary_and_geo_point_are_refused(c, query, text) -> None:
     status, body = refused(c.search, "gb", {"query": query})
     assert status == 400 and text in body and "query_shard_exception" in body
+
+
+def test_fields_render_points_as_geojson_whatever_their_source_form(c) -> None:
+    hits = c.search("gb", {"query": {"ids": {"values": ["1", "2"]}}, "fields": ["loc"],
+                           "sort": ["_doc"]})["hits"]["hits"]
+    got = {h["_id"]: h["fields"]["loc"] for h in hits}
+    assert got["1"] == [{"type": "Point", "coordinates": [2.0, 1.0]}]
+    assert got["2"] == [{"type": "Point", "coordinates": [2.0, 1.0]},
+                        {"type": "Point", "coordinates": [3.0, 4.0]}]
+
+
+@pytest.mark.parametrize("body,text", [
+    ({"sort": ["loc"]}, "can't sort on geo_point field without using specific sorting"),
+    ({"sort": ["bin"]}, "Field [bin] of type [binary] does not support sorting"),
+    ({"aggs": {"a": {"terms": {"field": "loc"}}}},
+     "Field [loc] of type [geo_point] is not supported for aggregation [terms]"),
+    ({"aggs": {"a": {"max": {"field": "bin"}}}},
+     "Field [bin] of type [binary] is not supported for aggregation [max]"),
+    ({"aggs": {"a": {"geo_bounds": {"field": "loc"}}}}, "[geo_bounds] is not supported"),
+    ({"query": {"geo_distance": {"distance": "1km", "loc": [0, 0]}}},
+     "[geo_distance] query is not supported")])
+def test_sorts_aggregations_and_geo_queries_not_built_are_refused(c, body, text) -> None:
+    status, out = refused(c.search, "gb", body)
+    assert status == 400 and text in out
+
+
+def test_value_count_counts_points(c) -> None:
+    aggs = c.search("gb", {"size": 0, "aggs": {"n": {"value_count": {"field": "loc"}}}})
+    assert aggs["aggregations"]["n"]["value"] == 3

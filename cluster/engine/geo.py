@@ -159,3 +159,14 @@ def point_values(value: Any, ignore_z: bool, ignore_malformed: bool) -> list[tup
             raise
         out.append((lat, lon))
     return out
+
+
+def geojson_points(value: Any, ft: Any) -> list[dict[str, Any]]:
+    """A ``_source`` value of a ``geo_point`` field as Elasticsearch's ``fields`` shows it:
+    ``{"type": "Point", "coordinates": [lon, lat]}`` per valid point (bad ones were ignored
+    at indexing, so they are not shown)."""
+    try:
+        points = point_values(value, True, True)
+    except GeoValueError:
+        return []
+    return [{"type": "Point", "coordinates": [lon, lat]} for lat, lon in points]

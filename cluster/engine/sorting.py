@@ -132,6 +132,12 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
             raise IllegalArgument(f"No mapping found for [{sf.field}] in order to sort on",
                                   es_type="query_shard_exception", index=index)
         return
+    if ft.kind == "geo":
+        raise IllegalArgument("can't sort on geo_point field without using specific sorting "
+                              "feature, like geo_distance", index=index)
+    if ft.kind == "binary":
+        raise IllegalArgument(f"Field [{sf.field}] of type [binary] does not support sorting",
+                              index=index)
     if ft.kind == "text":
         raise IllegalArgument(
             f"Fielddata is disabled on [{sf.field}] in [{index}]. Text fields are not optimised "
