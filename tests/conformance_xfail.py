@@ -22,13 +22,6 @@ ROUND_TWO: dict[str, tuple[int, list[str]]] = {
         18, [
             'field collapsing on a field alias',
         ]),
-    "opensearch/search/160_exists_query.yml": (
-        19, [
-            'Test exists query on mapped binary field',
-            'Test exists query on mapped geo_point field',
-            'Test exists query on mapped binary field with no doc values',
-            'Test exists query on mapped geo_point field with no doc values',
-        ]),
 }
 
 XFAIL: dict[str, str] = {

@@ -21,6 +21,7 @@ from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LON
                           FieldType, field_type)
 from .ip import stored_ip
 from .limits import check_immense_terms
+from .binary import BinaryValueError, GeoValueError, special_values
 from .range_values import range_pair
 from .nested import NESTED_KEY, check_object_count
 from .properties import (MAX_DEPTH, count_objects, merge_properties, set_path,
@@ -244,6 +245,9 @@ class _DocumentParser:
         """One value that took no shortcut: an object, an array, or a leaf."""
         fields = self.fields
         ft = fields.get(path)
+        if ft is not None and (ft.kind == "geo" or ft.kind == "binary"):
+            self.parsed.setdefault(path, []).extend(typed_values(ft, val, self.doc_id))
+            return
         if ft is not None and ft.kind == "range":
             for item in _flatten_list(val, path) if isinstance(val, list) else [val]:
                 if item is not None:
@@ -388,6 +392,20 @@ def _parse_flat(source: dict[str, Any], plan: dict[str, str]) -> ParsedDoc | Non
             continue
         return None
     return parsed
+
+
+def typed_values(ft: FieldType, value: Any, doc_id: str | None) -> list[Any]:
+    """A ``geo_point`` or ``binary`` value (``binary.py``); ``null_value`` stands for null."""
+    if value is None:
+        value = ft.null_value
+    try:
+        return special_values(ft, value) if value is not None else []
+    except (GeoValueError, BinaryValueError) as e:
+        tail = f" in document with id '{doc_id}'" if doc_id is not None else ""
+        raise MapperParsing(f"failed to parse field [{ft.path}] of type [{ft.type}]{tail}. "
+                            f"Preview of field's value: '{_preview(value)}'",
+                            caused_by={"type": "illegal_argument_exception",
+                                       "reason": str(e)}) from None
 
 
 def _coerce_error_object(ft: FieldType, value: Any, doc_id: str | None) -> MapperParsing:

@@ -42,6 +42,7 @@ class FieldType:
     null_value: Any = None
     scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
     ignore_malformed: bool | None = None    # None: the index's index.mapping.ignore_malformed
+    ignore_z_value: bool = True             # geo_point: a third coordinate is allowed
 
     @functools.cached_property
     def kind(self) -> str:
@@ -59,6 +60,10 @@ class FieldType:
             return "boolean"
         if self.type in RANGE_TYPES:
             return "range"       # bounds pairs in a numeric column (range_values.py)
+        if self.type == "geo_point":
+            return "geo"         # two float64 columns (geo.py)
+        if self.type == "binary":
+            return "binary"      # base64 text in a keyword column, never searched (binary.py)
         return "other"
 
     @property
@@ -75,7 +80,8 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      doc_values=spec.get("doc_values", True), format=spec.get("format"),
                      null_value=spec.get("null_value"),
                      scaling_factor=spec.get("scaling_factor"),
-                     ignore_malformed=_flag(spec.get("ignore_malformed")))
+                     ignore_malformed=_flag(spec.get("ignore_malformed")),
+                     ignore_z_value=spec.get("ignore_z_value", True))
 
 
 def _flag(value: Any) -> bool | None:
@@ -85,7 +91,7 @@ def _flag(value: Any) -> bool | None:
 
 # types whose malformed values ``ignore_malformed`` may skip (Elasticsearch also has it on ip
 # and geo types, which are not checked here)
-IGNORE_MALFORMED_TYPES = NUMERIC_TYPES | DATE_TYPES
+IGNORE_MALFORMED_TYPES = NUMERIC_TYPES | DATE_TYPES | {"geo_point"}
 # ``_ignored``: the fields of a document whose values ignore_malformed skipped (a keyword)
 IGNORED_FIELD = FieldType(path="_ignored", type="keyword")
 

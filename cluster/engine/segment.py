@@ -31,6 +31,7 @@ import numpy as np
 
 from .analysis import get_analyzer
 from .field_types import IGNORED_FIELD, FieldType
+from .geo import LON_SUFFIX
 from .gcpause import gc_paused
 from .nested import NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
@@ -342,13 +343,17 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
     fields: dict[str, FieldData] = {}
     for fname in dict.fromkeys(itertools.chain.from_iterable(per_doc)):
         ft = field_types.get(fname) or (IGNORED_FIELD if fname == "_ignored" else None)
-        if ft is None or not ft.index and not ft.doc_values:
+        kind = ft.kind if ft is not None else None
+        if ft is None or not ft.index and not ft.doc_values and kind not in ("geo", "binary"):
             continue
         entries = [(i, f[fname]) for i, f in enumerate(per_doc) if fname in f]
-        kind = ft.kind
-        if kind == "text":
+        if kind == "geo":      # latitudes in the field's column, longitudes beside (geo.py)
+            fields[fname] = _build_numeric([(i, [p[0] for p in v]) for i, v in entries], n, ft)
+            fields[fname + LON_SUFFIX] = _build_numeric(
+                [(i, [p[1] for p in v]) for i, v in entries], n, ft)
+        elif kind == "text":
             fields[fname] = _build_text(entries, n, ft)
-        elif kind == "keyword":
+        elif kind == "keyword" or kind == "binary":
             fields[fname] = _build_keyword(entries, n)
         elif kind in ("numeric", "date", "boolean", "range"):
             fields[fname] = _build_numeric(entries, n, ft)

@@ -22,7 +22,9 @@ import numpy as np
 
 from .ip import decode as ip_decode, stored_ip
 from ..errors import IllegalArgument, ParsingError
-from .dates import NanosOutOfRange, format_date, nanos_in_range, parse_date, parse_date_nanos, parses_with
+from .dates import (NanosOutOfRange, format_date, nanos_in_range, parse_date,
+                    parse_date_nanos, parses_with)
+from .binary import alias_refused
 from .field_types import FieldType
 from .mapping import Mapping
 
@@ -140,6 +142,14 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
             raise IllegalArgument(f"No mapping found for [{sf.field}] in order to sort on",
                                   es_type="query_shard_exception", index=index)
         return
+    if ft.type == "alias":
+        raise alias_refused(sf.field, "sorts")
+    if ft.kind == "geo":
+        raise IllegalArgument("can't sort on geo_point field without using specific sorting "
+                              "feature, like geo_distance", index=index)
+    if ft.kind == "binary":
+        raise IllegalArgument(f"Field [{sf.field}] of type [binary] does not support sorting",
+                              index=index)
     if ft.kind == "text":
         raise IllegalArgument(
             f"Fielddata is disabled on [{sf.field}] in [{index}]. Text fields are not optimised "

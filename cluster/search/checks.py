@@ -7,6 +7,7 @@ size), the rescore window, ``docvalue_fields`` / ``script_fields`` counts, claus
 """
 from __future__ import annotations
 
+from ..engine.binary import check_searchable
 from ..engine.limits import check_expensive_queries, expensive_allowed
 from ..engine.query.rewrite import expand
 from ..engine.query.validation import check_clause_limits
@@ -28,6 +29,7 @@ def check_request(req: SearchRequest, metas: list[IndexMeta],
             check_clause_limits(req.query, m.mapping, max_regex_length=int(
                 m.settings.get("max_regex_length", 1000)), max_terms_count=int(
                 m.settings.get("max_terms_count", 65536)))
+            check_searchable(req.query, m.mapping)
         except SearchError as e:
             if e.es_type != "query_shard_exception":
                 raise

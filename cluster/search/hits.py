@@ -11,6 +11,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.geo import geojson_points
 from ..engine.ip import parse_ip, render as ip_render
 from .nested_fields import group_nested
 from ..engine.dates import format_date, parse_date
@@ -85,7 +86,10 @@ def _flat_fields(source: dict[str, Any], start: str, specs: list[Any], meta: Ind
     flat: dict[str, list[Any]] = {}
 
     def walk(node: Any, prefix: str) -> None:
-        if isinstance(node, dict):
+        ft = meta.mapping.get(prefix[:-1]) if isinstance(node, (dict, list)) else None
+        if ft is not None and ft.kind == "geo":     # a point is one value, whatever its form
+            flat.setdefault(prefix[:-1], []).extend(geojson_points(node, ft))
+        elif isinstance(node, dict):
             for k, v in node.items():
                 walk(v, prefix + k + ".")
         elif isinstance(node, list):
@@ -115,6 +119,8 @@ def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
         return [_ip_text(v) for v in vals]
     if ft is not None and ft.kind == "date":
         return _dates_formatted(vals, ft, None if fmt == "use_field_mapping" else fmt)
+    if ft is not None and ft.kind == "geo" and vals and isinstance(vals[0], str):
+        return geojson_points(vals, ft)      # strings are points too ("lat,lon", WKT)
     if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
