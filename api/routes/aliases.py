@@ -7,7 +7,7 @@ import fnmatch
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
+from ...cluster.errors import IllegalArgument, SearchError
 from ...cluster.indices.stats import parse_metrics
 from ...cluster.search.request import check_params
 from ...cluster.values import parse_time_ms
@@ -212,20 +212,6 @@ async def legacy_template(name: str) -> JSONResponse:
 @router.head("/_template/{name}")
 async def legacy_template_exists(name: str) -> Response:
     return Response(status_code=404)
-
-
-@router.get("/_data_stream")
-async def data_streams() -> JSONResponse:
-    return JSONResponse({"data_streams": []})
-
-
-@router.get("/_data_stream/{name}")
-async def data_stream(name: str) -> JSONResponse:
-    """No data stream exists here: Elasticsearch's 404 for a missing one (elasticsearch-py's
-    ``helpers.reindex`` asks whether its target is one)."""
-    if "*" in name or name == "_all":
-        return JSONResponse({"data_streams": []})
-    raise IndexNotFound(name)
 
 
 # --- composable index templates --------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""``_nodes`` (info and stats), ``_search_shards`` and ``_data_stream``: what connectors ask
+"""``_nodes`` (info and stats) and ``_search_shards``: what connectors ask
 before they read. The shapes are built in ``cluster/indices/nodes.py``; here the front end adds
 its own HTTP address, which only it knows."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from ...cluster.errors import IllegalArgument, IndexNotFound
+from ...cluster.errors import IllegalArgument
 from ...cluster.indices.nodes import (INFO_METRICS, KNOWN_INFO_METRICS, KNOWN_STATS_METRICS,
                                       STATS_METRICS, check_metrics, split_target)
 from ...cluster.search.request import check_params, expands_open_indices
@@ -92,36 +92,3 @@ async def search_shards_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_search_shards")
 async def search_shards(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _search_shards(request, coord, index)
-
-
-@router.get("/_data_stream/_stats")
-async def data_stream_stats() -> JSONResponse:
-    return JSONResponse({"_shards": {"total": 0, "successful": 0, "failed": 0},
-                         "data_stream_count": 0, "backing_indices": 0,
-                         "total_store_size_bytes": 0, "data_streams": []})
-
-
-@router.get("/_data_stream")
-@router.get("/_data_stream/{name}")
-async def get_data_stream(request: Request, name: str = "*") -> JSONResponse:
-    """No data streams exist here: patterns match none, a name is Elasticsearch's 404."""
-    check_params(query_params(request), COMMON | {"expand_wildcards", "include_defaults",
-                                                  "master_timeout", "verbose"},
-                 request.url.path)
-    missing = [n for n in name.split(",") if n and "*" not in n and n != "_all"]
-    if missing:
-        raise IndexNotFound(missing[0])
-    return JSONResponse({"data_streams": []})
-
-
-@router.delete("/_data_stream/{name}")
-async def delete_data_stream(name: str) -> JSONResponse:
-    missing = [n for n in name.split(",") if n and "*" not in n and n != "_all"]
-    if missing:
-        raise IndexNotFound(missing[0])
-    return JSONResponse({"acknowledged": True})
-
-
-@router.put("/_data_stream/{name}")
-async def create_data_stream(name: str) -> JSONResponse:
-    raise IllegalArgument(f"no matching index template found for data stream [{name}]")
