@@ -13,20 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..engine.query.script_docs import doc_values_field
 from ..engine.script import (SEARCH_CONTEXT, Compiled, DocField, ScriptError, compile_script,
                              json_value)
-from ..engine.script.errors import ScriptFault
 from ..engine.script.lexer import Long
 from ..errors import ParsingError
 from ..indices.catalog import IndexMeta
 from .failures import shard_level
 
 _KEYS = {"script", "ignore_failure"}
-FIELDDATA_TEXT = ("Text fields are not optimised for operations that require per-document "
-                  "field data like aggregations and sorting, so these operations are disabled "
-                  "by default. Please use a keyword field instead. Alternatively, set "
-                  "fielddata=true on [{}] in order to load field data by uninverting the "
-                  "inverted index. Note that this can use significant memory.")
 
 
 @dataclass(frozen=True)
@@ -71,15 +66,7 @@ class DocLookup(dict):
 
 def doc_field(source: dict[str, Any], meta: IndexMeta, name: Any) -> DocField:
     """The doc values of field ``name`` in this document (see the module docstring)."""
-    ft = meta.mapping.get(name) if isinstance(name, str) else None
-    if ft is None:
-        raise ScriptFault("illegal_argument_exception", f"No field found for [{name}] in "
-                          "mapping", 0, 0)
-    if ft.kind == "text":
-        raise ScriptFault("illegal_argument_exception", FIELDDATA_TEXT.format(name), 0, 0)
-    if ft.kind not in ("keyword", "numeric", "boolean"):
-        raise ScriptFault("illegal_argument_exception", f"doc values of [{ft.type}] fields "
-                          "are not supported by this server's script subset", 0, 0)
+    ft = doc_values_field(meta.mapping, name)
     path = next((p for p, subs in meta.mapping.multi.items() if name in subs), name)
     values = [_typed(v, ft.type) for v in _values_at(source, path.split("."))]
     return DocField(name, sorted(v for v in values if v is not None))

@@ -75,15 +75,7 @@ class SegmentDocs:
         return col
 
     def _open(self, name: Any) -> _Column:
-        ft = self.mapping.get(name) if isinstance(name, str) else None
-        if ft is None:
-            raise ScriptFault("illegal_argument_exception", f"No field found for [{name}] in "
-                              "mapping", 0, 0)
-        if ft.kind == "text":
-            raise ScriptFault("illegal_argument_exception", FIELDDATA_TEXT.format(name), 0, 0)
-        if ft.kind not in ("keyword", "numeric", "boolean"):
-            raise ScriptFault("illegal_argument_exception", f"doc values of [{ft.type}] fields "
-                              "are not supported by this server's script subset", 0, 0)
+        ft = doc_values_field(self.mapping, name)
         return _Column(name, ft.type, self.seg.fields.get(name))
 
     def doc(self, d: int) -> "DocView":
@@ -106,3 +98,18 @@ class DocView(dict):  # type: ignore[type-arg]
     def __contains__(self, key: object) -> bool:
         return dict.__contains__(self, key) or (isinstance(key, str)
                                                 and self.docs.mapping.get(key) is not None)
+
+
+def doc_values_field(mapping: Any, name: Any) -> Any:
+    """The field ``doc['name']`` reads, or Painless's error for one it cannot read: unmapped,
+    text (no fielddata), or a type whose doc values the script subset does not offer."""
+    ft = mapping.get(name) if isinstance(name, str) else None
+    if ft is None:
+        raise ScriptFault("illegal_argument_exception", f"No field found for [{name}] in "
+                          "mapping", 0, 0)
+    if ft.kind == "text":
+        raise ScriptFault("illegal_argument_exception", FIELDDATA_TEXT.format(name), 0, 0)
+    if ft.kind not in ("keyword", "numeric", "boolean"):
+        raise ScriptFault("illegal_argument_exception", f"doc values of [{ft.type}] fields "
+                          "are not supported by this server's script subset", 0, 0)
+    return ft
