@@ -240,3 +240,9 @@ def test_an_analyzer_that_does_not_exist_here_is_refused_not_replaced_by_standar
         Mapping.from_body({"properties": {"t": {"type": "text", "analyzer": "english"}}})
     assert "analyzer [english] has not been configured in mappings" in str(err.value)
     Mapping.from_body({"properties": {"t": {"type": "text", "analyzer": "whitespace"}}})
+
+
+def test_the_stop_analyzer_drops_english_stop_words_as_lucene_does() -> None:
+    from shardsearch.cluster.engine.analysis import get_analyzer, term_spans
+    assert get_analyzer("stop")("The Quick fox is in the box2") == ["quick", "fox", "box"]
+    assert term_spans("stop", "The fox") == [("fox", 4, 7)]

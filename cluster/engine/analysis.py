@@ -86,12 +86,26 @@ def simple_tokens(text: str) -> list[str]:
     return [t.lower() for t in re.findall(r"[^\W\d_]+", text)]
 
 
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET, the ``stop`` analyzer's default list
+ENGLISH_STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with"))
+
+
+def stop_tokens(text: str) -> list[str]:
+    """Lucene's StopAnalyzer: ``simple`` without English stop words (the positions of later
+    tokens close up here, where Lucene leaves a gap: phrases across a stop word differ)."""
+    return [t for t in simple_tokens(text) if t not in ENGLISH_STOP_WORDS]
+
+
 ANALYZERS: dict[str, Callable[[str], list[str]]] = {
     "standard": standard_tokens,
     "default": standard_tokens,
     "keyword": keyword_tokens,
     "whitespace": whitespace_tokens,
     "simple": simple_tokens,
+    "stop": stop_tokens,
 }
 
 
@@ -113,9 +127,10 @@ def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:
         return [(text, 0, len(text), "word")]
     if name == "whitespace":
         return [(m.group(0), m.start(), m.end(), "word") for m in re.finditer(r"\S+", text)]
-    if name == "simple":
+    if name in ("simple", "stop"):
         return [(m.group(0).lower(), m.start(), m.end(), "word")
-                for m in re.finditer(r"[^\W\d_]+", text)]
+                for m in re.finditer(r"[^\W\d_]+", text)
+                if name == "simple" or m.group(0).lower() not in ENGLISH_STOP_WORDS]
     out = []
     for m in _TOKEN_RE.finditer(text):
         tok = m.group(0)
@@ -130,8 +145,9 @@ def token_spans(name: str, text: str) -> list[tuple[str, int, int, str]]:
     return out
 
 
-_SPAN_RES = {"whitespace": re.compile(r"\S+"), "simple": re.compile(r"[^\W\d_]+")}
-_LOWERCASED = {"standard", "default", "simple"}
+_SPAN_RES = {"whitespace": re.compile(r"\S+"), "simple": re.compile(r"[^\W\d_]+"),
+             "stop": re.compile(r"[^\W\d_]+")}
+_LOWERCASED = {"standard", "default", "simple", "stop"}
 
 
 def term_spans(name: str | None, text: str) -> list[tuple[str, int, int]]:
@@ -146,5 +162,7 @@ def term_spans(name: str | None, text: str) -> list[tuple[str, int, int]]:
         tok = m.group(0)
         if rx is _TOKEN_RE and tok.strip("_") == "":
             continue
-        out.append((tok.lower() if name in _LOWERCASED else tok, m.start(), m.end()))
+        term = tok.lower() if name in _LOWERCASED else tok
+        if name != "stop" or term not in ENGLISH_STOP_WORDS:
+            out.append((term, m.start(), m.end()))
     return out
