@@ -185,7 +185,8 @@ def test_killing_a_shard_process_keeps_searches_answering(es: httpx.Client) -> N
         # the shard comes back by itself, with all its documents
         wait_for(f"{index} back", lambda: count(es, index)["count"] == 120
                  and count(es, index)["_shards"]["failed"] == 0, timeout=60)
-        back = next(r for r in copies(es, index) if r["shard"] == "0" and r["copy"] == 0)
+        back = next(r for r in copies(es, index)   # _cat values are strings
+                    if r["shard"] == "0" and r["copy"] == "0")
         assert back["pid"] != victim["pid"]
         ids = {h["_id"] for h in es.post(f"/{index}/_search",
                                          json={"size": 200}).json()["hits"]["hits"]}
