@@ -12,9 +12,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 import pytest
+
+if TYPE_CHECKING:
+    from elasticsearch import Elasticsearch
+    from opensearchpy import OpenSearch
 
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Ray's token auth stays on in tests too; tokens of in-memory services go to a private folder
@@ -116,3 +121,21 @@ def cluster(coordinator):
 
 
 pytest_plugins = ["conformance_plugin"]
+
+
+@pytest.fixture
+def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
+    """The official ``elasticsearch`` client on the real server (``es`` clears indices around it)."""
+    from elasticsearch import Elasticsearch
+    client = Elasticsearch(base_url, request_timeout=60)
+    yield client
+    client.close()
+
+
+@pytest.fixture
+def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
+    """The ``opensearch-py`` client on the real server (``es`` clears indices around it)."""
+    from opensearchpy import OpenSearch
+    client = OpenSearch(hosts=[base_url], timeout=60)
+    yield client
+    client.close()

@@ -6,10 +6,7 @@ point in time see its snapshot, and what is not implemented is refused with a 40
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import elasticsearch
-import httpx
 import pytest
 from elasticsearch import Elasticsearch
 
@@ -23,13 +20,6 @@ AGGS = {"tags": {"terms": {"field": "tag"}, "aggs": {"avg_n": {"avg": {"field": 
         "n_hist": {"histogram": {"field": "n", "interval": 10}},
         "low": {"range": {"field": "n", "ranges": [{"to": 10}, {"from": 10}]}},
         "distinct": {"cardinality": {"field": "tag"}}}
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
 
 
 def _load(esc: Elasticsearch, index: str, shards: int) -> None:

@@ -12,7 +12,6 @@ serves those APIs.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import elasticsearch
@@ -28,22 +27,6 @@ MAPPINGS = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"}
                            "n": {"type": "integer"}}}
 DOCS = [{"_id": str(i), "title": f"quick brown fox {i}" if i % 2 else f"lazy dog {i}",
          "tag": "odd" if i % 2 else "even", "n": i} for i in range(1, 13)]
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    """The ``elasticsearch`` client on the real server (``es`` clears all indices around it)."""
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
-    """The ``opensearch-py`` client on the real server (``es`` clears all indices around it)."""
-    client = OpenSearch(hosts=[base_url], timeout=60)
-    yield client
-    client.close()
 
 
 def _no_handler(resp: httpx.Response) -> bool:

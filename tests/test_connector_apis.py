@@ -2,27 +2,9 @@
 ``_data_stream``, in Elasticsearch's shapes, through both official clients."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import httpx
 import pytest
-from elasticsearch import Elasticsearch, NotFoundError
-from opensearchpy import OpenSearch
+from elasticsearch import NotFoundError
 from opensearchpy import NotFoundError as OsNotFoundError
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
-    client = OpenSearch(hosts=[base_url], timeout=60)
-    yield client
-    client.close()
 
 
 def test_nodes_info_has_elasticsearchs_shape_and_our_http_address(esc, osc, base_url) -> None:

@@ -6,19 +6,8 @@ a mapping's ``format`` reads and prints dates, a bad pattern is refused with ES'
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import elasticsearch
-import httpx
 import pytest
-from elasticsearch import Elasticsearch
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
 
 
 def _ids(resp) -> list[str]:

@@ -3,19 +3,8 @@ Ray shards. A bad point fails its document with ES's error, ``exists`` finds poi
 ``fields`` shows GeoJSON, and a term query on bytes is a 400 naming the rule."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import elasticsearch
-import httpx
 import pytest
-from elasticsearch import Elasticsearch
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
 
 
 def test_points_and_bytes_are_validated_found_and_never_searched(esc) -> None:

@@ -4,8 +4,6 @@ templates answering 404, and date-math index names. Each API is driven through
 ``elasticsearch`` and ``opensearch-py`` as their documentation shows it."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import elasticsearch
 import httpx
 import opensearchpy
@@ -17,20 +15,6 @@ from opensearchpy import OpenSearch
 from shardsearch.cluster.indices.date_math import resolve_date_math
 
 MAPPINGS = {"properties": {"kind": {"type": "keyword"}, "n": {"type": "integer"}}}
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
-    client = OpenSearch(hosts=[base_url], timeout=60)
-    yield client
-    client.close()
 
 
 def _load(es: httpx.Client, name: str, kinds: list[str], shards: int = 2) -> None:

@@ -3,28 +3,10 @@
 place; what fails the whole request fails it with Elasticsearch's 400."""
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
-from elasticsearch import Elasticsearch
-from opensearchpy import OpenSearch
 
 NDJSON = {"content-type": "application/x-ndjson"}
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
-    client = OpenSearch(hosts=[base_url], timeout=60)
-    yield client
-    client.close()
 
 
 @pytest.fixture

@@ -7,31 +7,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
 
 import httpx
 import pytest
-from elasticsearch import ConflictError, Elasticsearch
+from elasticsearch import ConflictError
 from elasticsearch import helpers as es_helpers
 from opensearchpy import ConflictError as OsConflictError
-from opensearchpy import OpenSearch
 from opensearchpy import helpers as os_helpers
 
 NDJSON = {"content-type": "application/x-ndjson"}
-
-
-@pytest.fixture
-def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
-    client = Elasticsearch(base_url, request_timeout=60)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def osc(es: httpx.Client, base_url: str) -> Iterator[OpenSearch]:
-    client = OpenSearch(hosts=[base_url], timeout=60)
-    yield client
-    client.close()
 
 
 def _error(resp: httpx.Response) -> dict:
