@@ -12,6 +12,10 @@ minimal FastAPI endpoint, see ``peers/``; the corpus in ``corpus.py``, the repor
    and by ``search_after``), and reports p50/p99 latency and requests per second;
 4. measures the memory again (loaded and peak) and stops the server.
 
+Then, in the same run: the aggregations scenario against DuckDB (``aggs.py``), the corpus at
+larger scales (``scale.py``, ``--scale``) and, with ``--cluster local2``, the page-1 load on two
+Ray nodes (``two_node.py``). ``targets.py`` judges every target of the issue from the results.
+
 Everything is loopback only, bounded in count and time, and stops by itself. Results: a JSON
 file, PNG plots and a Markdown table under ``--out`` (default ``bench_results/``).
 """

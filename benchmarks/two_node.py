@@ -107,9 +107,11 @@ async def run_two_node(corpus: Corpus, plan: Any, out: Path) -> dict[str, Any]:
         server = Server("shardsearch", out / "logs", ray_env=cluster.ray_env())
         try:
             server.wait_ready(timeout_s=240)
-            return await _measure(server, cluster, corpus, plan)
+            result = await _measure(server, cluster, corpus, plan)
         finally:
             server.stop()
+        result["sessions"] = cluster.sessions()   # all stopped below; recorded for checks
+        return result
     finally:
         cluster.stop()
 
