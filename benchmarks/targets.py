@@ -214,13 +214,12 @@ def scale_pair(runs: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, An
 
 
 def evaluate(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """Every target of the issue, by name, from a ``results.json`` report."""
+    """Every target of the issue, by name, from a ``results.json`` report (those a run did
+    not measure as not measured)."""
     found = main_run(report)
-    targets: list[Target] = []
-    if found is not None:
-        _, res = found
-        targets += load_targets(res, report) + empty_target(report)
-        targets += throughput_targets(res, report) + depth_targets(res)
+    res = found[1] if found is not None else {"runs": [], "bulk": {}, "memory": {}}
+    targets = load_targets(res, report) + empty_target(report)
+    targets += throughput_targets(res, report) + depth_targets(res)
     targets += aggs_targets(report) + scale_targets(report)
     return {t.name: t.as_dict() for t in targets}
 

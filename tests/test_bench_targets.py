@@ -113,3 +113,9 @@ def test_the_targets_table_says_reached_not_reached_or_not_measured_with_blocker
     assert "| **reached** |" in table and "| not reached |" in table
     assert "| not measured |" in table
     assert T.BLOCKERS["bulk_vs_sqlite"] in table
+
+
+def test_a_report_without_shardsearch_runs_still_lists_every_target() -> None:
+    t = T.evaluate({"aggs": report()["aggs"]})
+    assert len(t) == len(T.evaluate(report())) == 12
+    assert t["bulk_vs_sqlite"]["reached"] is None and t["aggs_terms_p50"]["reached"] is True
