@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -64,11 +66,35 @@ class LocalCluster:
                 out[f.stem.replace("-", "_")] = int(text)
         return out
 
-    def stop(self) -> None:
+    def stop(self, wait_s: float = 15.0) -> None:
+        """The script's ``stop``; then wait (bounded) until no process of the sessions it
+        recorded is left, and kill what is (only those sessions: never ``ray stop``)."""
+        sids = list(self.sessions().values())
         try:
             self.run("stop", timeout=120)
         finally:
+            deadline = time.monotonic() + wait_s
+            while session_processes(sids) and time.monotonic() < deadline:
+                time.sleep(0.2)
+            for pid in session_processes(sids):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
             shutil.rmtree(self.base, ignore_errors=True)
+
+
+def session_processes(sids: list[int]) -> list[int]:
+    """Live (not zombie) processes of the sessions ``sids``."""
+    import psutil
+    out = []
+    for p in psutil.process_iter(["pid", "status"]):
+        try:
+            if p.info["status"] != psutil.STATUS_ZOMBIE and os.getsid(p.pid) in sids:
+                out.append(p.pid)
+        except (OSError, psutil.Error):
+            continue
+    return out
 
 
 def session_cpu_s(sid: int) -> float:

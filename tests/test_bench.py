@@ -296,15 +296,6 @@ def test_two_node_mode_spreads_shards_over_both_nodes_and_reports_each(tmp_path:
     assert nodes["node_1"]["shard_queries_per_s"] == round(rps8, 1)
     assert nodes["node_1"]["cpu_s"] > 0 and "front end" in nodes
     assert "## Two nodes" in (tmp_path / "table.md").read_text()
-    import os
-    alive = [pid for pid in map(int, filter(str.isdigit, os.listdir("/proc")))
-             if _sid(pid) in two["sessions"].values()]
-    assert not alive, f"the run left processes of its Ray nodes running: {alive}"
-
-
-def _sid(pid: int) -> int | None:
-    import os
-    try:
-        return os.getsid(pid)
-    except OSError:
-        return None
+    from shardsearch.benchmarks.two_node import session_processes
+    left = session_processes(list(two["sessions"].values()))
+    assert not left, f"the run left processes of its Ray nodes running: {left}"
