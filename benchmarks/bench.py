@@ -45,6 +45,7 @@ __all__ = ["DEFAULT_CORPUS", "ROOT", "Corpus", "LoadStats", "Plan", "Server", "b
            "plot", "read_ndjson", "run_load", "summarize", "synthetic_lines", "targets"]
 
 SIZE = 10
+MAX_SCALE = 64
 DEEP = 100_000
 MID = 9_990
 
@@ -344,6 +345,8 @@ def make_plan(args: Any) -> Plan:
     if args.warmup is not None:
         plan.warmup_s = float(args.warmup)
     if args.scale is not None:
+        if not 1 <= args.scale <= MAX_SCALE:   # each factor is loaded at every shard count
+            raise SystemExit(f"bench: --scale must be between 1 and {MAX_SCALE}")
         plan.scale = args.scale
     plan.cluster = args.cluster
     return plan

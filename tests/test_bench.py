@@ -299,3 +299,11 @@ def test_two_node_mode_spreads_shards_over_both_nodes_and_reports_each(tmp_path:
     from shardsearch.benchmarks.two_node import session_processes
     left = session_processes(list(two["sessions"].values()))
     assert not left, f"the run left processes of its Ray nodes running: {left}"
+
+
+@pytest.mark.parametrize("scale", ["0", "65"])
+def test_scale_outside_its_bounds_is_refused_before_anything_starts(scale: str) -> None:
+    from shardsearch.cli import build_parser
+    args = build_parser().parse_args(["bench", "--quick", "--scale", scale])
+    with pytest.raises(SystemExit, match="--scale must be between 1 and 64"):
+        bench.make_plan(args)
