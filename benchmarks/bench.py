@@ -281,7 +281,11 @@ async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
         report["scale"] = await run_scale(corpus, plan, out, report["shardsearch"])
     if main_runs and plan.cluster == "local2":
         from .two_node import run_two_node
-        report["two_node"] = await run_two_node(corpus, plan, out)
+        try:
+            report["two_node"] = await run_two_node(corpus, plan, out)
+        except Exception as e:  # noqa: BLE001 - a cluster that cannot start: said, run kept
+            _log(f"two-node: skipped ({type(e).__name__}: {e})")
+            report["two_node"] = {"error": f"{type(e).__name__}: {e}"}
     report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     report["targets"] = targets(report)
     return report

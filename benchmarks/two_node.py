@@ -191,6 +191,8 @@ def _tree_cpu_s(server: Server) -> float:
 
 def markdown(two: dict[str, Any]) -> str:
     """The two-node table: page-1 req/s and p99, then each node's share."""
+    if "error" in two:
+        return f"The two-node run did not complete: {two['error']}\n"
     lines = [f"Two Ray nodes (shards on {', '.join(two['shards'])}); bulk "
              f"{two['bulk']['docs_per_s']:,.0f} docs/s.", "",
              "| connections | req/s | p50 ms | p99 ms |", "|---|---|---|---|"]

@@ -301,6 +301,14 @@ def test_two_node_mode_spreads_shards_over_both_nodes_and_reports_each(tmp_path:
     assert not left, f"the run left processes of its Ray nodes running: {left}"
 
 
+def test_a_two_node_run_that_failed_is_reported_not_tabled() -> None:
+    from shardsearch.benchmarks.report import full_markdown
+    report = dict(_fake_report(), two_node={"error": "RuntimeError: no cluster"})
+    report["targets"] = bench.targets(report)
+    assert "The two-node run did not complete: RuntimeError: no cluster" in \
+        full_markdown(report)
+
+
 @pytest.mark.parametrize("scale", ["0", "65"])
 def test_scale_outside_its_bounds_is_refused_before_anything_starts(scale: str) -> None:
     from shardsearch.cli import build_parser
