@@ -12,6 +12,10 @@ minimal FastAPI endpoint, see ``peers/``; the corpus in ``corpus.py``, the repor
    and by ``search_after``), and reports p50/p99 latency and requests per second;
 4. measures the memory again (loaded and peak) and stops the server.
 
+Then, in the same run: the aggregations scenario against DuckDB (``aggs.py``), the corpus at
+larger scales (``scale.py``, ``--scale``) and, with ``--cluster local2``, the page-1 load on two
+Ray nodes (``two_node.py``). ``targets.py`` judges every target of the issue from the results.
+
 Everything is loopback only, bounded in count and time, and stops by itself. Results: a JSON
 file, PNG plots and a Markdown table under ``--out`` (default ``bench_results/``).
 """
@@ -22,13 +26,6 @@ import json
 import os
 import platform
 import re
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -36,232 +33,21 @@ from typing import Any
 
 import orjson
 
-from .corpus import (DEFAULT_CORPUS, ROOT, Corpus, bulk_bodies, infer_mapping,  # noqa: F401
+from .corpus import (DEFAULT_CORPUS, ROOT, Corpus, bulk_bodies, infer_mapping,
                      load_corpus, read_ndjson, synthetic_lines)
-from .report import markdown_table, plot, targets  # noqa: F401 - re-exported
+from .loadgen import LoadStats, percentile, run_load, summarize
+from .report import full_markdown, markdown_table, plot, plot_all
+from .server import Server, free_port
+from .targets import evaluate as targets
+
+__all__ = ["DEFAULT_CORPUS", "ROOT", "Corpus", "LoadStats", "Plan", "Server", "bulk_bodies",
+           "free_port", "infer_mapping", "load_corpus", "main", "markdown_table", "percentile",
+           "plot", "read_ndjson", "run_load", "summarize", "synthetic_lines", "targets"]
 
 SIZE = 10
+MAX_SCALE = 64
 DEEP = 100_000
 MID = 9_990
-
-# --- load generator -----------------------------------------------------------------------------
-
-
-@dataclass
-class LoadStats:
-    """What one bounded load run measured."""
-
-    requests: int          # completed requests (status 200)
-    errors: int            # requests that failed or answered another status
-    wall_s: float
-    p50_ms: float | None
-    p99_ms: float | None
-    mean_ms: float | None
-    rps: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def percentile(sorted_values: list[float], q: float) -> float | None:
-    """The ``q``-quantile (0..1) of already sorted values, by linear interpolation."""
-    if not sorted_values:
-        return None
-    if len(sorted_values) == 1:
-        return sorted_values[0]
-    pos = q * (len(sorted_values) - 1)
-    lo = int(pos)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (pos - lo)
-
-
-def summarize(latencies_s: list[float], errors: int, wall_s: float) -> LoadStats:
-    """p50/p99/mean in milliseconds and completed requests per second."""
-    xs = sorted(latencies_s)
-    ms = [x * 1000.0 for x in xs]
-    mean = sum(ms) / len(ms) if ms else None
-    return LoadStats(len(xs), errors, wall_s, _r(percentile(ms, 0.5)),
-                     _r(percentile(ms, 0.99)), _r(mean), round(len(xs) / wall_s, 2)
-                     if wall_s > 0 else 0.0)
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 3)
-
-
-async def run_load(client: Any, url: str, body: bytes, requests: int, connections: int,
-                   time_cap_s: float, warmup: int = 2) -> LoadStats:
-    """POST ``body`` to ``url`` ``requests`` times over ``connections`` concurrent workers,
-    stopping early at ``time_cap_s``. Each worker sends its next request when the previous
-    one is answered (closed loop)."""
-    headers = {"content-type": "application/json"}
-    for _ in range(warmup):
-        await client.post(url, content=body, headers=headers)
-    latencies: list[float] = []
-    errors = 0
-    issued = 0
-    t_start = time.perf_counter()
-    deadline = t_start + time_cap_s
-
-    async def worker() -> None:
-        nonlocal issued, errors
-        while issued < requests and time.perf_counter() < deadline:
-            issued += 1
-            t0 = time.perf_counter()
-            try:
-                r = await client.post(url, content=body, headers=headers)
-                ok = r.status_code == 200
-            except Exception:  # noqa: BLE001 - counted, the run goes on
-                ok = False
-            if ok:
-                latencies.append(time.perf_counter() - t0)
-            else:
-                errors += 1
-
-    await asyncio.gather(*(worker() for _ in range(connections)))
-    return summarize(latencies, errors, time.perf_counter() - t_start)
-
-
-# --- servers ------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _child_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("RAY_ADDRESS", "SHARDSEARCH_RAY_ADDRESS")}
-    env.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    return env
-
-
-def _process_label(p: Any) -> str:
-    """A short name for a process of a server's tree (Ray workers by their actor class)."""
-    try:
-        cmd = p.cmdline()
-    except Exception:  # noqa: BLE001
-        cmd = []
-    name = p.name()
-    if cmd and cmd[0].startswith("ray::"):
-        return cmd[0]
-    for part in cmd:
-        if part.endswith(("raylet", "gcs_server")):
-            return part.rsplit("/", 1)[-1]
-    if "shardsearch.cli" in cmd or "shardsearch.benchmarks.peers.serve" in cmd:
-        return "http front end (driver)"
-    return name
-
-
-def _opensearch_peer() -> Any:
-    """``peers/opensearch/peer.py``, loaded by path (it sits beside its Maven project, not in a
-    Python package)."""
-    import importlib.util
-    path = Path(__file__).resolve().parent / "peers/opensearch/peer.py"
-    spec = importlib.util.spec_from_file_location("opensearch_bench_peer", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-class Server:
-    """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
-
-    def __init__(self, engine: str, log_dir: Path) -> None:
-        self.engine = engine
-        self.port = free_port()
-        self.data_dir: str | None = None
-        if engine == "shardsearch":
-            # a fresh data directory: durable writes as configured by default, no old indices
-            self.data_dir = tempfile.mkdtemp(prefix="shardsearch-bench-")
-            cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
-                   "--port", str(self.port), "--num-cpus", "2", "--object-store-mb", "512",
-                   "--data-dir", self.data_dir]
-        elif engine == "opensearch":
-            cmd = _opensearch_peer().command(self.port)
-        else:
-            cmd = [sys.executable, "-m", "shardsearch.benchmarks.peers.serve", "--engine", engine,
-                   "--port", str(self.port)]
-        log_dir.mkdir(parents=True, exist_ok=True)
-        self.log = open(log_dir / f"{engine}-{self.port}.log", "wb")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT,
-                                     env=_child_env(), start_new_session=True)
-        self.peak_rss = 0
-        self._stop_sampling = threading.Event()
-        self._sampler = threading.Thread(target=self._sample, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def wait_ready(self, timeout_s: float = 180.0) -> None:
-        import httpx
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"{self.engine} server exited with {self.proc.returncode}; "
-                                   f"see {self.log.name}")
-            try:
-                if httpx.get(self.url + "/", timeout=2).status_code == 200:
-                    self._sampler.start()
-                    return
-            except httpx.HTTPError:
-                pass
-            time.sleep(0.2)
-        raise RuntimeError(f"{self.engine} server did not start in {timeout_s:.0f} s")
-
-    def processes(self) -> list[Any]:
-        import psutil
-        try:
-            root = psutil.Process(self.proc.pid)
-            return [root] + root.children(recursive=True)
-        except psutil.NoSuchProcess:
-            return []
-
-    def memory(self) -> dict[str, int]:
-        """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
-        processes and workers)."""
-        rss = pss = 0
-        by_name: dict[str, int] = {}
-        for p in self.processes():
-            try:
-                info = p.memory_full_info()
-                rss += info.rss
-                pss += getattr(info, "pss", info.rss)
-                name = _process_label(p)
-                by_name[name] = by_name.get(name, 0) + getattr(info, "pss", info.rss)
-            except Exception:  # noqa: BLE001 - a process that just exited
-                continue
-        return {"rss": rss, "pss": pss, "pss_by_process": by_name}
-
-    def _sample(self) -> None:
-        while not self._stop_sampling.wait(0.5):
-            total = 0
-            for p in self.processes():
-                try:
-                    total += p.memory_info().rss
-                except Exception:  # noqa: BLE001
-                    continue
-            self.peak_rss = max(self.peak_rss, total)
-
-    def stop(self) -> None:
-        """SIGTERM (graceful: shardsearch stops its Ray), then SIGKILL of our own child
-        process group if it does not exit in time."""
-        self._stop_sampling.set()
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
-        self.log.close()
-        if self.data_dir is not None:
-            shutil.rmtree(self.data_dir, ignore_errors=True)
-
 
 # --- the benchmark ------------------------------------------------------------------------------
 
@@ -283,18 +69,20 @@ class Plan:
     aggs: str = "on"                   # the aggregations scenario (aggs.py): on, off or only
     aggs_corpus: str | None = None     # its NDJSON file (default: the commits corpus)
     aggs_limit: int | None = None      # its document count (default: all; 3,000 with --quick)
+    scale: int = 1                     # also load the corpus x2, x4, ... up to x scale (scale.py)
+    cluster: str = "private"           # "local2": also the page-1 load on two Ray nodes
 
 
 def full_plan() -> Plan:
     return Plan(shard_counts=[1, 2, 4, 8], engines=["tantivy", "sqlite"], connections=[1, 8],
                 requests={1: 60, 8: 240}, time_cap_s=12.0, bulk_batch=5000,
-                bulk_connections=2, depths=[0, MID, DEEP])
+                bulk_connections=2, depths=[0, MID, DEEP], scale=8)
 
 
 def quick_plan() -> Plan:
     return Plan(shard_counts=[2], engines=["tantivy", "sqlite"], connections=[1, 8],
                 requests={1: 12, 8: 32}, time_cap_s=3.0, bulk_batch=1000,
-                bulk_connections=2, depths=[0, 990, 2000], warmup_s=5.0)
+                bulk_connections=2, depths=[0, 990, 2000], warmup_s=5.0, scale=2)
 
 
 def query_body(corpus: Corpus, query: str, frm: int = 0, size: int = SIZE,
@@ -340,14 +128,12 @@ def _log(msg: str) -> None:
 async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Plan
                      ) -> dict[str, Any]:
     bodies = bulk_bodies(corpus, plan.bulk_batch)
-    queue = list(enumerate(bodies))
     errors = 0
     headers = {"content-type": "application/x-ndjson"}
 
     async def worker() -> None:
         nonlocal errors
-        while queue:
-            _, body = queue.pop(0)
+        for body in bodies:   # one shared generator: each body goes to one worker
             r = await client.post(f"{url}/{index}/_bulk", content=body, headers=headers,
                                   timeout=600)
             if r.status_code != 200 or r.json().get("errors"):
@@ -398,6 +184,8 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
             r = await client.put(f"{server.url}/{index}", content=orjson.dumps(body),
                                  headers={"content-type": "application/json"})
             r.raise_for_status()
+            await asyncio.sleep(1.0)
+            mem_created = server.memory()   # the empty service and its index's empty shards
             _log(f"{engine} shards={shards}: bulk loading {len(corpus)} docs")
             result["bulk"] = await _bulk_load(client, server.url, index, corpus, plan)
             _log(f"{engine} shards={shards}: {result['bulk']['docs_per_s']:.0f} docs/s")
@@ -441,7 +229,8 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
                                  f"c={conns}: p50 {st.p50_ms} ms p99 {st.p99_ms} ms "
                                  f"{st.rps} req/s err={st.errors}")
             mem_after = server.memory()
-        result["memory"] = {"empty": mem_empty, "loaded": mem_loaded, "after_load": mem_after,
+        result["memory"] = {"empty": mem_empty, "index_created": mem_created,
+                            "loaded": mem_loaded, "after_load": mem_after,
                             "peak_rss": server.peak_rss,
                             "loaded_above_empty_pss": mem_loaded["pss"] - mem_empty["pss"],
                             "loaded_above_empty_rss": mem_loaded["rss"] - mem_empty["rss"],
@@ -484,28 +273,70 @@ async def run_bench(corpus: Corpus, plan: Plan, out: Path) -> dict[str, Any]:
             _log(f"{peer}: skipped ({type(e).__name__}: {e})")
             report[peer] = None
     if plan.aggs in ("on", "only"):
-        from .aggs import PEER, run_aggs
+        from .aggs import run_aggs
         aggs_path = Path(plan.aggs_corpus) if plan.aggs_corpus else None
         report["aggs"] = await run_aggs(plan, out, aggs_path, plan.aggs_limit)
+    if main_runs and plan.scale > 1:
+        from .scale import run_scale
+        report["scale"] = await run_scale(corpus, plan, out, report["shardsearch"])
+    if main_runs and plan.cluster == "local2":
+        from .two_node import run_two_node
+        try:
+            report["two_node"] = await run_two_node(corpus, plan, out)
+        except Exception as e:  # noqa: BLE001 - a cluster that cannot start: said, run kept
+            _log(f"two-node: skipped ({type(e).__name__}: {e})")
+            report["two_node"] = {"error": f"{type(e).__name__}: {e}"}
     report["machine"]["load_avg_end"] = [round(x, 2) for x in os.getloadavg()]
     report["targets"] = targets(report)
-    if "aggs" in report:
-        report["targets"][f"aggs_page1_p50_over_{PEER}"] = {
-            "value": report["aggs"]["worst_p50_over_peer"], "target": "<= 2",
-            "answers_agree": report["aggs"]["agree"]}
     return report
+
+
+def write_outputs(report: dict[str, Any], out: Path, plots: bool = True) -> None:
+    """``results.json`` (targets judged afresh), ``table.md`` and the plots."""
+    out.mkdir(parents=True, exist_ok=True)
+    report["targets"] = targets(report)
+    (out / "results.json").write_bytes(orjson.dumps(
+        report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+    (out / "table.md").write_text(full_markdown(report))
+    if plots:
+        plot_all(report, out)
 
 
 def main(args: Any) -> int:
     """Entry point of ``shardsearch bench`` (arguments from ``cli.py``)."""
-    if args.from_json:   # redo the table and plots of an earlier run
+    if args.from_json:   # redo the targets, table and plots of an earlier run
         report = orjson.loads(Path(args.from_json).read_bytes())
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "table.md").write_text(markdown_table(report))
-        plot(report, out)
-        print(json.dumps(targets(report), indent=2))
+        write_outputs(report, Path(args.out), not args.no_plots)
+        print(json.dumps(report["targets"], indent=2))
         return 0
+    plan = make_plan(args)
+    limit = args.limit if args.limit else (3000 if args.quick else None)
+    synthetic = args.corpus == "synthetic"
+    corpus_path = Path(args.corpus) if args.corpus and not synthetic else None
+    if corpus_path is not None and not corpus_path.exists():
+        raise SystemExit(f"bench: no such corpus file: {corpus_path}")
+    if args.quick and limit:
+        deep = max(10, min(limit - 2 * SIZE, 2000))
+        plan.depths = [0, min(990, deep // 2), deep]
+    if args.depths:
+        plan.depths = [int(d) for d in re.split(r"[, ]+", args.depths) if d]
+    if args.aggs == "only":   # the main corpus only names the run
+        limit = 1
+    corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
+                         text_field=args.text_field, synthetic=synthetic)
+    if args.aggs != "only":
+        _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
+             f"shards {plan.shard_counts}; peers {plan.engines}; scale x{plan.scale}")
+    out = Path(args.out)
+    report = asyncio.run(run_bench(corpus, plan, out))
+    write_outputs(report, out, not args.no_plots)
+    _log(f"wrote {out / 'results.json'}, {out / 'table.md'} and plots")
+    print(full_markdown(report).split("## Engines")[0])
+    return 0
+
+
+def make_plan(args: Any) -> Plan:
+    """The plan of ``--quick`` or the full run, with the options that change it."""
     plan = quick_plan() if args.quick else full_plan()
     plan.aggs, plan.aggs_corpus = args.aggs, args.aggs_corpus
     plan.aggs_limit = args.aggs_limit or (3000 if args.quick else None)
@@ -517,37 +348,12 @@ def main(args: Any) -> int:
         plan.requests = {c: args.requests * c for c in plan.connections}
     if args.warmup is not None:
         plan.warmup_s = float(args.warmup)
-    limit = args.limit if args.limit else (3000 if args.quick else None)
-    synthetic = args.corpus == "synthetic"
-    corpus_path = Path(args.corpus) if args.corpus and not synthetic else None
-    if corpus_path is not None and not corpus_path.exists():
-        raise SystemExit(f"bench: no such corpus file: {corpus_path}")
-    if args.quick and limit:
-        deep = max(10, min(limit - 2 * SIZE, 2000))
-        plan.depths = [0, min(990, deep // 2), deep]
-    if args.depths:
-        plan.depths = [int(d) for d in re.split(r"[, ]+", args.depths) if d]
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    if args.aggs == "only":   # the main corpus only names the run
-        limit = 1
-    corpus = load_corpus(corpus_path, limit, term=args.term, sort_field=args.sort_field,
-                         text_field=args.text_field, synthetic=synthetic)
-    if args.aggs != "only":
-        _log(f"corpus {corpus.name}: {len(corpus)} docs, {corpus.raw_bytes / 1e6:.1f} MB; "
-             f"shards {plan.shard_counts}; peers {plan.engines}")
-    report = asyncio.run(run_bench(corpus, plan, out))
-    (out / "results.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
-    table = markdown_table(report) if report["shardsearch"] else ""
-    if "aggs" in report:
-        from .aggs import markdown as aggs_markdown
-        table += "\n" + aggs_markdown(report["aggs"])
-    (out / "table.md").write_text(table)
-    if not args.no_plots and report["shardsearch"]:
-        plot(report, out)
-    _log(f"wrote {out / 'results.json'}, {out / 'table.md'} and plots")
-    print(json.dumps(report["targets"], indent=2))
-    return 0
+    if args.scale is not None:
+        if not 1 <= args.scale <= MAX_SCALE:   # each factor is loaded at every shard count
+            raise SystemExit(f"bench: --scale must be between 1 and {MAX_SCALE}")
+        plan.scale = args.scale
+    plan.cluster = args.cluster
+    return plan
 
 
 def add_arguments(p: Any) -> None:
@@ -586,5 +392,12 @@ def add_arguments(p: Any) -> None:
                         "../shared/corpora/commits.ndjson.gz when present, else synthetic)")
     p.add_argument("--aggs-limit", type=int, default=None,
                    help="its document count (default: all; 3,000 with --quick)")
+    p.add_argument("--scale", type=int, default=None,
+                   help="also load the corpus x2, x4, ... up to xN (ids rewritten, text words "
+                        "rotated; streamed) at each shard count and plot latency and memory "
+                        "against size (default 8, --quick 2; 1 turns it off)")
+    p.add_argument("--cluster", choices=["private", "local2"], default="private",
+                   help="local2: also run the page-1 load on a two-node local Ray cluster "
+                        "(ray_config/local_cluster.sh) and report throughput per node")
     p.add_argument("--from-json", default=None,
                    help="no run: write the table and plots of an earlier results.json")

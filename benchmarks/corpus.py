@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import random
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,26 +28,43 @@ class Corpus:
     text_field: str
     sort_field: str
     term: str
+    # a corpus too large to hold (``--scale``): its (id, line) pairs, made afresh per call
+    # (``lines`` then holds a sample only), and its document count
+    stream: Callable[[], Iterator[tuple[str, bytes]]] | None = None
+    count: int = 0
+    path: Path | None = None           # the file it was read from (None: synthetic)
+    limit: int | None = None           # how many of the file's documents it holds
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return self.count if self.stream is not None else len(self.lines)
+
+    def documents(self) -> Iterator[tuple[str, bytes]]:
+        """Every document's id and NDJSON line, in order."""
+        if self.stream is not None:
+            return self.stream()
+        return zip(self.ids, self.lines)
 
 
 def read_ndjson(path: Path, limit: int | None = None) -> list[bytes]:
     """The first ``limit`` non-empty lines of an NDJSON file (gzipped when it ends in .gz)."""
-    opener: Any = gzip.open if str(path).endswith(".gz") else open
-    out: list[bytes] = []
+    return list(iter_ndjson(path, limit))
+
+
+def iter_ndjson(path: Path, limit: int | None = None) -> Iterator[bytes]:
+    """The same lines as ``read_ndjson``, one at a time (bounded memory)."""
     if limit is not None and limit <= 0:
-        return out
+        return
+    opener: Any = gzip.open if str(path).endswith(".gz") else open
+    n = 0
     with opener(path, "rb") as f:
         for line in f:
             line = line.strip()
             if not line:
                 continue
-            out.append(line)
-            if limit is not None and len(out) >= limit:
-                break
-    return out
+            yield line
+            n += 1
+            if limit is not None and n >= limit:
+                return
 
 
 _SYLLABLES = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "ze", "po", "qua", "fe", "di",
@@ -152,16 +170,19 @@ def load_corpus(path: Path | None, limit: int | None, synthetic_docs: int = 20_0
         else:
             term = _frequent_term(sample, text_field)
     raw = sum(len(ln) + 1 for ln in lines)
-    return Corpus(name, lines, ids, raw, mapping, text_field, sort_field, term)
+    return Corpus(name, lines, ids, raw, mapping, text_field, sort_field, term,
+                  path=Path(path) if path is not None else None, limit=limit)
 
 
-def bulk_bodies(corpus: Corpus, batch: int) -> list[bytes]:
-    """``_bulk`` NDJSON bodies of ``batch`` documents each."""
-    out = []
-    for k in range(0, len(corpus), batch):
-        parts = []
-        for doc_id, line in zip(corpus.ids[k:k + batch], corpus.lines[k:k + batch]):
-            parts.append(orjson.dumps({"index": {"_id": doc_id}}))
-            parts.append(line)
-        out.append(b"\n".join(parts) + b"\n")
-    return out
+def bulk_bodies(corpus: Corpus, batch: int) -> Iterator[bytes]:
+    """``_bulk`` NDJSON bodies of ``batch`` documents each, made one at a time (a streamed
+    corpus is never held whole)."""
+    parts: list[bytes] = []
+    for doc_id, line in corpus.documents():
+        parts.append(orjson.dumps({"index": {"_id": doc_id}}))
+        parts.append(line)
+        if len(parts) == 2 * batch:
+            yield b"\n".join(parts) + b"\n"
+            parts = []
+    if parts:
+        yield b"\n".join(parts) + b"\n"

@@ -1,4 +1,4 @@
-"""The benchmark's report: targets met or missed, the Markdown table, and the plots."""
+"""The benchmark's report: the Markdown tables (targets first) and the plots."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -12,43 +12,6 @@ def _cell(runs: list[dict[str, Any]], **want: Any) -> dict[str, Any] | None:
     return None
 
 
-def targets(report: dict[str, Any]) -> dict[str, Any]:
-    """The issue's four targets, from the 2-shard run (or the closest shard count)."""
-    ours = report["shardsearch"]
-    if not ours:
-        return {}
-    key = "2" if "2" in ours else min(ours, key=lambda k: abs(int(k) - 2))
-    res = ours[key]
-    runs = res["runs"]
-    deep = max(r["depth"] for r in runs if r["query"] == "match")
-    p1 = _cell(runs, query="match", depth=0, method="from", connections=1)
-    d_from = _cell(runs, query="match", depth=deep, method="from", connections=1)
-    d_after = _cell(runs, query="match", depth=deep, method="search_after", connections=1)
-    p1_8 = _cell(runs, query="match", depth=0, method="from", connections=8)
-    out: dict[str, Any] = {"shards": int(key), "deep_depth": deep}
-
-    def ratio(a: dict[str, Any] | None, b: dict[str, Any] | None, k: str) -> float | None:
-        if a is None or b is None or not a.get(k) or not b.get(k):
-            return None
-        return round(a[k] / b[k], 3)
-    out["deep_over_page1_from"] = {"value": ratio(d_from, p1, "p50_ms"), "target": "<= 1.5"}
-    out["deep_over_page1_search_after"] = {"value": ratio(d_after, p1, "p50_ms"),
-                                           "target": "<= 1.5"}
-    peer = report.get("tantivy")
-    if peer:
-        t8 = _cell(peer["runs"], query="match", depth=0, method="from", connections=8)
-        out["page1_rps_vs_tantivy"] = {"value": ratio(p1_8, t8, "rps"), "target": ">= 0.5"}
-        tp1 = _cell(peer["runs"], query="match", depth=0, method="from", connections=1)
-        tdeep = _cell(peer["runs"], query="match", depth=deep, method="from", connections=1)
-        out["tantivy_deep_over_page1"] = {"value": ratio(tdeep, tp1, "p50_ms")}
-    out["bulk_docs_per_s"] = {"value": res["bulk"]["docs_per_s"], "target": ">= 30000"}
-    mem = res["memory"]
-    out["memory_above_empty_over_raw"] = {
-        "value": round(mem["loaded_above_empty_pss"] / max(1, mem["raw_ndjson_bytes"]), 3),
-        "target": "<= 3"}
-    return out
-
-
 def markdown_table(report: dict[str, Any]) -> str:
     """The README table: p50 ms (1 connection) / req/s (8 connections) per scenario."""
     m = report["machine"]
@@ -59,8 +22,8 @@ def markdown_table(report: dict[str, Any]) -> str:
               f"`match {report['corpus']['text_field']}:{report['corpus']['term']}`, sort "
               f"`{report['corpus']['sort_field']}`.")
     columns = ("| engine | shards | query | depth | method | p50 ms (1 conn) | p99 ms (1 conn) | "
-               "req/s (8 conn) | p50 ms (8 conn) |")
-    lines = [header, "", columns, "|---|---|---|---|---|---|---|---|---|"]
+               "req/s (8 conn) | p50 ms (8 conn) | p99 ms (8 conn) |")
+    lines = [header, "", columns, "|---|---|---|---|---|---|---|---|---|---|"]
     blocks: list[tuple[str, str, dict[str, Any]]] = []
     for s, res in sorted(report["shardsearch"].items(), key=lambda kv: int(kv[0])):
         blocks.append(("shardsearch", s, res))
@@ -78,7 +41,8 @@ def markdown_table(report: dict[str, Any]) -> str:
             c1 = _cell(runs, query=q, depth=d, method=meth, connections=1) or {}
             c8 = _cell(runs, query=q, depth=d, method=meth, connections=8) or {}
             lines.append(f"| {engine} | {shards} | {q} | {d:,} | {meth} | {c1.get('p50_ms')} | "
-                         f"{c1.get('p99_ms')} | {c8.get('rps')} | {c8.get('p50_ms')} |")
+                         f"{c1.get('p99_ms')} | {c8.get('rps')} | {c8.get('p50_ms')} | "
+                         f"{c8.get('p99_ms')} |")
     lines += ["", "| engine | shards | bulk docs/s | memory above empty (PSS) | peak RSS |",
               "|---|---|---|---|---|"]
     for engine, shards, res in blocks:
@@ -162,4 +126,29 @@ def plot(report: dict[str, Any], out: Path) -> list[Path]:
     fig.savefig(p, dpi=110)
     plt.close(fig)
     paths.append(p)
+    return paths
+
+
+def full_markdown(report: dict[str, Any]) -> str:
+    """``table.md``: the targets (reached or not, with blockers), then every scenario's
+    table that the run has."""
+    from . import aggs, scale, targets, two_node
+    parts = ["## Targets\n", targets.markdown(report.get("targets") or {})]
+    if report.get("shardsearch"):
+        parts += ["## Engines\n", markdown_table(report)]
+    if report.get("aggs"):
+        parts += ["## Aggregations\n", aggs.markdown(report["aggs"])]
+    if report.get("scale"):
+        parts += ["## Scale\n", scale.markdown(report["scale"])]
+    if report.get("two_node"):
+        parts += ["## Two nodes\n", two_node.markdown(report["two_node"])]
+    return "\n".join(parts)
+
+
+def plot_all(report: dict[str, Any], out: Path) -> list[Path]:
+    """Every plot the run has data for."""
+    paths = plot(report, out) if report.get("shardsearch") else []
+    if report.get("scale"):
+        from .scale import plot_scale
+        paths.append(plot_scale(report["scale"], out))
     return paths

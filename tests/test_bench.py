@@ -53,7 +53,7 @@ def test_load_corpus_reads_a_gzipped_ndjson_slice_and_infers_fields(tmp_path: Pa
 def test_bulk_bodies_pair_each_action_with_its_document() -> None:
     corpus = bench.load_corpus(None, 5) if not bench.DEFAULT_CORPUS.exists() else \
         bench.load_corpus(bench.DEFAULT_CORPUS, 5)
-    bodies = bench.bulk_bodies(corpus, 2)
+    bodies = list(bench.bulk_bodies(corpus, 2))
     assert len(bodies) == 3
     lines = b"".join(bodies).strip().split(b"\n")
     assert len(lines) == 10
@@ -142,21 +142,42 @@ def test_report_computes_the_targets_and_writes_table_and_plots(tmp_path: Path) 
     report = _fake_report()
     t = bench.targets(report)
     assert t["deep_over_page1_from"]["value"] == 1.5
+    assert t["deep_over_page1_from"]["reached"] is False
     assert t["page1_rps_vs_tantivy"]["value"] == 1.0
-    assert t["memory_above_empty_over_raw"]["value"] == 3.0
+    assert t["page1_rps_vs_tantivy"]["reached"] is True
+    assert t["memory_over_raw"]["value"] == 3.0
     table = bench.markdown_table(report)
     assert "| shardsearch | 2 | match | 100 | search_after |" in table
     paths = bench.plot(report, tmp_path)
     assert all(p.exists() and p.stat().st_size > 1000 for p in paths)
 
 
-def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) -> None:
-    """The smallest real run (~15 s): a private service on loopback, 600 synthetic documents,
-    2 shards, the SQLite peer; it stops its servers and writes JSON, table and plots."""
+def test_from_json_judges_the_targets_again_and_rewrites_table_and_plots(tmp_path: Path
+                                                                         ) -> None:
     from shardsearch.cli import build_parser
+    src = tmp_path / "old.json"
+    src.write_bytes(orjson.dumps(dict(_fake_report(), targets={"stale": {}})))
+    out = tmp_path / "out"
+    args = build_parser().parse_args(["bench", "--from-json", str(src), "--out", str(out)])
+    assert bench.main(args) == 0
+    report = orjson.loads((out / "results.json").read_bytes())
+    assert "stale" not in report["targets"]
+    assert report["targets"] == bench.targets(_fake_report())
+    table = (out / "table.md").read_text()
+    assert table.startswith("## Targets") and "| not measured |" in table
+    assert (out / "latency_vs_depth.png").stat().st_size > 1000
+
+
+def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) -> None:
+    """The smallest real run: a private service on loopback, 600 synthetic documents, 2
+    shards, both peers, and the corpus x2 (``--quick``'s scale); it stops its servers and
+    writes JSON with every target judged, the table and the plots."""
+    from shardsearch.cli import build_parser
+    pytest.importorskip("tantivy")
     args = build_parser().parse_args(
-        ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers", "sqlite",
-         "--requests", "2", "--warmup", "0.5", "--aggs", "off", "--out", str(tmp_path)])
+        ["bench", "--quick", "--corpus", "synthetic", "--limit", "600", "--peers",
+         "sqlite,tantivy", "--requests", "2", "--warmup", "0.5", "--aggs", "off", "--out",
+         str(tmp_path)])
     assert bench.main(args) == 0
     report = orjson.loads((tmp_path / "results.json").read_bytes())
     runs = report["shardsearch"]["2"]["runs"]
@@ -166,9 +187,28 @@ def test_quick_benchmark_runs_end_to_end_and_writes_its_outputs(tmp_path: Path) 
     assert all(r["errors"] == 0 and r["requests"] > 0 for r in runs)
     assert {r["method"] for r in runs} == {"from", "search_after"}
     assert report["sqlite"]["bulk"]["docs"] == 600
-    assert report["targets"]["deep_over_page1_from"]["value"] is not None
-    for name in ("table.md", "latency_vs_depth.png", "throughput_vs_shards.png"):
-        assert (tmp_path / name).stat().st_size > 0
+    targets = report["targets"]
+    for name in ("deep_over_page1_from", "deep_over_page1_search_after", "bulk_vs_sqlite",
+                 "page1_rps_vs_tantivy", "memory_over_raw", "empty_plus_one_shard",
+                 "scale_bulk_rate", "scale_page1_growth", "scale_memory_ratio"):
+        t = targets[name]
+        assert t["value"] is not None and t["reached"] in (True, False), name
+        assert t["reached"] == (t["value"] <= t["threshold"] if t["op"] == "<="
+                                else t["value"] >= t["threshold"]), name
+    ours, sqlite = report["shardsearch"]["2"], report["sqlite"]
+    assert targets["bulk_vs_sqlite"]["value"] == round(
+        ours["bulk"]["docs_per_s"] / sqlite["bulk"]["docs_per_s"], 3)
+    assert "p99" in targets["page1_rps_vs_tantivy"]["detail"]
+    assert targets["aggs_terms_p50"]["reached"] is None   # --aggs off: not measured
+    rows = report["scale"]["runs"]
+    assert sorted((r["factor"], r["docs"]) for r in rows) == [(1, 600), (2, 1200)]
+    assert rows[1]["total_hits"] == 2 * rows[0]["total_hits"]   # copies keep their terms
+    assert rows[1]["raw_bytes"] > rows[0]["raw_bytes"]
+    table = (tmp_path / "table.md").read_text()
+    assert table.index("## Targets") < table.index("## Engines") < table.index("## Scale")
+    assert "p99 ms (8 conn)" in table
+    for name in ("latency_vs_depth.png", "throughput_vs_shards.png", "scale.png"):
+        assert (tmp_path / name).stat().st_size > 1000
 
 
 def test_duckdb_peer_answers_the_aggregations_scenario() -> None:
@@ -228,6 +268,50 @@ def test_quick_aggregations_scenario_agrees_with_duckdb(tmp_path: Path) -> None:
     assert sum(c for _, c in ours["date_histogram"]["buckets"]) == 800
     assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["shardsearch"]["runs"])
     assert all(r["errors"] == 0 and r["p50_ms"] for r in aggs["duckdb"]["runs"])
-    assert report["targets"]["aggs_page1_p50_over_duckdb"]["value"] is not None
+    for q in ("terms", "date_histogram", "cardinality"):
+        t = report["targets"][f"aggs_{q}_p50"]
+        assert t["value"] == aggs["p50_over_peer"][q] and t["reached"] in (True, False)
+    assert report["targets"]["bulk_vs_sqlite"]["reached"] is None   # --aggs only
     assert aggs["shardsearch"]["warmup"]["requests"] > 0 and aggs["duckdb"]["warmup"]["requests"]
     assert "| date_histogram |" in (tmp_path / "table.md").read_text()
+
+
+@pytest.mark.slow
+def test_two_node_mode_spreads_shards_over_both_nodes_and_reports_each(tmp_path: Path) -> None:
+    """``--cluster local2``: a two-node local Ray cluster started and stopped by the run; the
+    index's two shards sit on the two worker nodes; each node's share is reported."""
+    from shardsearch.cli import build_parser
+    args = build_parser().parse_args(
+        ["bench", "--quick", "--corpus", "synthetic", "--limit", "300", "--peers", "none",
+         "--requests", "2", "--warmup", "0.2", "--aggs", "off", "--scale", "1", "--cluster",
+         "local2", "--no-plots", "--out", str(tmp_path)])
+    assert bench.main(args) == 0
+    two = orjson.loads((tmp_path / "results.json").read_bytes())["two_node"]
+    assert sorted(two["shards"]) == ["node_1", "node_2"]
+    assert two["bulk"]["docs"] == 300 and two["bulk"]["failed_batches"] == 0
+    assert all(r["errors"] == 0 and r["requests"] > 0 for r in two["runs"])
+    nodes = two["nodes_at_max_connections"]
+    assert nodes["node_1"]["shards"] == nodes["node_2"]["shards"] == 1
+    rps8 = next(r["rps"] for r in two["runs"] if r["connections"] == 8)
+    assert nodes["node_1"]["shard_queries_per_s"] == round(rps8, 1)
+    assert nodes["node_1"]["cpu_s"] > 0 and "front end" in nodes
+    assert "## Two nodes" in (tmp_path / "table.md").read_text()
+    from shardsearch.benchmarks.two_node import session_processes
+    left = session_processes(list(two["sessions"].values()))
+    assert not left, f"the run left processes of its Ray nodes running: {left}"
+
+
+def test_a_two_node_run_that_failed_is_reported_not_tabled() -> None:
+    from shardsearch.benchmarks.report import full_markdown
+    report = dict(_fake_report(), two_node={"error": "RuntimeError: no cluster"})
+    report["targets"] = bench.targets(report)
+    assert "The two-node run did not complete: RuntimeError: no cluster" in \
+        full_markdown(report)
+
+
+@pytest.mark.parametrize("scale", ["0", "65"])
+def test_scale_outside_its_bounds_is_refused_before_anything_starts(scale: str) -> None:
+    from shardsearch.cli import build_parser
+    args = build_parser().parse_args(["bench", "--quick", "--scale", scale])
+    with pytest.raises(SystemExit, match="--scale must be between 1 and 64"):
+        bench.make_plan(args)

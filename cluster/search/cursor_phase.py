@@ -347,7 +347,9 @@ class CursorOps:
             names, snapshot = tok.indices, tok.snapshot
         else:
             names = tuple(m.name for m in self.path.targets(req))
-            resp = await self.path.run(replace(req, consistent_page=None), snapshot={})
+            # a plain search (no token asked for) needs no copy of its request
+            plain = req if req.consistent_page is None else replace(req, consistent_page=None)
+            resp = await self.path.run(plain, snapshot={})
             snapshot = snapshot_in(resp.get("_snapshot", {}))
         resp.pop("_after", None)
         indices = self.catalog.indices
