@@ -16,7 +16,6 @@ belongs to one layer object:
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +27,7 @@ from .documents.by_query_request import ByQuery
 from .documents.get import GetOptions, get_doc
 from .documents.mget import mget
 from .documents.tasks import TaskRegistry
-from .documents.update import UpdateRequest, update
+from .documents.update import UpdateRequest, update, write_target
 from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import nodes, segments
@@ -194,8 +193,7 @@ class Coordinator:
 
     async def update(self, req: UpdateRequest) -> dict[str, Any]:
         """One partial update (``documents/update.py``): read, merge, conditional write."""
-        index, routing = self.admin.write_index(req.index, req.routing)   # aliases, date math
-        return await update(self.admin, dataclasses.replace(req, index=index, routing=routing))
+        return await update(self.admin, req)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       options: GetOptions | None = None) -> dict[str, Any]:
@@ -208,8 +206,14 @@ class Coordinator:
 
     async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
                             routing: str | None = None, refresh: bool = False,
-                            retry_on_conflict: int = 0) -> dict[str, Any]:
-        """``_update`` with a script (``documents/update_script.py``)."""
+                            retry_on_conflict: int = 0, require_alias: bool = False
+                            ) -> dict[str, Any]:
+        """``_update`` with a script (``documents/update_script.py``), at the write index
+        of an alias (which ``require_alias`` demands ``index`` be)."""
+        if require_alias:
+            req = write_target(self.admin, UpdateRequest(index, doc_id, routing=routing,
+                                                         require_alias=True))
+            index, routing = req.index, req.routing
         return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
                                         refresh, retry_on_conflict)
 
