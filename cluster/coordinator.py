@@ -74,6 +74,8 @@ class Coordinator:
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
         "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
+        "put_component_template", "get_component_template", "delete_component_template",
+        "simulate_index", "simulate_template",
         "analyze",
         # documents
         "bulk", "get_doc", "mget", "update", "update_script", "by_query", "get_task", "list_tasks",
@@ -172,6 +174,23 @@ class Coordinator:
 
     def delete_index_template(self, name: str) -> dict[str, Any]:
         return self.admin.delete_index_template(name)
+
+    def put_component_template(self, name: str, body: Any, create: bool = False
+                               ) -> dict[str, Any]:
+        return self.admin.put_component_template(name, body, create)
+
+    def get_component_template(self, name: str | None) -> dict[str, Any]:
+        return self.admin.get_component_template(name)
+
+    def delete_component_template(self, name: str) -> dict[str, Any]:
+        return self.admin.delete_component_template(name)
+
+    def simulate_index(self, index: str) -> dict[str, Any]:
+        return self.admin.simulate_index(index)
+
+    def simulate_template(self, name: str | None, body: Any, create: bool = False
+                          ) -> dict[str, Any]:
+        return self.admin.simulate_template(name, body, create)
 
     def close_index(self, expr: str) -> dict[str, Any]:
         return self.admin.set_state(expr, "close")
