@@ -35,7 +35,9 @@ from .indices.admin import IndexAdmin
 from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
+from .indices.node_metrics import sample as node_sample
 from .indices.status import ClusterStatus
+from .distribution.shard_service import node_id
 from .errors import SearchError
 from .search import terms_lookup
 from .search.cursor_phase import CursorOps
@@ -410,8 +412,11 @@ class Coordinator:
         mapping = self.indices[self.admin.read_index(index)[0]].mapping if index else None
         return analyze(body, mapping)
 
-    async def cat_nodes(self) -> list[dict[str, Any]]:
-        return await self.status.cat_nodes()
+    async def cat_nodes(self, front: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """``_cat/nodes``, with this process measured where it runs and ``front`` (the front
+        end's own sample, ``indices/node_metrics.py``) placed by its machine."""
+        own = (node_id(), node_sample(getattr(self.backend, "data_dir", None)))
+        return await self.status.cat_nodes([own] + ([(None, front)] if front else []))
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

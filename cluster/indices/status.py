@@ -11,6 +11,7 @@ import uuid
 from typing import Any
 
 from .health import cluster_health, index_health, status_of
+from .node_metrics import assign, node_metrics
 from .stats import copy_stats
 
 VERSION = "8.15.0"
@@ -92,15 +93,22 @@ class ClusterStatus:
                             f"({p['path']})"})
         return out
 
-    async def cat_nodes(self) -> list[dict[str, Any]]:
-        """``_cat/nodes``: the Ray nodes shard copies can live on, and how many each holds."""
+    async def cat_nodes(self, samples: list[tuple[str | None, dict[str, Any]]] = ()
+                        ) -> list[dict[str, Any]]:
+        """``_cat/nodes``: the Ray nodes shard copies can live on, how many each holds, and
+        the metrics of their processes (``node_metrics.py``): ``samples`` of the coordinator
+        and the front end, plus those the copies sent with their ``info``."""
         infos = await self.shard_infos()
         nodes = self.backend.nodes() or [{"id": "local", "name": self.node_name,
                                           "address": "127.0.0.1", "resource": True}]
+        copies = [(r.get("node_id"), r["host"]) for r in infos if r.get("host")]
+        by_node = assign(nodes, list(samples) + copies)
         return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
                  "node.role": "d" if n.get("resource") else "-",
                  "master": "-",   # no elected master: the coordinator actor decides
-                 "shards": sum(1 for r in infos if r.get("node_id") == n.get("id"))}
+                 "version": VERSION, "build": "shardsearch",
+                 "shards": sum(1 for r in infos if r.get("node_id") == n.get("id")),
+                 **node_metrics(by_node[n["id"]], n.get("memory"))}
                 for n in nodes]
 
     def info(self) -> dict[str, Any]:
