@@ -412,11 +412,12 @@ class Coordinator:
         mapping = self.indices[self.admin.read_index(index)[0]].mapping if index else None
         return analyze(body, mapping)
 
-    async def cat_nodes(self, front: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    async def cat_nodes(self, front: dict[str, Any] | None = None,
+                        front_node: str | None = None) -> list[dict[str, Any]]:
         """``_cat/nodes``, with this process measured where it runs and ``front`` (the front
-        end's own sample, ``indices/node_metrics.py``) placed by its machine."""
+        end's own sample, ``indices/node_metrics.py``) on its Ray node, else its machine."""
         own = (node_id(), node_sample(getattr(self.backend, "data_dir", None)))
-        return await self.status.cat_nodes([own] + ([(None, front)] if front else []))
+        return await self.status.cat_nodes([own] + ([(front_node, front)] if front else []))
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

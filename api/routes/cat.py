@@ -16,6 +16,7 @@ from starlette.responses import PlainTextResponse, Response
 from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll
 from ...cluster.errors import IllegalArgument
+from ...cluster.distribution.shard_service import node_id
 from ...cluster.indices.node_metrics import sample as node_sample
 from ...cluster.search.request import check_params
 from ...cluster.values import parse_time_ms
@@ -261,7 +262,7 @@ async def cat_nodes(request: Request, coord: Coord) -> Response:
     ``cluster/indices/node_metrics.py``)."""
     params = _params(request, {"full_id"})
     full = bool_param(params, "full_id")
-    rows = await coord.call("cat_nodes", node_sample())
+    rows = await coord.call("cat_nodes", node_sample(), node_id())
     if not full:   # Elasticsearch shows the first 4 characters of a node id unless full_id
         rows = [{**r, "id": (r.get("id") or "")[:4]} for r in rows]
     return render(rows, NODES, params)
