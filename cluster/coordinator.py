@@ -187,8 +187,8 @@ class Coordinator:
     def delete_component_template(self, name: str) -> dict[str, Any]:
         return self.admin.delete_component_template(name)
 
-    def simulate_index(self, index: str) -> dict[str, Any]:
-        return self.admin.simulate_index(index)
+    def simulate_index(self, index: str, body: Any = None) -> dict[str, Any]:
+        return self.admin.simulate_index(index, body)
 
     def simulate_template(self, name: str | None, body: Any, create: bool = False
                           ) -> dict[str, Any]:

@@ -101,6 +101,9 @@ def test_simulate_index_answers_the_resolved_template_and_the_overlapping_ones()
     assert set(out["template"]["aliases"]) == {"from_base", "from_template"}
     assert out["overlapping"] == [{"name": "all_logs", "index_patterns": ["logs*"]}]
     assert c.coord.simulate_index("other") == {}
+    with_body = c.coord.simulate_index("other", {"index_patterns": ["oth*"],
+                                                 "composed_of": ["more"]})
+    assert with_body["template"]["settings"] == {"index": {"number_of_shards": "2"}}
     assert "other" not in c.coord.indices and "logs-x" not in c.coord.indices
 
 

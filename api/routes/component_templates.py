@@ -82,10 +82,8 @@ async def delete_component_template(name: str, request: Request, coord: Coord
 @router.post("/_index_template/_simulate_index/{index}")
 async def simulate_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     _params(request, COMMON | _TIMEOUTS | {"include_defaults"})
-    if await json_body(request) is not None:
-        raise SearchError("a body in _simulate_index is not supported by this server",
-                          es_type="illegal_argument_exception", status=400)
-    return JSONResponse(await coord.call("simulate_index", index))
+    body: Any = await json_body(request)   # an index template, as if it were stored
+    return JSONResponse(await coord.call("simulate_index", index, body))
 
 
 @router.post("/_index_template/_simulate")

@@ -354,8 +354,8 @@ class IndexAdmin:
         self._templates_saved()
         return {"acknowledged": True}
 
-    def simulate_index(self, index: str) -> dict[str, Any]:
-        return simulation.simulate_index(index, self.templates, self.components)
+    def simulate_index(self, index: str, body: Any = None) -> dict[str, Any]:
+        return simulation.simulate_index(index, self.templates, self.components, body)
 
     def simulate_template(self, name: str | None, body: Any, create: bool = False
                           ) -> dict[str, Any]:

@@ -45,9 +45,14 @@ def _resolved(name: str, templates: dict[str, Any], components: dict[str, Any]
     return {"template": out, "overlapping": overlapping}
 
 
-def simulate_index(index: str, templates: dict[str, Any], components: dict[str, Any]
-                   ) -> dict[str, Any]:
-    """What a new index named ``index`` would start with (``{}``: no template matches)."""
+def simulate_index(index: str, templates: dict[str, Any], components: dict[str, Any],
+                   body: Any = None) -> dict[str, Any]:
+    """What a new index named ``index`` would start with (``{}``: no template matches); a
+    ``body`` is an index template taken into account as if it were stored (checked as a
+    ``PUT`` would check it)."""
+    if body is not None:
+        templates = {**templates, SIMULATED: parse_template(SIMULATED, body, templates,
+                                                            components)}
     found = matching(templates, index)
     if found is None:
         return {}

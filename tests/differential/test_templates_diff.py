@@ -47,6 +47,10 @@ def test_simulations_answer_alike(pair, templates):
     pair.send("PUT", "/_index_template/tdiff-other", {"index_patterns": ["tdiff*"]})
     for method, path, body in (("POST", "/_index_template/_simulate_index/tdiff-9", None),
                                ("POST", "/_index_template/_simulate_index/nomatch-9", None),
+                               ("POST", "/_index_template/_simulate_index/tdiff-9",
+                                {"index_patterns": ["tdiff-9*"], "priority": 50,
+                                 "composed_of": ["tdiff-ct"], "template": {
+                                     "settings": {"index": {"number_of_shards": "4"}}}}),
                                ("POST", "/_index_template/_simulate/tdiff-t", None),
                                ("POST", "/_index_template/_simulate",
                                 {"index_patterns": ["tdiff-x*"], "composed_of": ["tdiff-ct"],
