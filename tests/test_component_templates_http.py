@@ -39,6 +39,8 @@ def test_component_templates_compose_an_index_created_through_the_clients(
     assert [g["name"] for g in got] == ["ct-a", "ct-b"]
     assert esc.cluster.exists_component_template(name="ct-a")
     assert not esc.cluster.exists_component_template(name="ct-zz")
+    meta = esc.cluster.state(metric="metadata")["metadata"]
+    assert set(meta["component_template"]["component_template"]) >= {"ct-a", "ct-b"}
     esc.indices.delete(index="ctl-1")
 
 

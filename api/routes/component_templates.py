@@ -90,7 +90,7 @@ async def simulate_index(index: str, request: Request, coord: Coord) -> JSONResp
 @router.post("/_index_template/_simulate/{name}")
 async def simulate_template(request: Request, coord: Coord,
                             name: str | None = None) -> JSONResponse:
-    params = _params(request, COMMON | _TIMEOUTS | {"create", "include_defaults", "cause"})
+    params = _params(request, COMMON | _TIMEOUTS | {"create", "include_defaults"})
     body: Any = await json_body(request)
     return JSONResponse(await coord.call("simulate_template", name, body,
                                          bool_param(params, "create")))
