@@ -92,6 +92,8 @@ def test_cat_nodes_metric_columns_take_aliases_units_and_sorting(es: httpx.Clien
         assert es.get("/_cat/nodes", params={"s": "heap.percent:desc"}).status_code == 200
         assert "heap.current" in es.get("/_cat/nodes", params={"help": "true"}).text
         assert es.get("/_cat/nodes", params={"h": "*"}).status_code == 200
+        os_cols = es.get("/_cat/nodes", params={"h": "cm,rs", "format": "json"}).json()[0]
+        assert os_cols["cluster_manager"] == "-" and "master" in os_cols["node.roles"]
         bad = es.get("/_cat/nodes", params={"h": "query_cache.memory_size"})
         assert bad.status_code == 400 and "query_cache.memory_size" in bad.text
     finally:

@@ -131,6 +131,9 @@ NODES = [C("id", ("id", "nodeId"), "unique node id", False),
          C("node.role", ("r", "role", "nodeRole"), "m:master eligible node, d:data node, "
            "i:ingest node, -:coordinating node only"),
          C("master", ("m",), "*:current master (always -: no elected master here)"),
+         C("node.roles", ("rs",), "all roles (OpenSearch's column)", False),
+         C("cluster_manager", ("cm",), "*:current cluster manager (OpenSearch's column; "
+           "always -)", False),
          C("name", ("n",), "node name"),
          C("shards", (), "number of shard copies on the node (ours)", False, "number")]
 ENDPOINTS = ["/_cat/aliases", "/_cat/aliases/{alias}", "/_cat/count", "/_cat/count/{index}",

@@ -106,6 +106,8 @@ class ClusterStatus:
         return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
                  "node.role": "d" if n.get("resource") else "-",
                  "master": "-",   # no elected master: the coordinator actor decides
+                 "cluster_manager": "-",
+                 "node.roles": "data,ingest,master" if n.get("resource") else "master",
                  "version": VERSION, "build": "shardsearch",
                  "shards": sum(1 for r in infos if r.get("node_id") == n.get("id")),
                  **node_metrics(by_node[n["id"]], n.get("memory"))}
