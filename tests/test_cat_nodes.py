@@ -98,3 +98,27 @@ def test_cat_nodes_metric_columns_take_aliases_units_and_sorting(es: httpx.Clien
         assert bad.status_code == 400 and "query_cache.memory_size" in bad.text
     finally:
         es.delete("/catn")
+
+
+def test_cat_indices_statistic_columns_are_counts_and_time_columns(es: httpx.Client,
+                                                                   base_url: str) -> None:
+    es.put("/cati", json={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
+    try:
+        for i in range(3):
+            es.put(f"/cati/_doc/{i}", json={"n": i})
+        es.post("/cati/_refresh")
+        assert es.post("/cati/_search", json={"query": {"match_all": {}}}).status_code == 200
+        osc = OpenSearch(hosts=[base_url], timeout=60)
+        row = osc.cat.indices(index="cati", format="json", time="micros",
+                              h="iito,pri.indexing.index_total,sqto,iiti,sqti,rti")[0]
+        assert row["indexing.index_total"] == row["pri.indexing.index_total"] == "3"
+        assert int(row["search.query_total"]) == 2          # one query phase per shard
+        for col in ("indexing.index_time", "search.query_time", "refresh.time"):
+            assert row[col].isdigit(), row
+        text = es.get("/_cat/indices/cati", params={"h": "indexing.index_time"}).text.strip()
+        assert text[-1] in "smhd" and text[0].isdigit(), text   # 1.2ms, 340micros, 0s
+        stats = es.get("/cati/_stats/indexing").json()["_all"]["total"]["indexing"]
+        ms = es.get("/_cat/indices/cati", params={"h": "iiti", "time": "ms"}).text.strip()
+        assert int(ms) == stats["index_time_in_millis"]
+    finally:
+        es.delete("/cati")

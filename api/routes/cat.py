@@ -43,6 +43,25 @@ INDICES = [C("health", ("h",), "current health status"), C("status", ("s",), "op
            C("pri.store.size", (), "store size of primaries", kind="bytes"),
            C("dataset.size", (), "total size of dataset", kind="bytes"),
            C("health.reason", (), "why a shard copy is not started (ours)", False)]
+_STATS = [("indexing.index_time", ("iiti", "indexingIndexTime"), "time spent in indexing"),
+          ("indexing.index_total", ("iito", "indexingIndexTotal"), "number of indexing ops"),
+          ("indexing.delete_time", ("idti", "indexingDeleteTime"), "time spent in deletions"),
+          ("indexing.delete_total", ("idto", "indexingDeleteTotal"), "number of delete ops"),
+          ("get.time", ("gti", "getTime"), "time spent in get"),
+          ("get.total", ("gto", "getTotal"), "number of get ops"),
+          ("search.query_time", ("sqti", "searchQueryTime"), "time spent in query phase"),
+          ("search.query_total", ("sqto", "searchQueryTotal"), "total query phase ops"),
+          ("search.fetch_time", ("sfti", "searchFetchTime"), "time spent in fetch phase"),
+          ("search.fetch_total", ("sfto", "searchFetchTotal"), "total fetch ops"),
+          ("refresh.time", ("rti", "refreshTime"), "time spent in refreshes"),
+          ("refresh.total", ("rto", "refreshTotal"), "total refreshes"),
+          ("flush.total", ("ft", "flushTotal"), "number of flushes"),
+          ("flush.total_time", ("ftt", "flushTotalTime"), "time spent in flush"),
+          ("merges.total", ("mt", "mergesTotal"), "number of completed merge ops")]
+for _name, _aliases, _desc in _STATS:   # Elasticsearch's hidden statistic columns, pri. twins
+    _kind = "time" if _name.endswith("time") else "number"
+    INDICES += [C(_name, _aliases, _desc, False, _kind), C("pri." + _name, (), _desc, False,
+                                                           _kind)]
 SHARDS = [C("index", ("i", "idx"), "index name"), C("shard", ("s", "sh"), "shard name",
                                                   kind="number"),
           C("prirep", ("p", "pr", "primaryOrReplica"), "primary or replica"),

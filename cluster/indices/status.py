@@ -16,6 +16,32 @@ from .stats import copy_stats
 
 VERSION = "8.15.0"
 
+#: ``_cat/indices`` statistic columns (and their ``pri.`` twins): name -> (``_stats`` section,
+#: key); ``*_time`` values are milliseconds, rendered as time columns
+INDEX_STAT_COLUMNS = {
+    "indexing.index_time": ("indexing", "index_time_in_millis"),
+    "indexing.index_total": ("indexing", "index_total"),
+    "indexing.delete_time": ("indexing", "delete_time_in_millis"),
+    "indexing.delete_total": ("indexing", "delete_total"),
+    "get.time": ("get", "time_in_millis"), "get.total": ("get", "total"),
+    "search.query_time": ("search", "query_time_in_millis"),
+    "search.query_total": ("search", "query_total"),
+    "search.fetch_time": ("search", "fetch_time_in_millis"),
+    "search.fetch_total": ("search", "fetch_total"),
+    "refresh.time": ("refresh", "total_time_in_millis"), "refresh.total": ("refresh", "total"),
+    "flush.total": ("flush", "total"), "flush.total_time": ("flush", "total_time_in_millis"),
+    "merges.total": ("merges", "total")}
+
+
+def _stat_columns(started: list[dict[str, Any]], prim: list[dict[str, Any]]
+                  ) -> dict[str, Any]:
+    """The statistic columns of one index: all started copies, and ``pri.`` the primaries."""
+    out: dict[str, Any] = {}
+    for name, (section, key) in INDEX_STAT_COLUMNS.items():
+        out[name] = sum(c[section][key] for c in started)
+        out["pri." + name] = sum(c[section][key] for c in prim)
+    return out
+
 
 class ClusterStatus:
     """The cluster's name and identity, and the status verbs read from its copies."""
@@ -82,7 +108,8 @@ class ClusterStatus:
                         "docs.deleted": str(sum(p["docs"]["deleted"] for p in prim)),
                         "creation.date": m.created_ms, "store.size": store,
                         "pri.store.size": sum(p["store"]["size_in_bytes"] for p in prim),
-                        "dataset.size": store, "health.reason": why or None})
+                        "dataset.size": store, "health.reason": why or None,
+                        **_stat_columns(started, prim)})
         if expr in (None, "_all", "*"):
             # index directories that cannot be opened: red rows naming the damage
             for p in self.dir_problems:
