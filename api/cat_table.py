@@ -6,12 +6,16 @@ kind); rows are dicts keyed by column name with raw values (bytes as integers). 
 columns by name, alias or wildcard (an unknown one is refused by name); ``s`` sorts by columns
 (``:desc``/``:asc``), numbers as numbers, missing values last; ``bytes`` prints byte columns as
 whole units (``b``, ``kb``, ``mb``...), otherwise Elasticsearch's human sizes (``4.2kb``);
-``help`` lists the columns; ``v`` adds the header line. Numbers are right-aligned.
+``time`` prints time columns (raw values in milliseconds) as whole units (``d``, ``h``, ``m``,
+``s``, ``ms``, ``micros``, ``nanos``; truncated, as ``TimeValue`` converts), otherwise
+Elasticsearch's human times (``1.2s``, ``3.5h``); ``help`` lists the columns; ``v`` adds the
+header line. Numbers are right-aligned.
 """
 from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from starlette.responses import PlainTextResponse, Response
@@ -23,7 +27,9 @@ from .params import bool_param
 CAT_PARAMS = {"format", "h", "s", "v", "help", "bytes", "time", "pretty", "human",
               "error_trace", "filter_path", "local", "master_timeout"}
 _BYTES = {"b": 1, "kb": 1 << 10, "mb": 1 << 20, "gb": 1 << 30, "tb": 1 << 40, "pb": 1 << 50}
-_TIMES = {"d", "h", "m", "s", "ms", "micros", "nanos"}
+#: nanoseconds per unit, largest first (the order ``TimeValue.toString`` picks a unit in)
+_TIMES = {"d": 86_400 * 10**9, "h": 3_600 * 10**9, "m": 60 * 10**9, "s": 10**9, "ms": 10**6,
+          "micros": 10**3, "nanos": 1}
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ class Column:
     aliases: tuple[str, ...] = ()
     desc: str = ""
     default: bool = True
-    kind: str = "text"      # text | number | bytes
+    kind: str = "text"      # text | number | bytes | time (milliseconds)
 
 
 def human_bytes(n: int) -> str:
@@ -46,6 +52,27 @@ def human_bytes(n: int) -> str:
             v = round(n / size, 1)
             return f"{v:g}{unit}"
     return f"{n}b"
+
+
+def human_time(ms: float) -> str:
+    """Elasticsearch's ``TimeValue.toString``: the largest unit with a value >= 1, one decimal
+    place at most, truncated (``500ms``, ``1.2s``, ``2d``); ``0s`` for zero; a negative value
+    as its plain number (``-1``)."""
+    nanos = int(ms * 10**6)
+    if nanos < 0:
+        return str(int(ms))
+    if nanos == 0:
+        return "0s"
+    for unit, size in _TIMES.items():
+        if nanos >= size or unit == "nanos":
+            v = (Decimal(nanos) / size).quantize(Decimal("0.1"), rounding=ROUND_DOWN)
+            return f"{v.normalize():f}{unit}"
+    raise AssertionError("unreachable: nanos is the last unit")
+
+
+def time_in(ms: float, unit: str) -> str:
+    """A time column under ``time=unit``: whole units, truncated toward zero."""
+    return str(int(int(ms * 10**6) / _TIMES[unit]))
 
 
 def _pick(columns: list[Column], h: str | None) -> list[Column]:
@@ -74,7 +101,7 @@ def _sort(rows: list[dict[str, Any]], columns: list[Column], s: str | None
             raise IllegalArgument(f"invalid sort order [{order}] for [{name}]")
         present = [r for r in rows if r.get(col.name) not in (None, "")]
         missing = [r for r in rows if r.get(col.name) in (None, "")]
-        numeric = col.kind in ("number", "bytes")
+        numeric = col.kind in ("number", "bytes", "time")
         present.sort(key=lambda r: _num(r[col.name]) if numeric else str(r[col.name]),
                      reverse=order == "desc")
         rows = present + missing
@@ -88,11 +115,13 @@ def _num(v: Any) -> float:
         return float("-inf")
 
 
-def _text(v: Any, col: Column, bytes_unit: str | None) -> str:
+def _text(v: Any, col: Column, bytes_unit: str | None, time_unit: str | None = None) -> str:
     if v is None:
         return ""
     if col.kind == "bytes" and isinstance(v, int):
         return str(v // _BYTES[bytes_unit]) if bytes_unit else human_bytes(v)
+    if col.kind == "time" and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return time_in(v, time_unit) if time_unit else human_time(v)
     if isinstance(v, bool):
         return str(v).lower()
     return str(v)
@@ -122,10 +151,11 @@ def render(rows: list[dict[str, Any]], columns: list[Column], params: dict[str, 
         return _help(columns)
     cols = _pick(columns, params.get("h"))
     rows = _sort(rows, columns, params.get("s"))
+    tunit = params.get("time")
     if fmt == "json":
         return JSONResponse([{c.name: (None if r.get(c.name) is None else _text(
-            r.get(c.name), c, unit)) for c in cols} for r in rows])
-    table = [[_text(r.get(c.name), c, unit) for c in cols] for r in rows]
+            r.get(c.name), c, unit, tunit)) for c in cols} for r in rows])
+    table = [[_text(r.get(c.name), c, unit, tunit) for c in cols] for r in rows]
     header = bool_param(params, "v")
     if header:
         table.insert(0, [c.name for c in cols])

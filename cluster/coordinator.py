@@ -16,7 +16,6 @@ belongs to one layer object:
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import replace
 from typing import Any
 
@@ -28,7 +27,7 @@ from .documents.by_query_request import ByQuery
 from .documents.get import GetOptions, get_doc
 from .documents.mget import mget
 from .documents.tasks import TaskRegistry
-from .documents.update import UpdateRequest, update
+from .documents.update import UpdateRequest, update, write_target
 from .documents.update_script import update_with_script
 from .engine.query.nodes import Query
 from .indices import nodes, segments
@@ -36,7 +35,9 @@ from .indices.admin import IndexAdmin
 from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
+from .indices.node_metrics import sample as node_sample
 from .indices.status import ClusterStatus
+from .distribution.shard_service import node_id
 from .errors import SearchError
 from .search import terms_lookup
 from .search.cursor_phase import CursorOps
@@ -75,6 +76,8 @@ class Coordinator:
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
         "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
+        "put_component_template", "get_component_template", "delete_component_template",
+        "simulate_index", "simulate_template",
         "analyze",
         # documents
         "bulk", "get_doc", "mget", "update", "update_script", "by_query", "get_task", "list_tasks",
@@ -174,6 +177,23 @@ class Coordinator:
     def delete_index_template(self, name: str) -> dict[str, Any]:
         return self.admin.delete_index_template(name)
 
+    def put_component_template(self, name: str, body: Any, create: bool = False
+                               ) -> dict[str, Any]:
+        return self.admin.put_component_template(name, body, create)
+
+    def get_component_template(self, name: str | None) -> dict[str, Any]:
+        return self.admin.get_component_template(name)
+
+    def delete_component_template(self, name: str) -> dict[str, Any]:
+        return self.admin.delete_component_template(name)
+
+    def simulate_index(self, index: str, body: Any = None) -> dict[str, Any]:
+        return self.admin.simulate_index(index, body)
+
+    def simulate_template(self, name: str | None, body: Any, create: bool = False
+                          ) -> dict[str, Any]:
+        return self.admin.simulate_template(name, body, create)
+
     def close_index(self, expr: str) -> dict[str, Any]:
         return self.admin.set_state(expr, "close")
 
@@ -194,8 +214,7 @@ class Coordinator:
 
     async def update(self, req: UpdateRequest) -> dict[str, Any]:
         """One partial update (``documents/update.py``): read, merge, conditional write."""
-        index, routing = self.admin.write_index(req.index, req.routing)   # aliases, date math
-        return await update(self.admin, dataclasses.replace(req, index=index, routing=routing))
+        return await update(self.admin, req)
 
     async def get_doc(self, index: str, doc_id: str, routing: str | None = None,
                       options: GetOptions | None = None) -> dict[str, Any]:
@@ -208,8 +227,14 @@ class Coordinator:
 
     async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
                             routing: str | None = None, refresh: bool = False,
-                            retry_on_conflict: int = 0) -> dict[str, Any]:
-        """``_update`` with a script (``documents/update_script.py``)."""
+                            retry_on_conflict: int = 0, require_alias: bool = False
+                            ) -> dict[str, Any]:
+        """``_update`` with a script (``documents/update_script.py``), at the write index
+        of an alias (which ``require_alias`` demands ``index`` be)."""
+        if require_alias:
+            req = write_target(self.admin, UpdateRequest(index, doc_id, routing=routing,
+                                                         require_alias=True))
+            index, routing = req.index, req.routing
         return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
                                         refresh, retry_on_conflict)
 
@@ -387,8 +412,12 @@ class Coordinator:
         mapping = self.indices[self.admin.read_index(index)[0]].mapping if index else None
         return analyze(body, mapping)
 
-    async def cat_nodes(self) -> list[dict[str, Any]]:
-        return await self.status.cat_nodes()
+    async def cat_nodes(self, front: dict[str, Any] | None = None,
+                        front_node: str | None = None) -> list[dict[str, Any]]:
+        """``_cat/nodes``, with this process measured where it runs and ``front`` (the front
+        end's own sample, ``indices/node_metrics.py``) on its Ray node, else its machine."""
+        own = (node_id(), node_sample(getattr(self.backend, "data_dir", None)))
+        return await self.status.cat_nodes([own] + ([(front_node, front)] if front else []))
 
     async def simulate(self, index: str | None = None, shard: int | list[int] | None = None,
                        **knobs: Any) -> dict[str, Any]:

@@ -324,7 +324,7 @@ UPDATE_PARAMS_ELSEWHERE = {
     # as on every write route (documents.py _WRITE_PARAMS): acknowledged writes are on every
     # in-sync copy, so waiting for more copies or longer changes nothing here
     "timeout": "no effect", "wait_for_active_shards": "no effect",
-    "require_alias": "refused on _update (tests/test_write_options.py)", "human": "reporting aid",
+    "require_alias": "tests/test_write_options.py", "human": "reporting aid",
     "error_trace": "reporting aid", "filter_path": "tests/test_filter_path.py",
 }
 

@@ -68,7 +68,9 @@ READS = [("GET", "/"), ("GET", "/_cat/indices"), ("GET", "/_cat/shards/{i}"),
          ("HEAD", "/{i}/_alias/{d}"), ("GET", "/_stats"), ("GET", "/{i}/_stats/{d}"),
          ("GET", "/_cat/aliases/{d}"), ("POST", "/_cat/count/{i}"), ("GET", "/_cat/health"),
          ("GET", "/_cat/nodes"), ("GET", "/_cluster/state/{d}/{i}"),
-         ("GET", "/_index_template/{d}"), ("POST", "/_analyze"), ("POST", "/{i}/_analyze"),
+         ("GET", "/_index_template/{d}"), ("GET", "/_component_template/{d}"),
+         ("POST", "/_index_template/_simulate_index/{i}"), ("POST", "/_index_template/_simulate"),
+         ("POST", "/_analyze"), ("POST", "/{i}/_analyze"),
          ("GET", "/%3C{d}-%7Bnow%2Fd%7D%3E/_search"),
          ("POST", "/_mget"),
          ("POST", "/{i}/_mget"), ("POST", "/_msearch"), ("GET", "/{i}/_msearch"),
@@ -78,7 +80,8 @@ WRITES = [("PUT", "/{i}"), ("DELETE", "/{i}"), ("POST", "/{i}/_doc"), ("PUT", "/
           ("PUT", "/{i}/_create/{d}"), ("POST", "/{i}/_update/{d}"), ("DELETE", "/{i}/_doc/{d}"),
           ("PUT", "/{i}/_mapping"), ("PUT", "/{i}/_settings"), ("POST", "/_bulk"),
           ("POST", "/{i}/_bulk"), ("PUT", "/_settings"), ("POST", "/_aliases"),
-          ("PUT", "/{i}/_alias/{d}"), ("DELETE", "/{i}/_alias/{d}")]
+          ("PUT", "/{i}/_alias/{d}"), ("DELETE", "/{i}/_alias/{d}"),
+          ("PUT", "/_component_template/{d}"), ("DELETE", "/_component_template/{d}")]
 DOC_IDS = st.one_of(st.sampled_from(["0", "1", "%2F", "_all", "a" * 600]),
                     st.text(alphabet="abc019-_.", min_size=1, max_size=8))
 

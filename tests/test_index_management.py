@@ -184,7 +184,7 @@ def test_templates_with_overlapping_patterns_need_different_priorities():
     c.coord.put_index_template("a", {"index_patterns": ["x*"]})
     with pytest.raises(IllegalArgument, match="have the same priority"):
         c.coord.put_index_template("b", {"index_patterns": ["xy*"]})
-    with pytest.raises(IllegalArgument, match="composed_of"):
+    with pytest.raises(IllegalArgument, match=r"specifies component templates \[ct\] that do"):
         c.coord.put_index_template("c", {"index_patterns": ["z*"], "composed_of": ["ct"]})
     with pytest.raises(SearchError, match="not found"):
         c.coord.get_index_template("nope")

@@ -30,7 +30,10 @@ def test_aliases_closed_state_and_templates_survive_kill_9(tmp_path: Path) -> No
                 {"add": {"index": "kept", "alias": "f", "filter": {"term": {"a": "x"}}}}]}
                 ).status_code == 200
             assert c.post("/shut/_close").status_code == 200
+            assert c.put("/_component_template/ct", json={"template": {"mappings": {
+                "properties": {"k": {"type": "keyword"}}}}}).status_code == 200
             assert c.put("/_index_template/t", json={"index_patterns": ["t-*"],
+                                                     "composed_of": ["ct"],
                                                      "template": settings}).status_code == 200
     finally:
         svc.kill9()
@@ -44,5 +47,9 @@ def test_aliases_closed_state_and_templates_survive_kill_9(tmp_path: Path) -> No
             assert r.status_code == 400 and r.json()["error"]["type"] == "index_closed_exception"
             assert [t["name"] for t in c.get("/_index_template").json()["index_templates"]] \
                 == ["t"]
+            assert c.head("/_component_template/ct").status_code == 200
+            assert c.put("/t-1").status_code == 200   # composed as before the restart
+            assert c.get("/t-1/_mapping").json()["t-1"]["mappings"]["properties"] == {
+                "k": {"type": "keyword"}}
     finally:
         svc.kill9()

@@ -153,6 +153,11 @@ def test_the_service_runs_on_every_node_and_spreads_copies(es: httpx.Client) -> 
     assert {r["node"] for r in rows} == {"node_1", "node_2"}   # names, not Ray node ids
     ips = es.get("/_cat/shards/spread?format=json&h=ip").json()
     assert len({r["ip"] for r in ips}) == 1 and ips[0]["ip"]   # one machine, its address
+    # every node reports its own processes (the copies on it carry their samples)
+    nodes = es.get("/_cat/nodes", params={"format": "json", "bytes": "b", "s": "name",
+                                          "h": "name,heap.current,ram.max,pid,uptime"}).json()
+    assert len(nodes) == 3 and all(int(n["heap.current"]) > 0 for n in nodes), nodes
+    assert len({n["pid"] for n in nodes}) == 3 and len({n["ram.max"] for n in nodes}) == 1
     assert health(es) == "green"
     es.delete("/spread")
 

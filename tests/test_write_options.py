@@ -71,3 +71,44 @@ def test_a_bulk_type_is_accepted_only_as_the_one_type_there_is(wo: httpx.Client)
     r = wo.post("/_bulk", content='{"index":{"_index":"wo","_type":"book","_id":"2"}}\n{"a":2}\n',
                 headers={"content-type": "application/x-ndjson"})
     assert r.status_code == 400 and "unknown parameter [_type]" in r.text, r.text
+
+
+def test_require_alias_on_update_writes_through_the_alias_and_refuses_an_index(
+        wo: httpx.Client, base_url: str) -> None:
+    from elasticsearch import Elasticsearch, NotFoundError
+    esc = Elasticsearch(base_url, request_timeout=60)
+    esc.index(index="wo", id="1", document={"a": 1}, refresh=True)
+    out = esc.update(index="wo_alias", id="1", doc={"b": 2}, require_alias=True, refresh=True)
+    assert out["_index"] == "wo" and out["result"] == "updated"
+    assert esc.get(index="wo", id="1")["_source"] == {"a": 1, "b": 2}
+    with pytest.raises(NotFoundError) as e:
+        esc.update(index="wo", id="1", doc={"c": 3}, require_alias=True)
+    assert e.value.body["error"]["type"] == "index_not_found_exception"
+    assert e.value.body["error"]["reason"] == (
+        "no such index [wo] and [require_alias] request flag is [true] and [wo] is not an alias")
+    with pytest.raises(NotFoundError):   # nothing is auto-created on the way
+        esc.update(index="wo_new", id="1", doc={"c": 3}, doc_as_upsert=True, require_alias=True)
+    assert wo.head("/wo_new").status_code == 404
+
+
+def test_require_alias_on_a_scripted_update_is_applied_too(wo: httpx.Client) -> None:
+    wo.put("/wo/_doc/1?refresh=true", json={"n": 1})
+    script = {"script": {"source": "ctx._source.n += 1"}}
+    assert wo.post("/wo_alias/_update/1?require_alias=true", json=script).status_code == 200
+    bad = wo.post("/wo/_update/1?require_alias=true", json=script)
+    assert bad.status_code == 404 and "is not an alias" in bad.text, bad.text
+    assert wo.get("/wo/_doc/1").json()["_source"] == {"n": 2}
+
+
+def test_require_alias_on_bulk_update_items(wo: httpx.Client) -> None:
+    wo.put("/wo/_doc/1?refresh=true", json={"a": 1})
+    out = _bulk(wo, [{"update": {"_index": "wo_alias", "_id": "1", "require_alias": True}},
+                     {"doc": {"b": 1}},
+                     {"update": {"_index": "wo", "_id": "1", "require_alias": True}},
+                     {"doc": {"c": 1}},
+                     {"update": {"_index": "wo", "_id": "1"}}, {"doc": {"d": 1}}])
+    items = [i["update"] for i in out["items"]]
+    assert [i["status"] for i in items] == [200, 404, 200]
+    assert items[0]["_index"] == "wo"
+    assert items[1]["error"]["type"] == "index_not_found_exception"
+    assert wo.get("/wo/_doc/1").json()["_source"] == {"a": 1, "b": 1, "d": 1}

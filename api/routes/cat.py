@@ -3,7 +3,7 @@
 Each endpoint declares Elasticsearch's columns (name, aliases, description, shown by default);
 ``api/cat_table.py`` renders them with ``h``, ``s``, ``v``, ``help``, ``bytes``, ``time`` and
 ``format=json``. Columns of ours (not in Elasticsearch) are hidden by default: ``health.reason``
-(indices), ``pid``, ``copy``, ``storage.failures`` (shards).
+(indices), ``pid``, ``copy``, ``storage.failures`` (shards), ``shards`` (nodes).
 """
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from starlette.responses import PlainTextResponse, Response
 from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll
 from ...cluster.errors import IllegalArgument
+from ...cluster.distribution.shard_service import node_id
+from ...cluster.indices.node_metrics import sample as node_sample
 from ...cluster.search.request import check_params
 from ...cluster.values import parse_time_ms
 from ..body import json_body
@@ -41,6 +43,25 @@ INDICES = [C("health", ("h",), "current health status"), C("status", ("s",), "op
            C("pri.store.size", (), "store size of primaries", kind="bytes"),
            C("dataset.size", (), "total size of dataset", kind="bytes"),
            C("health.reason", (), "why a shard copy is not started (ours)", False)]
+_STATS = [("indexing.index_time", ("iiti", "indexingIndexTime"), "time spent in indexing"),
+          ("indexing.index_total", ("iito", "indexingIndexTotal"), "number of indexing ops"),
+          ("indexing.delete_time", ("idti", "indexingDeleteTime"), "time spent in deletions"),
+          ("indexing.delete_total", ("idto", "indexingDeleteTotal"), "number of delete ops"),
+          ("get.time", ("gti", "getTime"), "time spent in get"),
+          ("get.total", ("gto", "getTotal"), "number of get ops"),
+          ("search.query_time", ("sqti", "searchQueryTime"), "time spent in query phase"),
+          ("search.query_total", ("sqto", "searchQueryTotal"), "total query phase ops"),
+          ("search.fetch_time", ("sfti", "searchFetchTime"), "time spent in fetch phase"),
+          ("search.fetch_total", ("sfto", "searchFetchTotal"), "total fetch ops"),
+          ("refresh.time", ("rti", "refreshTime"), "time spent in refreshes"),
+          ("refresh.total", ("rto", "refreshTotal"), "total refreshes"),
+          ("flush.total", ("ft", "flushTotal"), "number of flushes"),
+          ("flush.total_time", ("ftt", "flushTotalTime"), "time spent in flush"),
+          ("merges.total", ("mt", "mergesTotal"), "number of completed merge ops")]
+for _name, _aliases, _desc in _STATS:   # Elasticsearch's hidden statistic columns, pri. twins
+    _kind = "time" if _name.endswith("time") else "number"
+    INDICES += [C(_name, _aliases, _desc, False, _kind), C("pri." + _name, (), _desc, False,
+                                                           _kind)]
 SHARDS = [C("index", ("i", "idx"), "index name"), C("shard", ("s", "sh"), "shard name",
                                                   kind="number"),
           C("prirep", ("p", "pr", "primaryOrReplica"), "primary or replica"),
@@ -98,11 +119,42 @@ HEALTH = [C("epoch", ("t", "time"), "seconds since 1970-01-01 00:00:00", kind="n
             "pending"),
           C("active_shards_percent", ("asp", "activeShardsPercent"), "active number of shards "
             "in percent")]
-NODES = [C("ip", ("i",), "ip address"), C("id", ("nodeId",), "unique node id", False),
-         C("node.role", ("r", "role", "nodeRole"), "node roles"),
-         C("master", ("m",), "always - (no elected master here)"),
+NODES = [C("id", ("id", "nodeId"), "unique node id", False),
+         C("pid", ("p",), "process id", False, "number"),
+         C("ip", ("i",), "ip address"),
+         C("version", ("v",), "es version", False),
+         C("build", ("b",), "es build hash", False),
+         C("disk.total", ("dt", "diskTotal"), "total disk space", False, "bytes"),
+         C("disk.used", ("du", "diskUsed"), "used disk space", False, "bytes"),
+         C("disk.avail", ("d", "da", "disk", "diskAvail"), "available disk space", False,
+           "bytes"),
+         C("disk.used_percent", ("dup", "diskUsedPercent"), "used disk space percentage",
+           False, "number"),
+         C("heap.current", ("hc", "heapCurrent"), "used heap", False, "bytes"),
+         C("heap.percent", ("hp", "heapPercent"), "used heap ratio", kind="number"),
+         C("heap.max", ("hm", "heapMax"), "max configured heap", False, "bytes"),
+         C("ram.current", ("rc", "ramCurrent"), "used machine memory", False, "bytes"),
+         C("ram.percent", ("rp", "ramPercent"), "used machine memory ratio", kind="number"),
+         C("ram.max", ("rm", "ramMax"), "total machine memory", False, "bytes"),
+         C("file_desc.current", ("fdc", "fileDescriptorCurrent"), "used file descriptors",
+           False, "number"),
+         C("file_desc.percent", ("fdp", "fileDescriptorPercent"), "used file descriptor ratio",
+           False, "number"),
+         C("file_desc.max", ("fdm", "fileDescriptorMax"), "max file descriptors", False,
+           "number"),
+         C("cpu", ("cpu",), "recent cpu usage", kind="number"),
+         C("load_1m", ("l",), "1m load avg", kind="number"),
+         C("load_5m", ("l",), "5m load avg", kind="number"),
+         C("load_15m", ("l",), "15m load avg", kind="number"),
+         C("uptime", ("u",), "node uptime", False, "time"),
+         C("node.role", ("r", "role", "nodeRole"), "m:master eligible node, d:data node, "
+           "i:ingest node, -:coordinating node only"),
+         C("master", ("m",), "*:current master (always -: no elected master here)"),
+         C("node.roles", ("rs",), "all roles (OpenSearch's column)", False),
+         C("cluster_manager", ("cm",), "*:current cluster manager (OpenSearch's column; "
+           "always -)", False),
          C("name", ("n",), "node name"),
-         C("shards", (), "number of shard copies on the node (ours)", kind="number")]
+         C("shards", (), "number of shard copies on the node (ours)", False, "number")]
 ENDPOINTS = ["/_cat/aliases", "/_cat/aliases/{alias}", "/_cat/count", "/_cat/count/{index}",
              "/_cat/health", "/_cat/indices", "/_cat/indices/{index}", "/_cat/nodes",
              "/_cat/segments", "/_cat/segments/{index}", "/_cat/shards",
@@ -228,5 +280,11 @@ async def cat_health(request: Request, coord: Coord) -> Response:
 
 @router.get("/_cat/nodes")
 async def cat_nodes(request: Request, coord: Coord) -> Response:
-    params = _params(request)
-    return render(await coord.call("cat_nodes"), NODES, params)
+    """The nodes, their processes measured where they run (this front end measures itself:
+    ``cluster/indices/node_metrics.py``)."""
+    params = _params(request, {"full_id"})
+    full = bool_param(params, "full_id")
+    rows = await coord.call("cat_nodes", node_sample(), node_id())
+    if not full:   # Elasticsearch shows the first 4 characters of a node id unless full_id
+        rows = [{**r, "id": (r.get("id") or "")[:4]} for r in rows]
+    return render(rows, NODES, params)

@@ -121,11 +121,10 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                                       "this server")
         return _single_result(await coord.call(
             "update_script", index, doc_id, body, params.get("routing"), refresh_param(params),
-            int_param(params, "retry_on_conflict") or 0), params)
+            int_param(params, "retry_on_conflict") or 0, bool_param(params, "require_alias")),
+            params)
     if "lang" in params:
         raise IllegalArgument("[lang] is not supported by this server without a script")
-    if bool_param(params, "require_alias"):
-        raise IllegalArgument("[require_alias] on _update is not supported by this server")
     conditions = write_conditions({"action": "update",
                                    "if_seq_no": int_param(params, "if_seq_no"),
                                    "if_primary_term": int_param(params, "if_primary_term")})
@@ -135,7 +134,8 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                        if_primary_term=conditions.get("if_primary_term"),
                        retry_on_conflict=int_param(params, "retry_on_conflict") or 0,
                        source=source_from_params(params, SourceFilter()) if wants_source
-                       else None, refresh=refresh_param(params))
+                       else None, refresh=refresh_param(params),
+                       require_alias=bool_param(params, "require_alias"))
     return _single_result(await coord.call("update", req), params)
 
 
@@ -333,10 +333,6 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     if bool_param(params, "require_alias"):   # the default of items that do not say
         for item in items:
             item.setdefault("require_alias", True)
-    for item in items:   # updates are applied by documents/update.py, which has no such check
-        if item.get("require_alias") and item["action"] == "update" and "error" not in item:
-            item["error"] = {"type": "illegal_argument_exception", "reason":
-                             "[require_alias] on an update is not supported by this server"}
     good = [it for it in items if "error" not in it]
     # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
     resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),

@@ -68,21 +68,29 @@ class Durability:
             self.reserved[meta.name] = meta.next_seq + SEQ_BLOCK
         self.store.save(self._record(meta))
 
-    def save_templates(self, templates: dict[str, Any]) -> None:
-        """The composable index templates (``<data_dir>/templates.json``, atomic)."""
+    def save_templates(self, templates: dict[str, Any],
+                       components: dict[str, Any] | None = None) -> None:
+        """The composable index templates (``<data_dir>/templates.json``) and component
+        templates (``component_templates.json``), each atomic."""
         write_atomic(Path(self.data_dir) / "templates.json",
                      orjson.dumps(templates, option=orjson.OPT_INDENT_2))
+        write_atomic(Path(self.data_dir) / "component_templates.json",
+                     orjson.dumps(components or {}, option=orjson.OPT_INDENT_2))
 
     def _load_templates(self) -> None:
-        path = Path(self.data_dir) / "templates.json"
         admin = getattr(self.coord, "admin", None)
-        if admin is None or not path.exists():
+        if admin is None:
             return
-        try:
-            admin.templates = dict(orjson.loads(path.read_bytes()))
-        except (OSError, ValueError, TypeError) as e:
-            # kept as it is on disk and reported; index creation goes on without them
-            log.error("index templates in %s cannot be read: %r; left as they are", path, e)
+        for file, attr in (("templates.json", "templates"),
+                           ("component_templates.json", "components")):
+            path = Path(self.data_dir) / file
+            if not path.exists():
+                continue
+            try:
+                setattr(admin, attr, dict(orjson.loads(path.read_bytes())))
+            except (OSError, ValueError, TypeError) as e:
+                # kept as it is on disk and reported; index creation goes on without them
+                log.error("templates in %s cannot be read: %r; left as they are", path, e)
 
     def deleted(self, meta: Any) -> None:
         self.reserved.pop(meta.name, None)

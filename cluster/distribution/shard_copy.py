@@ -59,6 +59,7 @@ from ..engine.writes import WriteBatch, WriteOp
 from .copy_answers import from_json_safe, json_safe, pack, unpack
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
                           GenerationAhead, GenerationGone)
+from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
 from .translog_settings import translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
@@ -581,6 +582,7 @@ class ShardCopy(ShardService):
         out = super().info()
         out.update(self.position())
         out["recovery"] = self.recovery
+        out["host"] = node_sample(self.dir)   # this process and its machine (_cat/nodes)
         if self.dir is not None:   # the bytes of its files on disk
             out["store_bytes"] = dir_bytes(self.dir)
         return out

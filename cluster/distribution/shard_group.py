@@ -497,6 +497,7 @@ class ShardGroup:
                          "docs": c.info.get("docs") if c.state == STARTED else None,
                          "node_id": node if c.state != UNASSIGNED else None,
                          "pid": c.info.get("pid") if c.state != UNASSIGNED else None,
+                         "host": c.info.get("host") if c.state == STARTED else None,
                          "last_op": c.last_op, "reason": c.reason,
                          "generation": c.info.get("generation"),
                          "max_seq": c.info.get("max_seq"),

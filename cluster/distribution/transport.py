@@ -138,6 +138,7 @@ class RayTransport:
                 res = sorted(k for k in n.get("Resources", {}) if k.startswith("shardsearch_node"))
                 out.append({"id": n["NodeID"], "resource": res[0] if res else None,
                             "address": n.get("NodeManagerAddress"),
+                            "memory": n.get("Resources", {}).get("memory"),
                             "name": node_name(n["NodeID"], res[0] if res else None,
                                               n.get("NodeManagerHostname"))})
             self._nodes = sorted(out, key=lambda d: (d["resource"] or "", d["id"]))

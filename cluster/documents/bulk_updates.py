@@ -53,7 +53,7 @@ async def _one_update(c: WriteTarget, item: dict[str, Any], refresh: bool) -> di
                            if_primary_term=cond.get("if_primary_term"),
                            retry_on_conflict=int(item.get("retry_on_conflict") or 0),
                            source=None if meta_source is None else parse_source(meta_source),
-                           refresh=refresh)
+                           refresh=refresh, require_alias=bool(item.get("require_alias")))
         if item.get("id") is None:
             raise SearchError("Validation Failed: 1: id is missing;",
                               es_type="action_request_validation_exception", status=400)

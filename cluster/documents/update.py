@@ -16,7 +16,7 @@ The response is Elasticsearch's, with a ``get`` section when ``_source`` was ask
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -25,7 +25,9 @@ from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import FetchedDoc
 from ..engine.source_filter import SourceFilter, filter_source, parse_source
 from ..engine.writes import deep_merge
-from ..errors import ActionRequestValidation, IllegalArgument, SearchError, XContentParseError
+from ..errors import (ActionRequestValidation, IllegalArgument, IndexNotFound, SearchError,
+                      XContentParseError)
+from ..indices.aliases import aliased
 from ..indices.routing import shard_for
 from .bulk import WriteTarget, bulk
 
@@ -53,6 +55,7 @@ class UpdateRequest:
     source: SourceFilter | None = None     # None: no ``get`` section in the response
     refresh: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    require_alias: bool = False            # ``index`` must be an alias (its write index)
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -65,7 +68,7 @@ def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
 def parse_update(index: str, doc_id: str, body: Any, *, routing: str | None = None,
                  if_seq_no: int | None = None, if_primary_term: int | None = None,
                  retry_on_conflict: int = 0, source: SourceFilter | None = None,
-                 refresh: bool = False) -> UpdateRequest:
+                 refresh: bool = False, require_alias: bool = False) -> UpdateRequest:
     """An :class:`UpdateRequest` from a body, with Elasticsearch's refusals and texts."""
     if not isinstance(body, dict):
         raise ActionRequestValidation("Validation Failed: 1: script or doc is missing;")
@@ -97,7 +100,8 @@ def parse_update(index: str, doc_id: str, body: Any, *, routing: str | None = No
         source = parse_source(body["_source"])
     return UpdateRequest(index, doc_id, doc, upsert, _flag(body, "doc_as_upsert", False),
                          _flag(body, "detect_noop", True), routing, if_seq_no,
-                         if_primary_term, retry_on_conflict, source, refresh)
+                         if_primary_term, retry_on_conflict, source, refresh,
+                         require_alias=require_alias)
 
 
 @dataclass(frozen=True)
@@ -140,9 +144,23 @@ def _conflict_with_caller(req: UpdateRequest, doc: FetchedDoc, sid: int) -> Sear
                        status=409, index=req.index, shard=str(sid), index_uuid="_na_")
 
 
+def write_target(c: WriteTarget, req: UpdateRequest) -> UpdateRequest:
+    """The update aimed at the index it writes to: an alias's write index (with its index
+    routing), or the name itself; with ``require_alias``, a name that is no alias is
+    Elasticsearch's 404 (nothing is auto-created)."""
+    if req.require_alias and not aliased(c.indices, req.index):
+        raise IndexNotFound(req.index, reason_suffix=req.index)
+    index, routing = c.write_index(req.index, req.routing)   # aliases, date math
+    return replace(req, index=index, routing=routing)
+
+
 async def update(c: WriteTarget, req: UpdateRequest) -> dict[str, Any]:
     """One update, the steps of the module docstring; the answer is a bulk item's
     (``status`` plus Elasticsearch's fields, or ``error``)."""
+    try:
+        req = write_target(c, req)
+    except SearchError as e:
+        return {"_index": req.index, "_id": req.id, "status": e.status, "error": e.to_cause()}
     for attempt in range(req.retry_on_conflict + 1):
         try:
             doc, sid = await _read(c, req)

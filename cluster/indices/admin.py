@@ -19,8 +19,11 @@ from ..engine.limits import check_shards_per_node
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard_calls import ShardCalls
 from ..values import parse_bool
-from ..errors import IllegalArgument, IndexClosed, IndexNotFound, MapperParsing, ResourceAlreadyExists
+from ..errors import (IllegalArgument, IndexClosed, IndexNotFound, MapperParsing,
+                      ResourceAlreadyExists, SearchError)
 from . import aliases as alias_rules
+from . import component_templates as components
+from . import template_simulation as simulation
 from . import templates
 from .field_caps import field_caps
 from .date_math import resolve_date_math
@@ -37,6 +40,7 @@ class IndexAdmin:
         self.shards = ShardCalls(backend)
         self.indices: dict[str, IndexMeta] = {}
         self.templates: dict[str, dict[str, Any]] = {}   # composable index templates
+        self.components: dict[str, dict[str, Any]] = {}  # component templates
         # index metadata on disk and recovery (durability.py); None keeps indices in memory
         self.durable: Any = None
         # index name -> why its directory could not be opened (a request naming it says so)
@@ -68,7 +72,7 @@ class IndexAdmin:
             if key not in ("settings", "mappings", "aliases"):
                 raise IllegalArgument(f"unknown key [{key}] for create index",
                                       es_type="parse_exception")
-        body = templates.compose(templates.matching(self.templates, name), body)
+        body = templates.compose(templates.matching(self.templates, name), body, self.components)
         settings = flat_settings(body.get("settings") or {})
         shards = int_setting(settings, "number_of_shards", 1, minimum=1)
         if shards > 1024:
@@ -299,7 +303,8 @@ class IndexAdmin:
     def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
         if create and name in self.templates:
             raise IllegalArgument(f"index template [{name}] already exists")
-        self.templates[name] = templates.parse_template(name, body, self.templates)
+        self.templates[name] = templates.parse_template(name, body, self.templates,
+                                                        self.components)
         self._templates_saved()
         return {"acknowledged": True}
 
@@ -319,7 +324,42 @@ class IndexAdmin:
 
     def _templates_saved(self) -> None:
         if self.durable is not None:
-            self.durable.save_templates(self.templates)
+            self.durable.save_templates(self.templates, self.components)
+
+    # --- component templates (component_templates.py) --------------------------------------
+
+    def put_component_template(self, name: str, body: Any, create: bool = False
+                               ) -> dict[str, Any]:
+        """Store a component template; the index templates using it must stay valid."""
+        parsed = components.parse_component(name, body, self.components, create,
+                                            templates.check_template)
+        trial = {**self.components, name: parsed}
+        for t in sorted(n for n, b in self.templates.items() if name in b.get("composed_of", [])):
+            try:
+                templates.parse_template(t, self.templates[t], {}, trial)
+            except SearchError as e:
+                raise IllegalArgument(f"updating component template [{name}] results in "
+                                      f"invalid composable template [{t}] after templates are "
+                                      f"merged: {e.reason}") from None
+        self.components[name] = parsed
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def get_component_template(self, name: str | None) -> dict[str, Any]:
+        return components.get_components(self.components, name)
+
+    def delete_component_template(self, name: str) -> dict[str, Any]:
+        for n in components.to_delete(self.components, self.templates, name):
+            del self.components[n]
+        self._templates_saved()
+        return {"acknowledged": True}
+
+    def simulate_index(self, index: str, body: Any = None) -> dict[str, Any]:
+        return simulation.simulate_index(index, self.templates, self.components, body)
+
+    def simulate_template(self, name: str | None, body: Any, create: bool = False
+                          ) -> dict[str, Any]:
+        return simulation.simulate_template(name, body, self.templates, self.components, create)
 
     # --- open and close -------------------------------------------------------------------
 

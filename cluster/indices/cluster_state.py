@@ -59,7 +59,8 @@ def cluster_state(catalog: Any, status: Any, infos: list[dict[str, Any]],
             "indices": {n: _index_metadata(catalog.indices[n],
                                            catalog.settings_out(catalog.indices[n]))
                         for n in names},
-            "index_template": {"index_template": dict(catalog.templates)}}
+            "index_template": {"index_template": dict(catalog.templates)},
+            "component_template": {"component_template": dict(catalog.components)}}
     if "routing_table" in metrics:
         out["routing_table"] = {"indices": {n: _routing(catalog.indices[n], infos)
                                             for n in names}}

@@ -11,9 +11,36 @@ import uuid
 from typing import Any
 
 from .health import cluster_health, index_health, status_of
+from .node_metrics import assign, node_metrics
 from .stats import copy_stats
 
 VERSION = "8.15.0"
+
+#: ``_cat/indices`` statistic columns (and their ``pri.`` twins): name -> (``_stats`` section,
+#: key); ``*_time`` values are milliseconds, rendered as time columns
+INDEX_STAT_COLUMNS = {
+    "indexing.index_time": ("indexing", "index_time_in_millis"),
+    "indexing.index_total": ("indexing", "index_total"),
+    "indexing.delete_time": ("indexing", "delete_time_in_millis"),
+    "indexing.delete_total": ("indexing", "delete_total"),
+    "get.time": ("get", "time_in_millis"), "get.total": ("get", "total"),
+    "search.query_time": ("search", "query_time_in_millis"),
+    "search.query_total": ("search", "query_total"),
+    "search.fetch_time": ("search", "fetch_time_in_millis"),
+    "search.fetch_total": ("search", "fetch_total"),
+    "refresh.time": ("refresh", "total_time_in_millis"), "refresh.total": ("refresh", "total"),
+    "flush.total": ("flush", "total"), "flush.total_time": ("flush", "total_time_in_millis"),
+    "merges.total": ("merges", "total")}
+
+
+def _stat_columns(started: list[dict[str, Any]], prim: list[dict[str, Any]]
+                  ) -> dict[str, Any]:
+    """The statistic columns of one index: all started copies, and ``pri.`` the primaries."""
+    out: dict[str, Any] = {}
+    for name, (section, key) in INDEX_STAT_COLUMNS.items():
+        out[name] = sum(c[section][key] for c in started)
+        out["pri." + name] = sum(c[section][key] for c in prim)
+    return out
 
 
 class ClusterStatus:
@@ -81,7 +108,8 @@ class ClusterStatus:
                         "docs.deleted": str(sum(p["docs"]["deleted"] for p in prim)),
                         "creation.date": m.created_ms, "store.size": store,
                         "pri.store.size": sum(p["store"]["size_in_bytes"] for p in prim),
-                        "dataset.size": store, "health.reason": why or None})
+                        "dataset.size": store, "health.reason": why or None,
+                        **_stat_columns(started, prim)})
         if expr in (None, "_all", "*"):
             # index directories that cannot be opened: red rows naming the damage
             for p in self.dir_problems:
@@ -92,15 +120,24 @@ class ClusterStatus:
                             f"({p['path']})"})
         return out
 
-    async def cat_nodes(self) -> list[dict[str, Any]]:
-        """``_cat/nodes``: the Ray nodes shard copies can live on, and how many each holds."""
+    async def cat_nodes(self, samples: list[tuple[str | None, dict[str, Any]]] = ()
+                        ) -> list[dict[str, Any]]:
+        """``_cat/nodes``: the Ray nodes shard copies can live on, how many each holds, and
+        the metrics of their processes (``node_metrics.py``): ``samples`` of the coordinator
+        and the front end, plus those the copies sent with their ``info``."""
         infos = await self.shard_infos()
         nodes = self.backend.nodes() or [{"id": "local", "name": self.node_name,
                                           "address": "127.0.0.1", "resource": True}]
+        copies = [(r.get("node_id"), r["host"]) for r in infos if r.get("host")]
+        by_node = assign(nodes, list(samples) + copies)
         return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
                  "node.role": "d" if n.get("resource") else "-",
                  "master": "-",   # no elected master: the coordinator actor decides
-                 "shards": sum(1 for r in infos if r.get("node_id") == n.get("id"))}
+                 "cluster_manager": "-",
+                 "node.roles": "data,ingest,master" if n.get("resource") else "master",
+                 "version": VERSION, "build": "shardsearch",
+                 "shards": sum(1 for r in infos if r.get("node_id") == n.get("id")),
+                 **node_metrics(by_node[n["id"]], n.get("memory"))}
                 for n in nodes]
 
     def info(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ..errors import IllegalArgument, SearchError
 from .aliases import alias_spec
 from ..engine.mapping import Mapping
 from .catalog import flat_settings, int_setting
+from .component_templates import blocks, check_composed_of, invalid_name
 
 _KEYS = {"index_patterns", "template", "priority", "version", "_meta", "composed_of",
          "data_stream", "allow_auto_create", "ignore_missing_component_templates",
@@ -35,9 +36,10 @@ def _unsupported(key: str) -> IllegalArgument:
     return IllegalArgument(f"[{key}] is not supported by this server's index templates")
 
 
-def parse_template(name: str, body: Any, existing: dict[str, dict[str, Any]]
-                   ) -> dict[str, Any]:
-    """The stored template from a ``PUT _index_template/{name}`` body, checked."""
+def parse_template(name: str, body: Any, existing: dict[str, dict[str, Any]],
+                   components: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The stored template from a ``PUT _index_template/{name}`` body, checked (the
+    component templates it names must exist, and their merge must make a valid index)."""
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required",
                               es_type="action_request_validation_exception")
@@ -45,10 +47,10 @@ def parse_template(name: str, body: Any, existing: dict[str, dict[str, Any]]
         if key not in _KEYS:
             raise IllegalArgument(f"[index_template] unknown field [{key}]",
                                   es_type="x_content_parse_exception")
-    for key in ("composed_of", "data_stream", "ignore_missing_component_templates"):
+    for key in ("data_stream", "ignore_missing_component_templates"):
         if body.get(key):
             raise _unsupported(key)
-    if name != name.lower() or not name or any(c in name for c in ' "*\\<|,>/?'):
+    if invalid_name(name):
         raise IllegalArgument(f"index_template [{name}] invalid, cause [name must be "
                               "lowercase and not contain spaces or special characters]",
                               es_type="invalid_index_template_exception")
@@ -69,17 +71,24 @@ def parse_template(name: str, body: Any, existing: dict[str, dict[str, Any]]
             raise _unsupported(f"template.{key}") if key == "lifecycle" else \
                 IllegalArgument(f"[template] unknown field [{key}]",
                                 es_type="x_content_parse_exception")
-    for alias, spec in (template.get("aliases") or {}).items():
-        alias_spec(spec or {}, alias)
-    _check_contents(template)
+    check_template(template)
+    check_composed_of(name, body.get("composed_of"), components or {})
+    _check_contents(compose(body, {}, components or {}))
     _check_overlap(name, patterns, priority, existing)
     out = copy.deepcopy(body)
     out["index_patterns"] = patterns
     return out
 
 
+def check_template(template: dict[str, Any]) -> None:
+    """A ``template`` block (of an index or a component template) that would fail every
+    index creation is refused now."""
+    for alias, spec in (template.get("aliases") or {}).items():
+        alias_spec(spec or {}, alias)
+    _check_contents(template)
+
+
 def _check_contents(template: dict[str, Any]) -> None:
-    """Settings and mappings that would fail every index creation are refused now."""
     settings = flat_settings(template.get("settings") or {})
     for key, minimum in (("number_of_shards", 1), ("number_of_replicas", 0)):
         if key in settings:
@@ -95,7 +104,7 @@ def _check_overlap(name: str, patterns: list[str], priority: int,
     for other, t in sorted(existing.items()):
         if other == name or t.get("priority", 0) != priority:
             continue
-        if _overlap(patterns, t["index_patterns"]):
+        if overlap(patterns, t["index_patterns"]):
             raise IllegalArgument(
                 f"index template [{name}] has index patterns {_list(patterns)} matching "
                 f"patterns from existing templates [{other}] with patterns ({other} => "
@@ -108,7 +117,7 @@ def _list(items: list[str]) -> str:
     return "[" + ", ".join(items) + "]"
 
 
-def _overlap(a: list[str], b: list[str]) -> bool:
+def overlap(a: list[str], b: list[str]) -> bool:
     """Elasticsearch's test: some pattern of one matches some pattern of the other."""
     return any(fnmatch.fnmatchcase(x, y) or fnmatch.fnmatchcase(y, x) for x in a for y in b)
 
@@ -136,20 +145,24 @@ def _merge_mappings(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any
     return out
 
 
-def compose(template: dict[str, Any] | None, body: dict[str, Any]) -> dict[str, Any]:
-    """The creation body with ``template`` under it (the request wins)."""
+def compose(template: dict[str, Any] | None, body: dict[str, Any],
+            components: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The creation body with ``template`` under it: its component templates in order, then
+    its own ``template``, then the request (each later one wins)."""
     if template is None:
         return body
-    t = template.get("template") or {}
     out = dict(body)
-    settings = flat_settings(t.get("settings") or {})
-    settings.update(flat_settings(body.get("settings") or {}))
-    if settings:
-        out["settings"] = settings
-    if t.get("mappings") or body.get("mappings"):
-        out["mappings"] = _merge_mappings(t.get("mappings") or {}, body.get("mappings") or {})
-    if t.get("aliases") or body.get("aliases"):
-        out["aliases"] = {**(t.get("aliases") or {}), **(body.get("aliases") or {})}
+    settings: dict[str, Any] = {}
+    mappings: dict[str, Any] = {}
+    aliases: dict[str, Any] = {}
+    for t in blocks(template, components or {}) + [body]:
+        settings.update(flat_settings(t.get("settings") or {}))
+        if t.get("mappings"):
+            mappings = _merge_mappings(mappings, t["mappings"])
+        aliases.update(t.get("aliases") or {})
+    for key, value in (("settings", settings), ("mappings", mappings), ("aliases", aliases)):
+        if value:
+            out[key] = value
     return out
 
 
