@@ -245,6 +245,10 @@ class _DocumentParser:
         """One value that took no shortcut: an object, an array, or a leaf."""
         fields = self.fields
         ft = fields.get(path)
+        if ft is not None and ft.type == "alias":
+            raise MapperParsing("failed to parse", caused_by={
+                "type": "illegal_argument_exception",
+                "reason": f"Cannot write to a field alias [{path}]."})
         if ft is not None and (ft.kind == "geo" or ft.kind == "binary"):
             self.parsed.setdefault(path, []).extend(typed_values(ft, val, self.doc_id))
             return
