@@ -24,7 +24,7 @@ RANGE_TYPES = {"integer_range", "long_range", "float_range", "double_range", "da
 SUPPORTED_TYPES = (NUMERIC_TYPES | DATE_TYPES | KEYWORD_TYPES | TEXT_TYPES | OBJECT_TYPES
                    | RANGE_TYPES
                    | {"boolean", "dense_vector", "sparse_vector", "rank_features", "binary",
-                      "geo_point", "alias"})
+                      "geo_point", "alias", "completion"})
 
 
 @dataclass(frozen=True)

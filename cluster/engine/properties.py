@@ -11,6 +11,7 @@ from typing import Any
 
 from .analysis import ANALYZERS
 from ..errors import MapperParsing
+from .completion import check_completion_mapping
 from .field_alias import check_alias_spec
 from .date_formats import InvalidFormat, validate_format
 from .field_types import DATE_TYPES, IGNORE_MALFORMED_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
@@ -34,6 +35,8 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
         if ftype == "alias":
             check_alias_spec(path, spec)
+        if ftype == "completion":
+            check_completion_mapping(name, spec)
         if ftype == "scaled_float":
             check_scaling_factor(name, spec.get("scaling_factor"))
         if ftype in DATE_TYPES:

@@ -35,6 +35,7 @@ from .gcpause import gc_paused, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .field_alias import resolve_shard_query
+from .suggest_completion import completion_partial
 from .mapping import Mapping
 from .nested import doc_sets
 from .query.context import Context
@@ -403,6 +404,10 @@ class ShardCore(Merging):
                 name: phrase_partial(self.segments, c.generation, field, list(tokens), edits,
                                      prefix)
                 for name, field, tokens, edits, prefix in q.phrase_suggest}
+        if q.completion:
+            hits.suggest = (hits.suggest or {}) | {
+                plan.name: completion_partial(self.segments, c.generation, plan, self.index)
+                for plan in q.completion}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:
