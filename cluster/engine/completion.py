@@ -193,25 +193,26 @@ def matching(col: CompletionColumn, prefix: str | None, regex: Any) -> np.ndarra
 
 
 def best_per_document(col: CompletionColumn, hits: np.ndarray, visible: np.ndarray
-                      ) -> list[tuple[int, str, int]]:
-    """``(weight, surface, row)``: each visible document once, by its best matching input
-    (highest weight, then the smallest surface form)."""
-    best: dict[int, tuple[int, str]] = {}
+                      ) -> list[tuple[int, str, str, int]]:
+    """``(weight, analysed, surface, row)``: each visible document once, by its best matching
+    input (in ``order_key`` order)."""
+    best: dict[int, tuple[int, str, str]] = {}
     for i in hits.tolist():
         row = int(col.rows[i])
         if not visible[row]:
             continue
-        cand = (int(col.weights[i]), col.texts[i])
+        cand = (int(col.weights[i]), col.keys[i], col.texts[i])
         cur = best.get(row)
-        if cur is None or (-cand[0], cand[1]) < (-cur[0], cur[1]):
+        if cur is None or order_key(*cand) < order_key(*cur):
             best[row] = cand
-    return [(w, t, row) for row, (w, t) in best.items()]
+    return [(w, k, t, row) for row, (w, k, t) in best.items()]
 
 
-def order_key(weight: int, text: str) -> tuple[int, str]:
-    """The order of options: weight descending, then the text (Elasticsearch's
-    ``Suggestion.COMPARATOR``); the caller adds the document's place in the global order."""
-    return (-weight, text)
+def order_key(weight: int, key: str, text: str) -> tuple[int, str, str]:
+    """The order of options: weight descending, then the analysed form (the order of
+    Lucene's FST, which a shard's suggester walks), then the text; the caller adds the
+    document's place in the global order."""
+    return (-weight, key, text)
 
 
 __all__ = ["CompletionColumn", "CompletionSpec", "MAX_SIZE", "analysed", "best_per_document",

@@ -7,12 +7,17 @@ document's sequence number), each document once, with its ``_source``.
 """
 from __future__ import annotations
 
+import bisect
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ..errors import IllegalArgument
 from .completion import CompletionColumn, CompletionSpec, best_per_document, matching, \
     order_key, segment_column
+from .completion_fuzzy import MAX_FUZZY_CANDIDATES, FuzzyOptions, accepted_prefix
 from .query.patterns import LinearPattern
 
 _COLUMNS: weakref.WeakKeyDictionary[Any, dict[tuple[str, CompletionSpec], CompletionColumn]] \
@@ -30,6 +35,7 @@ class CompletionPlan:
     regex: str | None             # a translated (RE2) pattern matched at the start of forms
     size: int
     skip_duplicates: bool
+    fuzzy: FuzzyOptions | None = None   # with ``prefix``: inputs starting within edits of it
 
 
 def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
@@ -43,31 +49,63 @@ def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
 
 
 def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, index: str
-                       ) -> list[tuple[int, str, str, int, str, bytes]]:
-    """``(weight, text, index, seq, _id, _source)`` of this shard's best ``plan.size``
-    options, in the coordinator's merge order."""
+                       ) -> dict[str, Any]:
+    """``options``: ``(weight, analysed, text, index, seq, _id, _source)`` of the best
+    ``plan.size`` options here, in the coordinator's merge order; ``first``: with ``fuzzy``, the
+    smallest accepted prefix of the shard's inputs (the boost, ``completion_fuzzy.py``)."""
     rx = LinearPattern(f"(?:{plan.regex}).*") if plan.regex is not None else None
     found = []
+    first: str | None = None
     for seg in segments:
         col = column(seg, plan.field, plan.spec)
         if not col.keys:
             continue
-        hits = matching(col, plan.prefix, rx)
-        for weight, text, row in best_per_document(col, hits, seg.visible(gen)):
-            found.append((order_key(weight, text), int(seg.seq[row]), weight, text, seg, row))
+        if plan.fuzzy is not None:
+            assert plan.prefix is not None
+            hits, smallest = fuzzy_matching(col, plan.prefix, plan.fuzzy)
+            if smallest is not None and (first is None or smallest < first):
+                first = smallest
+        else:
+            hits = matching(col, plan.prefix, rx)
+        for weight, key, text, row in best_per_document(col, hits, seg.visible(gen)):
+            found.append((order_key(weight, key, text), int(seg.seq[row]), seg, row))
     found.sort(key=lambda f: (f[0], f[1]))
-    out: list[tuple[int, str, str, int, str, bytes]] = []
+    out: list[tuple[int, str, str, str, int, str, bytes]] = []
     seen: set[str] = set()
-    for _, seq, weight, text, seg, row in found:
+    for (neg_weight, key, text), seq, seg, row in found:
         if plan.skip_duplicates:
             if text in seen:
                 continue
             seen.add(text)
-        out.append((weight, text, index, seq, str(seg.ids[row]),
+        out.append((-neg_weight, key, text, index, seq, str(seg.ids[row]),
                     seg.sources.take([row])[0]))
         if len(out) >= plan.size:
             break
-    return out
+    return {"options": out, "first": first}
 
 
-__all__ = ["CompletionPlan", "column", "completion_partial"]
+def fuzzy_matching(col: CompletionColumn, prefix: str, opts: FuzzyOptions
+                   ) -> tuple[np.ndarray, str | None]:
+    """Entries whose form starts within ``opts.edits`` of ``prefix`` (candidates narrowed to
+    the exact leading characters by bisection), and the smallest accepted prefix (in
+    ``opts`` units). At most ``MAX_FUZZY_CANDIDATES`` forms are compared."""
+    lead = prefix[:opts.prefix_length] if prefix.isascii() else ""
+    lo = bisect.bisect_left(col.keys, lead)
+    hi = bisect.bisect_left(col.keys, lead + "\U0010ffff")
+    if hi - lo > MAX_FUZZY_CANDIDATES:
+        raise IllegalArgument(f"[fuzzy] would compare more than [{MAX_FUZZY_CANDIDATES}] "
+                              "completion inputs of one segment; use a longer prefix or a "
+                              "larger [prefix_length]")
+    q = opts.units(prefix)
+    hits, smallest = [], None
+    for i in range(lo, hi):
+        key = opts.units(col.keys[i])
+        n = accepted_prefix(q, key, opts)
+        if n is not None:
+            hits.append(i)
+            if smallest is None or key[:n] < smallest:
+                smallest = key[:n]
+    return np.array(hits, dtype=np.int64), smallest
+
+
+__all__ = ["CompletionPlan", "column", "completion_partial", "fuzzy_matching"]

@@ -175,7 +175,7 @@ def reduce_suggest(suggestions: tuple[Suggestion, ...], partials: list[dict[str,
     for s in suggestions:
         if isinstance(s, CompletionSuggestion):
             out[f"completion#{s.name}" if typed_keys else s.name] = reduce_completion(
-                s, [p[s.name] for p in partials if s.name in p], source)
+                s, [p[s.name] for p in partials if s.name in p], source, mapping)
             continue
         if isinstance(s, PhraseSuggestion):
             tokens = [t for t, _, _ in suggest_tokens(s, mapping)]

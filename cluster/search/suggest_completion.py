@@ -3,25 +3,33 @@
 The prefix is analysed at the coordinator with the field's search analyzer; a ``regex`` is
 translated from Lucene's syntax to a linear-time pattern. Each shard answers its best ``size``
 options (``engine/suggest_completion.py``); here they are merged in one order — weight
-descending, then the text (Elasticsearch's ``Suggestion.COMPARATOR``), then the document's
-place in the global order (index name, sequence number) — so the answer is the same for 1 and
+descending, then the analysed form and the text (``engine/completion.order_key``), then the
+document's place in the global order (index name, sequence number) — so the answer is the same for 1 and
 N shards. ``skip_duplicates`` drops options whose text was already given.
+
+Beyond Elasticsearch: ties of weight are broken by the analysed form (what one Lucene shard's
+FST walk does) on every shard count, where Elasticsearch compares texts between shards; a fuzzy
+boost is computed over all shards' inputs, where Lucene computes it per segment.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import orjson
 
 from ..engine.completion import MAX_SIZE, CompletionSpec, analysed
+from ..engine.completion_fuzzy import FuzzyOptions, boost
 from ..engine.query.pattern_syntax import lucene_regex
 from ..engine.source_filter import filter_source
 from ..engine.suggest_completion import CompletionPlan
 from ..errors import IllegalArgument, ParsingError
 
-OPTIONS = ("field", "size", "skip_duplicates")
-REFUSED = ("fuzzy", "contexts", "regex", "analyzer", "shard_size")
+OPTIONS = ("field", "size", "skip_duplicates", "fuzzy")
+REFUSED = ("contexts", "regex", "analyzer", "shard_size")
+FUZZY_KEYS = ("fuzziness", "transpositions", "min_length", "prefix_length", "unicode_aware")
 MAX_REGEX = 1000        # as index.max_regex_length's default
 
 
@@ -35,6 +43,7 @@ class CompletionSuggestion:
     is_regex: bool
     size: int = 5
     skip_duplicates: bool = False
+    fuzzy: FuzzyOptions | None = None
 
 
 def parse_completion(name: str, spec: dict[str, Any], global_text: Any) -> CompletionSuggestion:
@@ -67,8 +76,48 @@ def parse_completion(name: str, spec: dict[str, Any], global_text: Any) -> Compl
     if skip not in (True, False, "true", "false"):
         raise IllegalArgument(f"Failed to parse value [{skip}] as only [true] or [false] are "
                               "allowed.")
+    fuzzy = _fuzzy(opts["fuzzy"]) if "fuzzy" in opts else None
+    if fuzzy is not None and given == ["regex"]:
+        raise IllegalArgument("[fuzzy] applies to a [prefix], not to a [regex]")
     return CompletionSuggestion(name, opts["field"], text, given == ["regex"], size,
-                                skip in (True, "true"))
+                                skip in (True, "true"), fuzzy)
+
+
+def _fuzzy(spec: Any) -> FuzzyOptions:
+    """``fuzzy``: ``true`` or an object of Elasticsearch's options (``AUTO`` is one edit, as
+    Elasticsearch's completion suggester resolves it without a term)."""
+    if spec is True or spec == "true":
+        return FuzzyOptions()
+    if not isinstance(spec, dict):
+        raise ParsingError("[fuzzy] must be an object or a boolean")
+    for k in spec:
+        if k not in FUZZY_KEYS:
+            raise IllegalArgument(f"[fuzzy] unknown field [{k}]")
+    f = spec.get("fuzziness", "AUTO")
+    edits = 1 if f in ("AUTO", "auto") else f
+    if isinstance(edits, str) and edits.isdigit():
+        edits = int(edits)
+    if isinstance(edits, bool) or not isinstance(edits, int) or not 0 <= edits <= 2:
+        raise IllegalArgument(f"[fuzziness] must be AUTO, 0, 1 or 2 here, got [{f}]")
+    return FuzzyOptions(edits=edits, transpositions=_flag(spec, "transpositions", True),
+                        min_length=_count(spec, "min_length", 3),
+                        prefix_length=_count(spec, "prefix_length", 1),
+                        unicode_aware=_flag(spec, "unicode_aware", False))
+
+
+def _flag(spec: dict[str, Any], key: str, default: bool) -> bool:
+    v = spec.get(key, default)
+    if v not in (True, False, "true", "false"):
+        raise IllegalArgument(f"Failed to parse value [{v}] as only [true] or [false] are "
+                              "allowed.")
+    return v in (True, "true")
+
+
+def _count(spec: dict[str, Any], key: str, default: int) -> int:
+    v = spec.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+        raise IllegalArgument(f"[{key}] must be a non-negative integer, got [{v}]")
+    return v
 
 
 def completion_plan(s: CompletionSuggestion, mapping: Any) -> CompletionPlan:
@@ -87,7 +136,18 @@ def completion_plan(s: CompletionSuggestion, mapping: Any) -> CompletionPlan:
         return CompletionPlan(s.name, field, cspec, None, lucene_regex(s.text).pattern,
                               s.size, s.skip_duplicates)
     return CompletionPlan(s.name, field, cspec, analysed(s.text, cspec, search=True), None,
-                          s.size, s.skip_duplicates)
+                          s.size, s.skip_duplicates, s.fuzzy)
+
+
+def _fuzzy_boost(s: CompletionSuggestion, partials: list[dict[str, Any]], mapping: Any
+                 ) -> int:
+    """The multiplier of the weights: 1 without ``fuzzy`` or with a boost of 0."""
+    if s.fuzzy is None:
+        return 1
+    firsts = [p["first"] for p in partials if p.get("first") is not None]
+    plan = completion_plan(dataclasses.replace(s, fuzzy=None), mapping)
+    assert plan.prefix is not None
+    return boost(s.fuzzy.units(plan.prefix), min(firsts) if firsts else None) or 1
 
 
 def _field_spec(props: dict[str, Any], path: str) -> dict[str, Any] | None:
@@ -97,19 +157,22 @@ def _field_spec(props: dict[str, Any], path: str) -> dict[str, Any] | None:
     return node if isinstance(node, dict) else None
 
 
-def reduce_completion(s: CompletionSuggestion, partials: list[list[tuple[Any, ...]]],
-                      source: Any) -> list[dict[str, Any]]:
+def reduce_completion(s: CompletionSuggestion, partials: list[dict[str, Any]], source: Any,
+                      mapping: Any) -> list[dict[str, Any]]:
     """The suggester's one entry: the shards' options merged in the global order, cut to
-    ``size`` (after ``skip_duplicates``), rendered as Elasticsearch renders them."""
-    merged = sorted((o for p in partials for o in p), key=lambda o: (-o[0], o[1], o[2], o[3]))
+    ``size`` (after ``skip_duplicates``), rendered as Elasticsearch renders them; a fuzzy
+    prefix scales every weight by one boost (``engine/completion_fuzzy.py``)."""
+    merged = sorted((o for p in partials for o in p["options"]),
+                    key=lambda o: (-o[0], o[1], o[2], o[3], o[4]))
+    scale = _fuzzy_boost(s, partials, mapping)
     options, seen = [], set()
-    for weight, text, index, _seq, doc_id, raw in merged:
+    for weight, _key, text, index, _seq, doc_id, raw in merged:
         if s.skip_duplicates:
             if text in seen:
                 continue
             seen.add(text)
         option: dict[str, Any] = {"text": text, "_index": index, "_id": doc_id,
-                                  "_score": float(weight)}
+                                  "_score": float(np.float32(weight * scale))}
         if source is None or source.enabled:
             doc = orjson.loads(raw or b"{}")
             if source is not None and not source.is_identity:
