@@ -148,3 +148,19 @@ def test_unbuilt_completion_mapping_parameters_are_refused(spec, text) -> None:
     with pytest.raises(SearchError) as e:
         LocalCluster().create("m", mappings={"properties": {"s": spec}})
     assert text in e.value.reason
+
+
+@pytest.mark.parametrize("body, text", [
+    ({"query": {"term": {"s": "nirvana"}}}, "[term] queries on the completion field [s]"),
+    ({"query": {"exists": {"field": "s"}}}, "[exists] queries on the completion field [s]")])
+def test_queries_on_a_completion_field_are_refused_never_answered_empty(c, body, text) -> None:
+    with pytest.raises(SearchError) as e:
+        c.search("c", body)
+    assert text in e.value.reason
+
+
+@pytest.mark.parametrize("body", [{"sort": ["s"]}, {"aggs": {"a": {"terms": {"field": "s"}}}}])
+def test_sorts_and_aggregations_on_a_completion_field_fail_as_in_elasticsearch(c, body) -> None:
+    with pytest.raises(SearchError) as e:
+        c.search("c", body)
+    assert "Fielddata is not supported on field [s] of type [completion]" in str(e.value.extra)

@@ -141,6 +141,9 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
             raise IllegalArgument(f"No mapping found for [{sf.field}] in order to sort on",
                                   es_type="query_shard_exception", index=index)
         return
+    if ft.type == "completion":
+        raise IllegalArgument(f"Fielddata is not supported on field [{sf.field}] of type "
+                              "[completion]", index=index)
     if ft.kind == "geo":
         raise IllegalArgument("can't sort on geo_point field without using specific sorting "
                               "feature, like geo_distance", index=index)

@@ -116,6 +116,9 @@ def field_kind(node: AggNode, view: ShardView) -> str:
         return "date_nanos"
     if kind == "range":
         check_range_agg(node, ft)
+    if ft is not None and ft.type == "completion":
+        raise IllegalArgument(f"Fielddata is not supported on field [{node.field}] of type "
+                              "[completion]")
     if ft is not None and ft.kind in ("geo", "binary") \
             and node.type not in ("missing", "value_count"):
         raise IllegalArgument(f"Field [{node.field}] of type [{ft.type}] is not supported for "
