@@ -7,7 +7,8 @@ stored documents (segments are immutable, so it is cached for the segment's life
 forms sorted, with their weights, surface forms and rows. A prefix is a ``bisect`` range of that
 sorted list; a regular expression is matched (as a prefix, as Lucene's ``RegexCompletionQuery``)
 over the bounded set of forms. Each document is suggested once, by its best input, and only
-while it is visible in the searched snapshot (a deleted document never is).
+while it is visible in the searched snapshot (a deleted document never is). Category contexts
+are ``completion_contexts.py``.
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ import numpy as np
 import orjson
 
 from .analysis import get_analyzer
+from .completion_contexts import Context, QueryContext, check_context_mappings, context_boost, \
+    input_contexts
 from ..errors import IllegalArgument, MapperParsing
 
 SEP = "\x1f"                 # Lucene's ConcatenateGraphFilter separator label
@@ -26,7 +29,8 @@ MAX_WEIGHT = 2**31 - 1
 MAX_SIZE = 10_000            # ours: options one completion suggester may ask for
 MAX_CANDIDATES = 100_000     # ours: analysed forms one regex may be tried on per segment
 COMPLETION_KEYS = ("type", "analyzer", "search_analyzer", "preserve_separators",
-                   "preserve_position_increments", "max_input_length")
+                   "preserve_position_increments", "max_input_length", "contexts")
+NO_CONTEXT = (-1, "")         # the order key of an input of a field without contexts
 
 
 @dataclass(frozen=True)
@@ -37,21 +41,23 @@ class CompletionSpec:
     search_analyzer: str | None = None
     preserve_separators: bool = True
     max_input_length: int = 50
+    contexts: tuple[str, ...] = ()      # category context names, in mapping order
 
     @classmethod
-    def from_mapping(cls, spec: dict[str, Any]) -> CompletionSpec:
+    def from_mapping(cls, spec: dict[str, Any], field: str = "") -> CompletionSpec:
         return cls(analyzer=spec.get("analyzer", "simple"),
                    search_analyzer=spec.get("search_analyzer"),
                    preserve_separators=spec.get("preserve_separators", True) in (True, "true"),
-                   max_input_length=int(spec.get("max_input_length", 50)))
+                   max_input_length=int(spec.get("max_input_length", 50)),
+                   contexts=check_context_mappings(field, spec["contexts"])
+                   if "contexts" in spec else ())
 
 
 def check_completion_mapping(name: str, spec: dict[str, Any]) -> None:
-    """The parameters built here, with valid values; ``contexts`` (category and geo) are
-    refused by name rather than indexed without them."""
+    """The parameters built here, with valid values (``completion_contexts.py`` checks the
+    contexts)."""
     if "contexts" in spec:
-        raise MapperParsing(f"Failed to parse mapping: [contexts] of completion field [{name}] "
-                            "is not supported by this server")
+        check_context_mappings(name, spec["contexts"])
     extra = [k for k in spec if k not in COMPLETION_KEYS]
     if extra:
         raise MapperParsing(f"Failed to parse mapping: unknown parameter [{extra[0]}] on mapper "
@@ -72,37 +78,42 @@ def check_completion_mapping(name: str, spec: dict[str, Any]) -> None:
                             f"[{mil}]")
 
 
-def document_inputs(value: Any) -> list[tuple[str, int]]:
-    """``(input, weight)`` of a document's value: a string, a list of strings, an object
-    ``{"input": str | [str], "weight": n}`` or a list of such objects; Elasticsearch's errors
-    for anything else (as ``mapper_parsing_exception`` "failed to parse" causes)."""
-    out: list[tuple[str, int]] = []
+Entry = tuple[str, int, list[Context]]     # (input, weight, contexts)
+
+
+def document_inputs(value: Any, contexts: tuple[str, ...] = (), field: str = ""
+                    ) -> list[Entry]:
+    """``(input, weight, contexts)`` of a document's value: a string, a list of strings, an
+    object ``{"input": str | [str], "weight": n, "contexts": {...}}`` or a list of such
+    objects; Elasticsearch's errors for anything else (as ``mapper_parsing_exception``
+    "failed to parse" causes). ``contexts``: the field's context names."""
+    out: list[Entry] = []
     for item in value if isinstance(value, list) else [value]:
         if item is None:
             continue
         if isinstance(item, str):
-            out.append((item, 1))
+            out.append((item, 1, input_contexts(None, contexts, field)))
         elif isinstance(item, dict):
-            out.extend(_object_inputs(item))
+            out.extend(_object_inputs(item, contexts, field))
         else:
             raise _failed(f"failed to parse [completion]: expected text or object, but got "
                           f"{_token(item)}", "parsing_exception")
     return out
 
 
-def _object_inputs(item: dict[str, Any]) -> list[tuple[str, int]]:
+def _object_inputs(item: dict[str, Any], contexts: tuple[str, ...], field: str
+                   ) -> list[Entry]:
     for key in item:
         if key not in ("input", "weight", "contexts"):
             raise _failed(f"unknown field name [{key}], must be one of [input, weight, "
                           "contexts]")
-    if "contexts" in item:
-        raise _failed("[contexts] of completion values are not supported by this server")
+    ctx = input_contexts(item.get("contexts"), contexts, field)
     weight = _weight(item.get("weight", 1))
     inputs = item.get("input")
     inputs = inputs if isinstance(inputs, list) else [inputs]
     if not inputs or not all(isinstance(i, str) for i in inputs):
         raise _failed("input array must have string values")
-    return [(i, weight) for i in inputs]
+    return [(i, weight, ctx) for i in inputs]
 
 
 def _weight(w: Any) -> int:
@@ -150,30 +161,34 @@ class CompletionColumn:
     weights: np.ndarray       # int64, aligned with keys
     texts: list[str]          # surface forms
     rows: np.ndarray          # int64: the segment row of each entry
+    contexts: list[Context]   # the entry's context (NO_CONTEXT for a field without)
 
 
-def build_column(entries: list[tuple[str, int, str, int]]) -> CompletionColumn:
-    """``(analysed, weight, surface, row)`` entries into a sorted column. O(n log n)."""
-    entries.sort(key=lambda e: (e[0], -e[1], e[2], e[3]))
+def build_column(entries: list[tuple[str, int, str, int, Context]]) -> CompletionColumn:
+    """``(analysed, weight, surface, row, context)`` entries into a sorted column (one per
+    input and context). O(n log n)."""
+    entries.sort(key=lambda e: (e[0], -e[1], e[2], e[3], e[4]))
     return CompletionColumn([e[0] for e in entries],
                             np.array([e[1] for e in entries], dtype=np.int64),
                             [e[2] for e in entries],
-                            np.array([e[3] for e in entries], dtype=np.int64))
+                            np.array([e[3] for e in entries], dtype=np.int64),
+                            [e[4] for e in entries])
 
 
 def segment_column(sources: list[bytes], field: str, spec: CompletionSpec) -> CompletionColumn:
     """A segment's column from its stored documents (row order)."""
     parts = field.split(".")
-    entries: list[tuple[str, int, str, int]] = []
+    entries: list[tuple[str, int, str, int, Context]] = []
     for row, raw in enumerate(sources):
         value: Any = orjson.loads(raw or b"{}")
         for p in parts:
             value = value.get(p) if isinstance(value, dict) else None
         if value is None:
             continue
-        for text, weight in document_inputs(value):
+        for text, weight, ctxs in document_inputs(value, spec.contexts, field):
             cut = surface(text, spec)
-            entries.append((analysed(cut, spec), weight, cut, row))
+            form = analysed(cut, spec)
+            entries.extend((form, weight, cut, row, c) for c in ctxs or [NO_CONTEXT])
     return build_column(entries)
 
 
@@ -192,27 +207,38 @@ def matching(col: CompletionColumn, prefix: str | None, regex: Any) -> np.ndarra
     return np.array([i for i, k in enumerate(col.keys) if regex.fullmatch(k)], dtype=np.int64)
 
 
-def best_per_document(col: CompletionColumn, hits: np.ndarray, visible: np.ndarray
-                      ) -> list[tuple[int, str, str, int]]:
-    """``(weight, analysed, surface, row)``: each visible document once, by its best matching
-    input (in ``order_key`` order)."""
-    best: dict[int, tuple[int, str, str]] = {}
+def best_per_document(col: CompletionColumn, hits: np.ndarray, visible: np.ndarray,
+                      wanted: dict[int, list[QueryContext]] | None = None
+                      ) -> list[tuple[tuple[float, Context, str, str], int, dict[int, set[str]]]]:
+    """``(order key, row, matched contexts)``: each visible document once, by its best
+    matching input (``order_key``); with ``wanted`` contexts, only inputs of a queried
+    context count, their weights times its boost, and every matched context is reported."""
+    best: dict[int, tuple[float, Context, str, str]] = {}
+    matched: dict[int, dict[int, set[str]]] = {}
     for i in hits.tolist():
         row = int(col.rows[i])
         if not visible[row]:
             continue
-        cand = (int(col.weights[i]), col.keys[i], col.texts[i])
+        ctx = col.contexts[i]
+        boost = context_boost(None if ctx == NO_CONTEXT else ctx, wanted or {})
+        if boost is None:
+            continue
+        if ctx != NO_CONTEXT:
+            matched.setdefault(row, {}).setdefault(ctx[0], set()).add(ctx[1])
+        cand = order_key(float(np.float32(int(col.weights[i]) * boost)), ctx, col.keys[i],
+                         col.texts[i])
         cur = best.get(row)
-        if cur is None or order_key(*cand) < order_key(*cur):
+        if cur is None or cand < cur:
             best[row] = cand
-    return [(w, k, t, row) for row, (w, k, t) in best.items()]
+    return [(key, row, matched.get(row, {})) for row, key in best.items()]
 
 
-def order_key(weight: int, key: str, text: str) -> tuple[int, str, str]:
-    """The order of options: weight descending, then the analysed form (the order of
-    Lucene's FST, which a shard's suggester walks), then the text; the caller adds the
-    document's place in the global order."""
-    return (-weight, key, text)
+def order_key(score: float, ctx: Context, key: str, text: str
+              ) -> tuple[float, Context, str, str]:
+    """The order of options: score (the weight, times a context boost) descending, then the
+    context and the analysed form (the order of Lucene's FST, which a shard's suggester
+    walks), then the text; the caller adds the document's place in the global order."""
+    return (-score, ctx, key, text)
 
 
 __all__ = ["CompletionColumn", "CompletionSpec", "MAX_SIZE", "analysed", "best_per_document",

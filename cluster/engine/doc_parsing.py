@@ -251,7 +251,7 @@ class _DocumentParser:
                 "type": "illegal_argument_exception",
                 "reason": f"Cannot write to a field alias [{path}]."})
         if ft is not None and ft.type == "completion":   # kept in _source (completion.py)
-            document_inputs(val)
+            document_inputs(val, ft.contexts, path)
             return
         if ft is not None and (ft.kind == "geo" or ft.kind == "binary"):
             self.parsed.setdefault(path, []).extend(typed_values(ft, val, self.doc_id))

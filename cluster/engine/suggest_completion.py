@@ -16,7 +16,8 @@ import numpy as np
 
 from ..errors import IllegalArgument
 from .completion import CompletionColumn, CompletionSpec, best_per_document, matching, \
-    order_key, segment_column
+    segment_column
+from .completion_contexts import QueryContext, java_set_order
 from .completion_fuzzy import MAX_FUZZY_CANDIDATES, FuzzyOptions, accepted_prefix
 from .query.patterns import LinearPattern
 
@@ -36,6 +37,7 @@ class CompletionPlan:
     size: int
     skip_duplicates: bool
     fuzzy: FuzzyOptions | None = None   # with ``prefix``: inputs starting within edits of it
+    contexts: tuple[tuple[int, tuple[QueryContext, ...]], ...] = ()   # queried contexts
 
 
 def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
@@ -50,9 +52,10 @@ def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
 
 def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, index: str
                        ) -> dict[str, Any]:
-    """``options``: ``(weight, analysed, text, index, seq, _id, _source)`` of the best
-    ``plan.size`` options here, in the coordinator's merge order; ``first``: with ``fuzzy``, the
-    smallest accepted prefix of the shard's inputs (the boost, ``completion_fuzzy.py``)."""
+    """``options``: ``(order key, index, seq, _id, _source, contexts)`` of the best
+    ``plan.size`` options here, in the coordinator's merge order (``completion.order_key``,
+    then the document); ``first``: with ``fuzzy``, the smallest accepted prefix of the shard's
+    inputs (the boost, ``completion_fuzzy.py``)."""
     rx = LinearPattern(f"(?:{plan.regex}).*") if plan.regex is not None else None
     found = []
     first: str | None = None
@@ -67,18 +70,19 @@ def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, inde
                 first = smallest
         else:
             hits = matching(col, plan.prefix, rx)
-        for weight, key, text, row in best_per_document(col, hits, seg.visible(gen)):
-            found.append((order_key(weight, key, text), int(seg.seq[row]), seg, row))
+        wanted = dict(plan.contexts)
+        for key, row, ctxs in best_per_document(col, hits, seg.visible(gen), wanted):
+            found.append((key, int(seg.seq[row]), seg, row, ctxs))
     found.sort(key=lambda f: (f[0], f[1]))
-    out: list[tuple[int, str, str, str, int, str, bytes]] = []
+    out: list[tuple[Any, ...]] = []
     seen: set[str] = set()
-    for (neg_weight, key, text), seq, seg, row in found:
+    for key, seq, seg, row, ctxs in found:
         if plan.skip_duplicates:
-            if text in seen:
+            if key[3] in seen:
                 continue
-            seen.add(text)
-        out.append((-neg_weight, key, text, index, seq, str(seg.ids[row]),
-                    seg.sources.take([row])[0]))
+            seen.add(key[3])
+        shown = {plan.spec.contexts[i]: java_set_order(v) for i, v in sorted(ctxs.items())}
+        out.append((key, index, seq, str(seg.ids[row]), seg.sources.take([row])[0], shown))
         if len(out) >= plan.size:
             break
     return {"options": out, "first": first}

@@ -21,14 +21,15 @@ import numpy as np
 import orjson
 
 from ..engine.completion import MAX_SIZE, CompletionSpec, analysed
+from ..engine.completion_contexts import query_contexts
 from ..engine.completion_fuzzy import FuzzyOptions, boost
 from ..engine.query.pattern_syntax import lucene_regex
 from ..engine.source_filter import filter_source
 from ..engine.suggest_completion import CompletionPlan
 from ..errors import IllegalArgument, ParsingError
 
-OPTIONS = ("field", "size", "skip_duplicates", "fuzzy")
-REFUSED = ("contexts", "regex", "analyzer", "shard_size")
+OPTIONS = ("field", "size", "skip_duplicates", "fuzzy", "contexts")
+REFUSED = ("regex", "analyzer", "shard_size")
 FUZZY_KEYS = ("fuzziness", "transpositions", "min_length", "prefix_length", "unicode_aware")
 MAX_REGEX = 1000        # as index.max_regex_length's default
 
@@ -44,6 +45,7 @@ class CompletionSuggestion:
     size: int = 5
     skip_duplicates: bool = False
     fuzzy: FuzzyOptions | None = None
+    contexts: Any = None   # the request's ``contexts`` (checked against the field's mapping)
 
 
 def parse_completion(name: str, spec: dict[str, Any], global_text: Any) -> CompletionSuggestion:
@@ -79,8 +81,10 @@ def parse_completion(name: str, spec: dict[str, Any], global_text: Any) -> Compl
     fuzzy = _fuzzy(opts["fuzzy"]) if "fuzzy" in opts else None
     if fuzzy is not None and given == ["regex"]:
         raise IllegalArgument("[fuzzy] applies to a [prefix], not to a [regex]")
+    if fuzzy is not None and opts.get("contexts"):
+        raise IllegalArgument("[fuzzy] with [contexts] is not supported by this server")
     return CompletionSuggestion(name, opts["field"], text, given == ["regex"], size,
-                                skip in (True, "true"), fuzzy)
+                                skip in (True, "true"), fuzzy, opts.get("contexts"))
 
 
 def _fuzzy(spec: Any) -> FuzzyOptions:
@@ -128,15 +132,16 @@ def completion_plan(s: CompletionSuggestion, mapping: Any) -> CompletionPlan:
         ft = mapping.get(field)
         raise IllegalArgument(f"Field [{s.field}] is not a completion suggest field"
                               if ft is not None else f"no mapping found for field [{s.field}]")
-    cspec = CompletionSpec.from_mapping(spec)
+    cspec = CompletionSpec.from_mapping(spec, field)
+    wanted = tuple((i, tuple(v)) for i, v in query_contexts(s.contexts, cspec.contexts).items())
     if s.is_regex:
         if len(s.text) > MAX_REGEX:
             raise IllegalArgument(f"The length of regex [{len(s.text)}] used in the completion "
                                   f"suggester exceeds the allowed maximum of [{MAX_REGEX}].")
         return CompletionPlan(s.name, field, cspec, None, lucene_regex(s.text).pattern,
-                              s.size, s.skip_duplicates)
+                              s.size, s.skip_duplicates, None, wanted)
     return CompletionPlan(s.name, field, cspec, analysed(s.text, cspec, search=True), None,
-                          s.size, s.skip_duplicates, s.fuzzy)
+                          s.size, s.skip_duplicates, s.fuzzy, wanted)
 
 
 def _fuzzy_boost(s: CompletionSuggestion, partials: list[dict[str, Any]], mapping: Any
@@ -145,7 +150,7 @@ def _fuzzy_boost(s: CompletionSuggestion, partials: list[dict[str, Any]], mappin
     if s.fuzzy is None:
         return 1
     firsts = [p["first"] for p in partials if p.get("first") is not None]
-    plan = completion_plan(dataclasses.replace(s, fuzzy=None), mapping)
+    plan = completion_plan(dataclasses.replace(s, fuzzy=None, contexts=None), mapping)
     assert plan.prefix is not None
     return boost(s.fuzzy.units(plan.prefix), min(firsts) if firsts else None) or 1
 
@@ -162,22 +167,24 @@ def reduce_completion(s: CompletionSuggestion, partials: list[dict[str, Any]], s
     """The suggester's one entry: the shards' options merged in the global order, cut to
     ``size`` (after ``skip_duplicates``), rendered as Elasticsearch renders them; a fuzzy
     prefix scales every weight by one boost (``engine/completion_fuzzy.py``)."""
-    merged = sorted((o for p in partials for o in p["options"]),
-                    key=lambda o: (-o[0], o[1], o[2], o[3], o[4]))
+    merged = sorted((o for p in partials for o in p["options"]), key=lambda o: o[:3])
     scale = _fuzzy_boost(s, partials, mapping)
     options, seen = [], set()
-    for weight, _key, text, index, _seq, doc_id, raw in merged:
+    for key, index, _seq, doc_id, raw, contexts in merged:
+        text = key[3]
         if s.skip_duplicates:
             if text in seen:
                 continue
             seen.add(text)
         option: dict[str, Any] = {"text": text, "_index": index, "_id": doc_id,
-                                  "_score": float(np.float32(weight * scale))}
+                                  "_score": float(np.float32(-key[0] * scale))}
         if source is None or source.enabled:
             doc = orjson.loads(raw or b"{}")
             if source is not None and not source.is_identity:
                 doc = filter_source(doc, source.includes, source.excludes)
             option["_source"] = doc
+        if contexts:
+            option["contexts"] = contexts
         options.append(option)
         if len(options) >= s.size:
             break
