@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from inprocess import LocalCluster
-from shardsearch.cluster.engine.completion import (SEP, CompletionSpec, analysed,
+from shardsearch.cluster.engine.completion import (NO_CONTEXT, SEP, CompletionSpec, analysed,
                                                    best_per_document, build_column,
                                                    document_inputs, matching)
 from shardsearch.cluster.engine.completion_fuzzy import FuzzyOptions, accepted_prefix, boost
@@ -27,7 +27,15 @@ def test_inputs_are_analysed_by_the_simple_analyzer_joined_by_separators() -> No
     ({"input": ["a", "b"], "weight": 3}, [("a", 3), ("b", 3)]),
     ([{"input": "a", "weight": "7"}, {"input": "b"}], [("a", 7), ("b", 1)])])
 def test_document_values_take_every_elasticsearch_form(value, inputs) -> None:
-    assert document_inputs(value) == inputs
+    assert document_inputs(value) == [(t, w, []) for t, w in inputs]
+
+
+def test_inputs_of_a_context_field_carry_their_contexts_and_need_some() -> None:
+    got = document_inputs({"input": "a", "contexts": {"g": ["x", 1]}}, ("k", "g"), "s")
+    assert got == [("a", 1, [(1, "x"), (1, "1")])]
+    with pytest.raises(SearchError, match=r"Contexts are mandatory in context enabled "
+                                          r"completion field \[s\]"):
+        document_inputs("a", ("g",), "s")
 
 
 @pytest.mark.parametrize("value, reason", [
@@ -42,7 +50,7 @@ def test_bad_document_values_fail_with_elasticsearch_texts(value, reason) -> Non
 
 
 def _column():
-    entries = [(analysed(t, SIMPLE), w, t, row) for t, w, row in [
+    entries = [(analysed(t, SIMPLE), w, t, row, NO_CONTEXT) for t, w, row in [
         ("Nirvana", 34, 0), ("Nevermind Nirvana", 34, 0), ("nine inch", 1, 1),
         ("Nirvana Band", 1, 1), ("nirvana x", 5, 2), ("zed", 50, 2)]]
     return build_column(entries)
@@ -58,8 +66,8 @@ def test_a_prefix_is_a_range_of_the_sorted_analysed_forms() -> None:
 def test_each_document_is_suggested_once_by_its_best_input_and_only_when_visible() -> None:
     col = _column()
     best = best_per_document(col, matching(col, "n", None), np.array([True, True, False]))
-    assert sorted((row, t) for _, _, t, row in best) == [(0, "Nevermind Nirvana"),
-                                                         (1, "nine inch")]
+    assert sorted((row, key[2]) for key, row, _ in best) == [(0, "Nevermind Nirvana"),
+                                                             (1, "nine inch")]
 
 
 @pytest.mark.parametrize("query, key, opts, expected", [
@@ -131,7 +139,7 @@ def test_a_deleted_document_is_never_suggested() -> None:
 
 
 @pytest.mark.parametrize("spec, text", [
-    ({"field": "s", "contexts": {}}, "[contexts] of the completion suggester"),
+    ({"field": "s", "contexts": {"g": "x"}}, "[contexts] applies to a completion field with"),
     ({"field": "zz"}, "no mapping found for field [zz]"),
     ({"field": "s", "size": 100_000}, "[size] of a completion suggester must be at most"),
     ({"field": "s", "fuzzy": {"fuzziness": 3}}, "[fuzziness] must be AUTO, 0, 1 or 2")])
@@ -142,7 +150,9 @@ def test_what_is_not_built_or_bounded_is_refused_by_name(c, spec, text) -> None:
 
 
 @pytest.mark.parametrize("spec, text", [
-    ({"type": "completion", "contexts": [{"name": "g", "type": "category"}]}, "[contexts]"),
+    ({"type": "completion", "contexts": [{"name": "g", "type": "geo"}]}, "[geo] contexts"),
+    ({"type": "completion", "contexts": [{"name": "g", "type": "category", "path": "p"}]},
+     "[path] of a completion context is not supported"),
     ({"type": "completion", "fields": {"k": {"type": "keyword"}}}, "unknown parameter [fields]")])
 def test_unbuilt_completion_mapping_parameters_are_refused(spec, text) -> None:
     with pytest.raises(SearchError) as e:
@@ -164,3 +174,38 @@ def test_sorts_and_aggregations_on_a_completion_field_fail_as_in_elasticsearch(c
     with pytest.raises(SearchError) as e:
         c.search("c", body)
     assert "Fielddata is not supported on field [s] of type [completion]" in str(e.value.extra)
+
+
+CTX = {"s": {"type": "completion", "contexts": [{"name": "pt", "type": "category"},
+                                                {"name": "c2", "type": "category"}]}}
+
+
+@pytest.fixture(scope="module")
+def cx() -> LocalCluster:
+    cl = LocalCluster().create("cx", shards=2, mappings={"properties": CTX})
+    cl.index("cx", {"1": {"s": {"input": ["apple pie", "apricot"], "weight": 5,
+                                "contexts": {"pt": ["food", "cafe"], "c2": ["x", "y"]}}},
+                    "2": {"s": {"input": "apple store", "weight": 5, "contexts": {"pt": "shop"}}}})
+    return cl
+
+
+@pytest.mark.parametrize("contexts, expected", [
+    ({"pt": ["cafe"]}, [("1", "apple pie", 5.0, {"pt": ["cafe"]})]),
+    ({"pt": [{"context": "sh", "prefix": True, "boost": 3}, "food"]},
+     [("2", "apple store", 15.0, {"pt": ["shop"]}), ("1", "apple pie", 5.0, {"pt": ["food"]})]),
+    ({"pt": "food", "c2": "y"}, [("1", "apple pie", 5.0, {"pt": ["food"], "c2": ["y"]})]),
+    ({"pt": ["food", "cafe"]}, [("1", "apple pie", 5.0, {"pt": ["cafe", "food"]})])])
+def test_category_contexts_filter_boost_and_are_reported(cx, contexts, expected) -> None:
+    body = {"_source": False, "suggest": {"x": {"prefix": "ap", "completion": {
+        "field": "s", "contexts": contexts}}}}
+    got = cx.search("cx", body)["suggest"]["x"][0]["options"]
+    assert [(o["_id"], o["text"], o["_score"], o.get("contexts")) for o in got] == expected
+
+
+@pytest.mark.parametrize("completion, text", [
+    ({"field": "s"}, "Missing mandatory contexts in context query"),
+    ({"field": "s", "contexts": {"zz": "x"}}, "Unknown context name [zz], must be one of [c2, pt]")])
+def test_context_queries_fail_as_in_elasticsearch(cx, completion, text) -> None:
+    with pytest.raises(SearchError) as e:
+        cx.search("cx", {"suggest": {"x": {"prefix": "ap", "completion": completion}}})
+    assert text in e.value.reason

@@ -209,11 +209,11 @@ def matching(col: CompletionColumn, prefix: str | None, regex: Any) -> np.ndarra
 
 def best_per_document(col: CompletionColumn, hits: np.ndarray, visible: np.ndarray,
                       wanted: dict[int, list[QueryContext]] | None = None
-                      ) -> list[tuple[tuple[float, Context, str, str], int, dict[int, set[str]]]]:
+                      ) -> list[tuple[tuple[float, str, str, Context], int, dict[int, set[str]]]]:
     """``(order key, row, matched contexts)``: each visible document once, by its best
     matching input (``order_key``); with ``wanted`` contexts, only inputs of a queried
     context count, their weights times its boost, and every matched context is reported."""
-    best: dict[int, tuple[float, Context, str, str]] = {}
+    best: dict[int, tuple[float, str, str, Context]] = {}
     matched: dict[int, dict[int, set[str]]] = {}
     for i in hits.tolist():
         row = int(col.rows[i])
@@ -234,11 +234,12 @@ def best_per_document(col: CompletionColumn, hits: np.ndarray, visible: np.ndarr
 
 
 def order_key(score: float, ctx: Context, key: str, text: str
-              ) -> tuple[float, Context, str, str]:
+              ) -> tuple[float, str, str, Context]:
     """The order of options: score (the weight, times a context boost) descending, then the
-    context and the analysed form (the order of Lucene's FST, which a shard's suggester
-    walks), then the text; the caller adds the document's place in the global order."""
-    return (-score, ctx, key, text)
+    analysed form (the order in which a Lucene shard's suggester walks its FST past the
+    context prefix), then the text and the context; the caller adds the document's place in
+    the global order."""
+    return (-score, key, text, ctx)
 
 
 __all__ = ["CompletionColumn", "CompletionSpec", "MAX_SIZE", "analysed", "best_per_document",

@@ -78,9 +78,9 @@ def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, inde
     seen: set[str] = set()
     for key, seq, seg, row, ctxs in found:
         if plan.skip_duplicates:
-            if key[3] in seen:
+            if key[2] in seen:
                 continue
-            seen.add(key[3])
+            seen.add(key[2])
         shown = {plan.spec.contexts[i]: java_set_order(v) for i, v in sorted(ctxs.items())}
         out.append((key, index, seq, str(seg.ids[row]), seg.sources.take([row])[0], shown))
         if len(out) >= plan.size:

@@ -171,7 +171,7 @@ def reduce_completion(s: CompletionSuggestion, partials: list[dict[str, Any]], s
     scale = _fuzzy_boost(s, partials, mapping)
     options, seen = [], set()
     for key, index, _seq, doc_id, raw, contexts in merged:
-        text = key[3]
+        text = key[2]
         if s.skip_duplicates:
             if text in seen:
                 continue

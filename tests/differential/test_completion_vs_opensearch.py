@@ -88,3 +88,50 @@ def test_completion_document_values_agree_with_opensearch(both, value) -> None:
         assert ours["error"] == theirs["error"]
     else:
         assert ours["result"] == theirs["result"]
+
+
+CTX_INDEX = "diff_completion_ctx"
+CTX_MAPPING = {"properties": {"s": {"type": "completion", "contexts": [
+    {"name": "genre", "type": "category"}, {"name": "era", "type": "category"}]}}}
+CTX_DOCS = {str(i): {"s": {"input": [a], "weight": (i * 5) % 7 + 1, "contexts": {
+    "genre": ["rock", "grunge"] if i % 3 == 0 else ["pop"] if i % 3 == 1 else ["soul", "rock"],
+    "era": [f"{1960 + 10 * (i % 4)}s"]}}} for i, a in enumerate(ARTISTS, 1)}
+
+
+@pytest.fixture(scope="module")
+def ctx_both(opensearch_url: str, base_url: str) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    with httpx.Client(base_url=base_url, timeout=60) as ours, \
+            httpx.Client(base_url=opensearch_url, timeout=60) as theirs:
+        for client, shards in ((theirs, 1), (ours, 3)):
+            client.delete(f"/{CTX_INDEX}")
+            r = client.put(f"/{CTX_INDEX}", json={"settings": {"number_of_shards": shards},
+                                                  "mappings": CTX_MAPPING})
+            assert r.status_code == 200, r.text
+            lines = []
+            for doc_id, src in CTX_DOCS.items():
+                lines += [orjson.dumps({"index": {"_index": CTX_INDEX, "_id": doc_id}}),
+                          orjson.dumps(src)]
+            r = client.post("/_bulk", params={"refresh": "true"},
+                            content=b"\n".join(lines) + b"\n",
+                            headers={"content-type": "application/x-ndjson"})
+            assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+        yield ours, theirs
+        ours.delete(f"/{CTX_INDEX}")
+        theirs.delete(f"/{CTX_INDEX}")
+
+
+@pytest.mark.parametrize("contexts", [
+    {"genre": "rock"}, {"genre": ["pop", "soul"]}, {"era": {"context": "19", "prefix": True}},
+    {"genre": [{"context": "grunge", "boost": 4}, "pop"]},
+    {"genre": "rock", "era": ["1980s", {"context": "1990s", "boost": 2}]}])
+def test_completion_contexts_agree_with_opensearch(ctx_both, contexts) -> None:
+    body = {"_source": False, "suggest": {"x": {"prefix": "n", "completion": {
+        "field": "s", "size": 20, "contexts": contexts}}}}
+    ours, theirs = _send(ctx_both, "POST", f"/{CTX_INDEX}/_search", body)
+    assert ours["suggest"] == theirs["suggest"]
+
+
+@pytest.mark.parametrize("value", [{"input": "x"}, "x", {"input": "x", "contexts": {"zz": "a"}}])
+def test_context_document_errors_agree_with_opensearch(ctx_both, value) -> None:
+    ours, theirs = _send(ctx_both, "PUT", f"/{CTX_INDEX}/_doc/v", {"s": value})
+    assert ours["error"] == theirs["error"]
