@@ -209,3 +209,21 @@ def test_context_queries_fail_as_in_elasticsearch(cx, completion, text) -> None:
     with pytest.raises(SearchError) as e:
         cx.search("cx", {"suggest": {"x": {"prefix": "ap", "completion": completion}}})
     assert text in e.value.reason
+
+
+def test_inputs_under_arrays_of_objects_are_suggested() -> None:
+    cl = LocalCluster().create("o", mappings={"properties": {"o": {"properties": {
+        "s": {"type": "completion"}}}}})
+    cl.index("o", {"1": {"o": [{"s": "alpha"}, {"s": {"input": "alps", "weight": 3}}]}})
+    got = cl.search("o", {"suggest": {"x": {"prefix": "al", "completion": {"field": "o.s"}}}})
+    assert [(o["text"], o["_score"]) for o in got["suggest"]["x"][0]["options"]] == [
+        ("alps", 3.0)]
+
+
+def test_an_index_without_source_suggests_without_it() -> None:
+    cl = LocalCluster().create("ns", mappings={"_source": {"enabled": False},
+                                               "properties": {"s": {"type": "completion"}}})
+    cl.index("ns", {"1": {"s": "alpha"}})
+    got = cl.search("ns", {"suggest": {"x": {"prefix": "al", "completion": {"field": "s"}}}})
+    assert got["suggest"]["x"][0]["options"] == [
+        {"text": "alpha", "_index": "ns", "_id": "1", "_score": 1.0}]

@@ -180,16 +180,31 @@ def segment_column(sources: list[bytes], field: str, spec: CompletionSpec) -> Co
     parts = field.split(".")
     entries: list[tuple[str, int, str, int, Context]] = []
     for row, raw in enumerate(sources):
-        value: Any = orjson.loads(raw or b"{}")
-        for p in parts:
-            value = value.get(p) if isinstance(value, dict) else None
-        if value is None:
-            continue
-        for text, weight, ctxs in document_inputs(value, spec.contexts, field):
-            cut = surface(text, spec)
-            form = analysed(cut, spec)
-            entries.extend((form, weight, cut, row, c) for c in ctxs or [NO_CONTEXT])
+        for value in _values_at(orjson.loads(raw or b"{}"), parts):
+            _add_inputs(entries, value, row, field, spec)
     return build_column(entries)
+
+
+def _values_at(node: Any, parts: list[str]) -> list[Any]:
+    """The values at a dotted path of a source, through arrays of objects."""
+    nodes = [node]
+    for p in parts:
+        nxt: list[Any] = []
+        for n in nodes:
+            for item in n if isinstance(n, list) else [n]:
+                if isinstance(item, dict) and p in item:
+                    nxt.append(item[p])
+        nodes = nxt
+    return [n for n in nodes if n is not None]
+
+
+def _add_inputs(entries: list[tuple[str, int, str, int, Context]], value: Any, row: int,
+                field: str, spec: CompletionSpec) -> None:
+    """The entries of one document value: one per input and context."""
+    for text, weight, ctxs in document_inputs(value, spec.contexts, field):
+        cut = surface(text, spec)
+        form = analysed(cut, spec)
+        entries.extend((form, weight, cut, row, c) for c in ctxs or [NO_CONTEXT])
 
 
 def matching(col: CompletionColumn, prefix: str | None, regex: Any) -> np.ndarray:

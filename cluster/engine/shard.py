@@ -406,7 +406,8 @@ class ShardCore(Merging):
                 for name, field, tokens, edits, prefix in q.phrase_suggest}
         if q.completion:
             hits.suggest = (hits.suggest or {}) | {
-                plan.name: completion_partial(self.segments, c.generation, plan, self.index)
+                plan.name: completion_partial(self.segments, c.generation, plan, self.index,
+                                              self.mapping.source_enabled)
                 for plan in q.completion}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())

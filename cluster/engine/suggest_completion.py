@@ -50,12 +50,13 @@ def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
     return col
 
 
-def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, index: str
-                       ) -> dict[str, Any]:
+def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, index: str,
+                       with_source: bool = True) -> dict[str, Any]:
     """``options``: ``(order key, index, seq, _id, _source, contexts)`` of the best
     ``plan.size`` options here, in the coordinator's merge order (``completion.order_key``,
     then the document); ``first``: with ``fuzzy``, the smallest accepted prefix of the shard's
-    inputs (the boost, ``completion_fuzzy.py``)."""
+    inputs (the boost, ``completion_fuzzy.py``). Without ``with_source`` (an index whose
+    ``_source`` is disabled) the options carry no source."""
     rx = LinearPattern(f"(?:{plan.regex}).*") if plan.regex is not None else None
     found = []
     first: str | None = None
@@ -82,7 +83,8 @@ def completion_partial(segments: list[Any], gen: int, plan: CompletionPlan, inde
                 continue
             seen.add(key[2])
         shown = {plan.spec.contexts[i]: java_set_order(v) for i, v in sorted(ctxs.items())}
-        out.append((key, index, seq, str(seg.ids[row]), seg.sources.take([row])[0], shown))
+        raw = seg.sources.take([row])[0] if with_source else None
+        out.append((key, index, seq, str(seg.ids[row]), raw, shown))
         if len(out) >= plan.size:
             break
     return {"options": out, "first": first}

@@ -178,8 +178,8 @@ def reduce_completion(s: CompletionSuggestion, partials: list[dict[str, Any]], s
             seen.add(text)
         option: dict[str, Any] = {"text": text, "_index": index, "_id": doc_id,
                                   "_score": float(np.float32(-key[0] * scale))}
-        if source is None or source.enabled:
-            doc = orjson.loads(raw or b"{}")
+        if raw is not None and (source is None or source.enabled):
+            doc = orjson.loads(raw)
             if source is not None and not source.is_identity:
                 doc = filter_source(doc, source.includes, source.excludes)
             option["_source"] = doc
