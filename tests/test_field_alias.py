@@ -2,6 +2,9 @@
 a field, checked as Elasticsearch's ``FieldAliasMapper`` checks it, never written to."""
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 from inprocess import LocalCluster
@@ -137,3 +140,27 @@ def test_script_doc_values_read_through_an_alias(c) -> None:
     body = {"query": {"script_score": {"query": {"match_all": {}},
                                        "script": {"source": "doc['al'].value"}}}}
     assert ids(c, body) == ["1", "3", "2"]
+
+
+def _on(template: dict, field: str) -> dict:
+    """``template`` with the placeholder ``F`` (names, values, query text) replaced."""
+    return json.loads(re.sub(r"\bF\b", field, json.dumps(template)))
+
+
+@pytest.mark.parametrize("template", [
+    {"match_phrase": {"F": "red fox"}}, {"match_phrase_prefix": {"F": "red f"}},
+    {"match_bool_prefix": {"F": "red f"}},
+    {"simple_query_string": {"query": "red -hen", "fields": ["F"]}},
+    {"multi_match": {"query": "red fox", "fields": ["F^2"], "type": "most_fields"}},
+    {"query_string": {"query": "F:(red AND fox)"}},
+    {"query_string": {"query": "fox", "default_field": "F"}},
+    {"span_term": {"F": "red"}}, {"regexp": {"F": "re.*"}},
+    {"intervals": {"F": {"match": {"query": "red fox", "ordered": True}}}},
+    {"combined_fields": {"query": "red fox", "fields": ["F"]}},
+    {"bool": {"should": [{"term": {"F": "red"}}], "filter": [{"exists": {"field": "F"}}]}},
+    {"function_score": {"query": {"match": {"F": "fox"}}, "boost_mode": "sum"}}])
+def test_every_query_through_an_alias_answers_as_on_its_target(c, template) -> None:
+    def hits(field: str) -> list:
+        resp = c.search("al", {"query": _on(template, field)})
+        return [(h["_id"], h["_score"]) for h in resp["hits"]["hits"]]
+    assert hits("t") == hits("title") and hits("title")
