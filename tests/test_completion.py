@@ -162,7 +162,9 @@ def test_unbuilt_completion_mapping_parameters_are_refused(spec, text) -> None:
 
 @pytest.mark.parametrize("body, text", [
     ({"query": {"term": {"s": "nirvana"}}}, "[term] queries on the completion field [s]"),
-    ({"query": {"exists": {"field": "s"}}}, "[exists] queries on the completion field [s]")])
+    ({"query": {"exists": {"field": "s"}}}, "[exists] queries on the completion field [s]"),
+    ({"query": {"query_string": {"query": "s:nirvana"}}}, "the completion field [s]"),
+    ({"query": {"span_term": {"sa": "nirvana"}}}, "the completion field [s]")])
 def test_queries_on_a_completion_field_are_refused_never_answered_empty(c, body, text) -> None:
     with pytest.raises(SearchError) as e:
         c.search("c", body)

@@ -70,10 +70,6 @@ def check_searchable(query: Any, mapping: Any) -> None:
         field = getattr(node, "field", None)
         if name is not None and isinstance(field, str):
             ft = mapping.get(field)
-            if ft is not None and ft.type == "completion":
-                raise IllegalArgument(f"[{name}] queries on the completion field [{field}] are "
-                                      "not supported by this server (only its suggester reads "
-                                      "it)")
             if ft is not None and ft.kind in ("geo", "binary") and name != "exists":
                 refuse_search(ft, name)
         for attr in ("must", "should", "filter", "must_not", "queries", "query", "positive",

@@ -13,6 +13,8 @@ are ``completion_contexts.py``.
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -79,6 +81,28 @@ def check_completion_mapping(name: str, spec: dict[str, Any]) -> None:
 
 
 Entry = tuple[str, int, list[Context]]     # (input, weight, contexts)
+
+
+def refuse_queries_on_completion(query: Any, mapping: Any) -> None:
+    """A query (any node naming a ``field``, query strings expanded) on a completion field
+    is refused by name: only the suggester reads these fields here. O(nodes)."""
+    if not any(ft.type == "completion" for ft in mapping.fields.values()):
+        return
+    stack = [query]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (tuple, list)):
+            stack.extend(node)
+            continue
+        if not dataclasses.is_dataclass(node) or isinstance(node, type):
+            continue
+        field = getattr(node, "field", None)
+        ft = mapping.get(field) if isinstance(field, str) else None
+        if ft is not None and ft.type == "completion":
+            name = re.sub(r"(?<!^)(?=[A-Z])", "_", type(node).__name__).lower()
+            raise IllegalArgument(f"[{name}] queries on the completion field [{field}] are not "
+                                  "supported by this server (only its suggester reads it)")
+        stack.extend(getattr(node, f.name) for f in dataclasses.fields(node))
 
 
 def document_inputs(value: Any, contexts: tuple[str, ...] = (), field: str = ""
@@ -257,6 +281,6 @@ def order_key(score: float, ctx: Context, key: str, text: str
     return (-score, key, text, ctx)
 
 
-__all__ = ["CompletionColumn", "CompletionSpec", "MAX_SIZE", "analysed", "best_per_document",
+__all__ = ["refuse_queries_on_completion", "CompletionColumn", "CompletionSpec", "MAX_SIZE", "analysed", "best_per_document",
            "build_column", "check_completion_mapping", "document_inputs", "matching",
            "order_key", "segment_column", "surface"]
