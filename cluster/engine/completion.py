@@ -86,8 +86,6 @@ Entry = tuple[str, int, list[Context]]     # (input, weight, contexts)
 def refuse_queries_on_completion(query: Any, mapping: Any) -> None:
     """A query (any node naming a ``field``, query strings expanded) on a completion field
     is refused by name: only the suggester reads these fields here. O(nodes)."""
-    if not any(ft.type == "completion" for ft in mapping.fields.values()):
-        return
     stack = [query]
     while stack:
         node = stack.pop()

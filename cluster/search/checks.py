@@ -31,7 +31,8 @@ def check_request(req: SearchRequest, metas: list[IndexMeta],
                 m.settings.get("max_regex_length", 1000)), max_terms_count=int(
                 m.settings.get("max_terms_count", 65536)))
             check_searchable(req.query, m.mapping)
-            refuse_queries_on_completion(expand(req.query, m.mapping), m.mapping)
+            if any(ft.type == "completion" for ft in m.mapping.fields.values()):
+                refuse_queries_on_completion(expand(req.query, m.mapping), m.mapping)
         except SearchError as e:
             if e.es_type != "query_shard_exception":
                 raise
