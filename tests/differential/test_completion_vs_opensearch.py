@@ -135,3 +135,11 @@ def test_completion_contexts_agree_with_opensearch(ctx_both, contexts) -> None:
 def test_context_document_errors_agree_with_opensearch(ctx_both, value) -> None:
     ours, theirs = _send(ctx_both, "PUT", f"/{CTX_INDEX}/_doc/v", {"s": value})
     assert ours["error"] == theirs["error"]
+
+
+def test_field_caps_of_a_completion_field_agree_with_opensearch(both) -> None:
+    ours, theirs = _send(both, "GET", f"/{INDEX}/_field_caps?fields=s,plain", None)
+    for caps in ours["fields"].values():   # Elasticsearch 8's key, which OpenSearch lacks
+        for cap in caps.values():
+            assert cap.pop("metadata_field") is False
+    assert ours["fields"] == theirs["fields"]
