@@ -71,7 +71,7 @@ class Coordinator:
     VERBS = frozenset({
         # indices
         "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
-        "put_mapping", "field_caps", "get_settings", "put_settings", "refresh",
+        "put_mapping", "get_field_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
@@ -132,6 +132,9 @@ class Coordinator:
 
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
         return self.admin.get_mapping(expr)
+
+    def get_field_mapping(self, expr: str | None, fields: list[str]) -> dict[str, Any]:
+        return self.admin.get_field_mapping(expr, fields)
 
     def field_caps(self, expr: str | None, fields: list[str], **options: Any) -> dict[str, Any]:
         return self.admin.field_caps(expr, fields, **options)

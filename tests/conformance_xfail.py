@@ -17,11 +17,6 @@ _ISSUES = {
 }
 
 ROUND_TWO: dict[str, tuple[int, list[str]]] = {
-    # collapse itself passes; this one needs ``alias`` field types, which are not built yet
-    "opensearch/search/110_field_collapsing.yml": (
-        19, [
-            'field collapsing on a field alias',
-        ]),
 }
 
 XFAIL: dict[str, str] = {

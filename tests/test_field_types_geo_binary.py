@@ -136,14 +136,3 @@ def test_sorts_aggregations_and_geo_queries_not_built_are_refused(c, body, text)
 def test_value_count_counts_points(c) -> None:
     aggs = c.search("gb", {"size": 0, "aggs": {"n": {"value_count": {"field": "loc"}}}})
     assert aggs["aggregations"]["n"]["value"] == 3
-
-
-@pytest.mark.parametrize("body", [
-    {"query": {"term": {"al": 1}}}, {"query": {"exists": {"field": "al"}}},
-    {"sort": ["al"]}, {"aggs": {"a": {"terms": {"field": "al"}}}}])
-def test_field_aliases_are_refused_until_resolved_never_searched_empty(body) -> None:
-    cl = LocalCluster().create("al", mappings={"properties": {
-        "n": {"type": "long"}, "al": {"type": "alias", "path": "n"}}})
-    cl.index("al", {"1": {"n": 1}})
-    status, out = refused(cl.search, "al", body)
-    assert status == 400 and "is a field alias" in out

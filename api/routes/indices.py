@@ -47,6 +47,22 @@ async def get_mapping(index: str, coord: Coord) -> JSONResponse:
     return JSONResponse(await coord.call("get_mapping", index))
 
 
+@router.get("/_mapping/field/{fields}")
+async def get_all_field_mappings(fields: str, request: Request, coord: Coord) -> JSONResponse:
+    check_params(query_params(request), COMMON, f"/_mapping/field/{fields}")
+    return JSONResponse(await coord.call("get_field_mapping", None, fields.split(",")))
+
+
+@router.get("/{index}/_mapping/field/{fields}")
+async def get_field_mappings(index: str, fields: str, request: Request,
+                             coord: Coord) -> JSONResponse:
+    """The mapping of single fields (``cluster/indices/field_mapping.py``); parameters such as
+    ``include_defaults`` are refused as unrecognized."""
+    check_params(query_params(request), COMMON, f"/{index}/_mapping/field/{fields}")
+    await coord.call("resolve", index, allow_no_indices=False)
+    return JSONResponse(await coord.call("get_field_mapping", index, fields.split(",")))
+
+
 @router.put("/{index}/_mapping")
 @router.post("/{index}/_mapping")
 async def put_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:

@@ -48,8 +48,6 @@ def refuse_search(ft: FieldType, query: str) -> None:
     400 (``query`` names the query: ``term``, ``range``...)."""
     if ft.type == "binary":
         raise _failed("Binary fields do not support searching")
-    if ft.type == "alias":
-        raise alias_refused(ft.path, f"[{query}] queries")
     if ft.type == "geo_point":
         if query == "range":
             raise _failed(f"Field [{ft.path}] of type [geo_point] does not support range "
@@ -72,8 +70,7 @@ def check_searchable(query: Any, mapping: Any) -> None:
         field = getattr(node, "field", None)
         if name is not None and isinstance(field, str):
             ft = mapping.get(field)
-            if ft is not None and (ft.type == "alias" or ft.kind in ("geo", "binary")
-                                   and name != "exists"):
+            if ft is not None and ft.kind in ("geo", "binary") and name != "exists":
                 refuse_search(ft, name)
         for attr in ("must", "should", "filter", "must_not", "queries", "query", "positive",
                      "negative"):
@@ -82,13 +79,6 @@ def check_searchable(query: Any, mapping: Any) -> None:
                 stack.extend(sub)
             elif sub is not None and hasattr(sub, "boost"):
                 stack.append(sub)
-
-
-def alias_refused(path: str, what: str) -> IllegalArgument:
-    """Field aliases are mapped (``_field_caps`` reports them) but not resolved yet: a 400,
-    never a search of a column that does not exist."""
-    return IllegalArgument(f"field [{path}] is a field alias: {what} on field aliases are not "
-                           "supported by this service yet")
 
 
 def _failed(reason: str) -> IllegalArgument:

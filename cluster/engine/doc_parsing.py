@@ -21,6 +21,7 @@ from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LON
                           FieldType, field_type)
 from .ip import stored_ip
 from .limits import check_immense_terms
+from .completion import document_inputs
 from .binary import BinaryValueError, GeoValueError, special_values
 from .range_values import range_pair
 from .nested import NESTED_KEY, check_object_count
@@ -245,6 +246,13 @@ class _DocumentParser:
         """One value that took no shortcut: an object, an array, or a leaf."""
         fields = self.fields
         ft = fields.get(path)
+        if ft is not None and ft.type == "alias":
+            raise MapperParsing("failed to parse", caused_by={
+                "type": "illegal_argument_exception",
+                "reason": f"Cannot write to a field alias [{path}]."})
+        if ft is not None and ft.type == "completion":   # kept in _source (completion.py)
+            document_inputs(val, ft.contexts, path)
+            return
         if ft is not None and (ft.kind == "geo" or ft.kind == "binary"):
             self.parsed.setdefault(path, []).extend(typed_values(ft, val, self.doc_id))
             return

@@ -102,6 +102,8 @@ def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], Non
 def _kind_fits(kind: str, ft: FieldType) -> bool:
     """A value of this kind always parses into ``ft`` (same rules as ``_coerce``)."""
     fk = ft.kind
+    if ft.type == "alias" or ft.type == "completion":   # checked by doc_parsing.py
+        return False
     if fk == "text" or fk == "keyword" or fk == "other":
         return True
     return ft.type in _SAFE_TYPES.get(kind, ())

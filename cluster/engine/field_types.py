@@ -24,7 +24,7 @@ RANGE_TYPES = {"integer_range", "long_range", "float_range", "double_range", "da
 SUPPORTED_TYPES = (NUMERIC_TYPES | DATE_TYPES | KEYWORD_TYPES | TEXT_TYPES | OBJECT_TYPES
                    | RANGE_TYPES
                    | {"boolean", "dense_vector", "sparse_vector", "rank_features", "binary",
-                      "geo_point", "alias"})
+                      "geo_point", "alias", "completion"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,7 @@ class FieldType:
     scaling_factor: float | None = None     # scaled_float: values are round(v * factor) / factor
     ignore_malformed: bool | None = None    # None: the index's index.mapping.ignore_malformed
     ignore_z_value: bool = True             # geo_point: a third coordinate is allowed
+    contexts: tuple[str, ...] = ()          # completion: its category contexts' names
 
     @functools.cached_property
     def kind(self) -> str:
@@ -81,7 +82,15 @@ def field_type(path: str, ftype: str, spec: dict[str, Any]) -> FieldType:
                      null_value=spec.get("null_value"),
                      scaling_factor=spec.get("scaling_factor"),
                      ignore_malformed=_flag(spec.get("ignore_malformed")),
-                     ignore_z_value=spec.get("ignore_z_value", True))
+                     ignore_z_value=spec.get("ignore_z_value", True),
+                     contexts=_context_names(spec.get("contexts")) if ftype == "completion"
+                     else ())
+
+
+def _context_names(contexts: Any) -> tuple[str, ...]:
+    """A completion field's context names (validated by ``completion_contexts.py``)."""
+    items = contexts if isinstance(contexts, list) else [contexts] if contexts else []
+    return tuple(c["name"] for c in items if isinstance(c, dict) and "name" in c)
 
 
 def _flag(value: Any) -> bool | None:

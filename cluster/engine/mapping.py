@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import IllegalArgument, MapperParsing
 from .doc_shape import Shape, shape_fits
+from .field_alias import alias_targets, check_alias_targets
 from .field_types import IGNORED_FIELD, METADATA_FIELDS, FieldType
 from .nested import NestedPath, check_nested_mapping, nested_paths
 from .properties import flatten_properties, merge_properties, validate_properties
@@ -35,10 +36,12 @@ class Mapping:
         self._accepts: dict[Shape, bool] = {}
         self._plan: dict[str, str] | None = None
         self._nested: dict[str, NestedPath] | None = None
+        self._aliases: dict[str, str] | None = None
 
     @classmethod
-    def from_body(cls, body: dict[str, Any] | None) -> Mapping:
-        """Build from the ``mappings`` object of an index-creation body (validated)."""
+    def from_body(cls, body: dict[str, Any] | None, whole: bool = True) -> Mapping:
+        """Build from the ``mappings`` object of an index-creation body (validated; field
+        aliases once ``whole``: an update's aliases may point at fields mapped before)."""
         body = body or {}
         if not isinstance(body, dict):
             raise MapperParsing("Failed to parse mapping: mappings must be an object")
@@ -50,6 +53,8 @@ class Mapping:
             raise MapperParsing("Failed to parse mapping: [properties] must be an object")
         validate_properties(props, "")
         check_nested_mapping(props)
+        if whole:
+            _check_aliases(props)
         return cls(properties=copy.deepcopy(props), dynamic=body.get("dynamic", True),
                    source_enabled=_source_enabled(body))
 
@@ -65,7 +70,7 @@ class Mapping:
 
     def merge(self, body: dict[str, Any]) -> None:
         """Add fields from a ``PUT _mapping`` body; changing an existing field's type fails."""
-        other = Mapping.from_body(body)
+        other = Mapping.from_body(body, whole=False)
         if "_source" in body and other.source_enabled != self.source_enabled:
             raise IllegalArgument("Mapper for [_source] conflicts with existing mapper:\n\t"
                                   "Cannot update parameter [enabled] from "
@@ -74,6 +79,7 @@ class Mapping:
         merged = copy.deepcopy(self.properties)   # applied only once it passes every check
         merge_properties(merged, other.properties, "")
         check_nested_mapping(merged)
+        _check_aliases(merged)
         self.properties = merged
         if "dynamic" in body:
             self.dynamic = body["dynamic"]
@@ -86,6 +92,7 @@ class Mapping:
         self._accepts = {}
         self._plan = None
         self._nested = None
+        self._aliases = None
         self.version += 1
 
     @property
@@ -118,9 +125,24 @@ class Mapping:
             self._nested = nested_paths(self.properties)
         return self._nested
 
+    @property
+    def aliases(self) -> dict[str, str]:
+        """Field aliases: ``alias path -> target path`` (``field_alias.py``)."""
+        if self._aliases is None:
+            self._aliases = alias_targets(self.properties)
+        return self._aliases
+
+    def resolve(self, path: str) -> str:
+        """The concrete field a name reads: an alias's target, any other name itself."""
+        return self.aliases.get(path, path) if self.aliases else path
+
     def get(self, path: str) -> FieldType | None:
-        """A mapped field, or ``_ignored`` (queryable and aggregatable as in Elasticsearch)."""
+        """A mapped field, or ``_ignored`` (queryable and aggregatable as in Elasticsearch).
+        An alias gives its target's type, as Elasticsearch's field type lookup does (the
+        alias's own entry is in ``fields``)."""
         ft = self.fields.get(path)
+        if ft is not None and ft.type == "alias":
+            return self.fields.get(self.resolve(path))
         return IGNORED_FIELD if ft is None and path == "_ignored" else ft
 
     @property
@@ -168,9 +190,19 @@ class Mapping:
         self._accepts = {}
         self._plan = None
         self._nested = None
+        self._aliases = None
 
 
 ROOT_KEYS = ("properties", "dynamic", "_source")
+
+
+def _check_aliases(props: dict[str, Any]) -> None:
+    """Every alias of a (new or merged) tree points at a concrete field of its nested scope."""
+    aliases = alias_targets(props)
+    if aliases:
+        tmp = Mapping(properties=props)
+        concrete = {p for p, ft in tmp.fields.items() if ft.type != "alias"}
+        check_alias_targets(aliases, concrete, list(tmp.nested))
 
 
 def _source_enabled(body: dict[str, Any]) -> bool:

@@ -11,6 +11,8 @@ from typing import Any
 
 from .analysis import ANALYZERS
 from ..errors import MapperParsing
+from .completion import check_completion_mapping
+from .field_alias import check_alias_spec
 from .date_formats import InvalidFormat, validate_format
 from .field_types import DATE_TYPES, IGNORE_MALFORMED_TYPES, OBJECT_TYPES, SUPPORTED_TYPES, FieldType, field_type
 
@@ -31,6 +33,10 @@ def validate_properties(props: dict[str, Any], prefix: str) -> None:
             ftype = "object"
         if ftype not in SUPPORTED_TYPES:
             raise MapperParsing(f"No handler for type [{ftype}] declared on field [{name}]")
+        if ftype == "alias":
+            check_alias_spec(path, spec)
+        if ftype == "completion":
+            check_completion_mapping(name, spec)
         if ftype == "scaled_float":
             check_scaling_factor(name, spec.get("scaling_factor"))
         if ftype in DATE_TYPES:
@@ -89,6 +95,8 @@ def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> 
         if old_type != new_type:
             raise MapperParsing(f"mapper [{path}] cannot be changed from type [{old_type}] to "
                                 f"[{new_type}]", es_type="illegal_argument_exception")
+        if new_type == "alias":     # an alias may point elsewhere (checked once merged)
+            old["path"] = spec.get("path")
         if "properties" in spec:
             old.setdefault("properties", {})
             merge_properties(old["properties"], spec["properties"], path + ".")

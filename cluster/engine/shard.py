@@ -34,6 +34,8 @@ from .suggest_terms import term_partial
 from .gcpause import gc_paused, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
+from .field_alias import resolve_shard_query
+from .suggest_completion import completion_partial
 from .mapping import Mapping
 from .nested import doc_sets
 from .query.context import Context
@@ -258,6 +260,7 @@ class ShardCore(Merging):
     def explain(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
         """``explain: true``: the score breakdown (Lucene-style explanation tree) of each hit
         at ``addrs``, with the statistics the query phase scored with."""
+        q = resolve_shard_query(q, self.mapping.aliases)
         expanded = expand(q.query, self.mapping)
         ctx = Context(mapping=self.mapping, stats=q.stats, index_name=self.index)
         out = []
@@ -269,6 +272,7 @@ class ShardCore(Merging):
     def inner_hits(self, q: ShardQuery, addrs: list[int]) -> list[dict[str, Any]]:
         """The ``inner_hits`` of the page's hits at ``addrs`` (``inner_hits.py``), scored
         with the statistics of the query phase."""
+        q = resolve_shard_query(q, self.mapping.aliases)
         return shard_inner_hits(self, q.query, q.stats, addrs)
 
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
@@ -376,6 +380,7 @@ class ShardCore(Merging):
         columns of the m matches and O(c log c) to order the c that can reach the top ``k``.
         Past the deadline it answers the segments done so far, flagged ``timed_out``.
         """
+        q = resolve_shard_query(q, self.mapping.aliases)
         t0 = time.perf_counter_ns()
         cancel = cancel or Cancellation(q.deadline)
         self._check_latest(q)
@@ -399,6 +404,11 @@ class ShardCore(Merging):
                 name: phrase_partial(self.segments, c.generation, field, list(tokens), edits,
                                      prefix)
                 for name, field, tokens, edits, prefix in q.phrase_suggest}
+        if q.completion:
+            hits.suggest = (hits.suggest or {}) | {
+                plan.name: completion_partial(self.segments, c.generation, plan, self.index,
+                                              self.mapping.source_enabled)
+                for plan in q.completion}
         if q.prefetch:   # small pages: the documents ride along, saving the fetch round trip
             hits.docs = self.fetch(hits.addr[:q.prefetch].tolist())
         if q.profile:
@@ -421,6 +431,7 @@ class ShardCore(Merging):
 
         O(m log m) on the shard; the transfer is O(samples) whatever the page's depth.
         """
+        q = resolve_shard_query(q, self.mapping.aliases)
         c = self._sorted(q, cancel)
         m = len(c.ties)
         if m == 0:
@@ -436,6 +447,7 @@ class ShardCore(Merging):
         """Deep paging, round 2: how many matches sort before ``lo``, and the matches in
         ``[lo, hi)`` in order (at most ``limit``). Keys are full keys as :meth:`sample` gives.
         """
+        q = resolve_shard_query(q, self.mapping.aliases)
         t0 = time.perf_counter_ns()
         c = self._sorted(q, cancel)
         sort_ext, kinds_ext, cols_ext, miss_ext = c.extended()
@@ -468,6 +480,7 @@ class ShardCore(Merging):
         O(m log m) for the first page of a query and snapshot (the order is cached), O(limit)
         after; the transfer is O(limit) whatever ``start``.
         """
+        q = resolve_shard_query(q, self.mapping.aliases)
         t0 = time.perf_counter_ns()
         c = self._sorted(q, cancel)
         assert c.order is not None

@@ -55,6 +55,8 @@ class ShardQuery:
                                          # (name, field, tokens, max_edits, prefix_length)
     phrase_suggest: tuple[tuple[str, str, tuple[str, ...], int, int], ...] = ()   # the same,
                                          # for phrase suggesters' generators (suggest_phrase.py)
+    completion: tuple[Any, ...] = ()     # suggest_completion.CompletionPlan of each completion
+                                         # suggester
 
 
 @dataclass

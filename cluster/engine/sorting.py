@@ -24,7 +24,6 @@ from .ip import decode as ip_decode, stored_ip
 from ..errors import IllegalArgument, ParsingError
 from .dates import (NanosOutOfRange, format_date, nanos_in_range, parse_date,
                     parse_date_nanos, parses_with)
-from .binary import alias_refused
 from .field_types import FieldType
 from .mapping import Mapping
 
@@ -142,8 +141,9 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
             raise IllegalArgument(f"No mapping found for [{sf.field}] in order to sort on",
                                   es_type="query_shard_exception", index=index)
         return
-    if ft.type == "alias":
-        raise alias_refused(sf.field, "sorts")
+    if ft.type == "completion":
+        raise IllegalArgument(f"Fielddata is not supported on field [{sf.field}] of type "
+                              "[completion]", index=index)
     if ft.kind == "geo":
         raise IllegalArgument("can't sort on geo_point field without using specific sorting "
                               "feature, like geo_distance", index=index)

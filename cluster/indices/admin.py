@@ -25,6 +25,7 @@ from . import aliases as alias_rules
 from . import component_templates as components
 from . import template_simulation as simulation
 from . import templates
+from .field_mapping import field_mappings
 from .field_caps import field_caps
 from .date_math import resolve_date_math
 from .resolver import Access, resolve_access
@@ -192,6 +193,11 @@ class IndexAdmin:
     def get_mapping(self, expr: str | None) -> dict[str, Any]:
         return {n: {"mappings": self.indices[n].mapping.to_body()}
                 for n in self.resolve(expr or "_all")}
+
+    def get_field_mapping(self, expr: str | None, fields: list[str]) -> dict[str, Any]:
+        """``_mapping/field/{fields}`` over the indices ``expr`` names (``field_mapping.py``)."""
+        return field_mappings({n: self.indices[n].mapping.to_body()
+                               for n in self.resolve(expr or "_all")}, fields)
 
     def field_caps(self, expr: str | None, fields: list[str], *, ignore_unavailable: bool = False,
                    allow_no_indices: bool = True, **options: Any) -> dict[str, Any]:

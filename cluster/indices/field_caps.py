@@ -30,7 +30,8 @@ METADATA: dict[str, tuple[bool, bool]] = {
 }
 #: Types searchable and aggregatable whatever their ``index`` / ``doc_values`` say.
 _ALWAYS = {"geo_point": (True, True), "flattened": (True, True), "wildcard": (True, True),
-           "constant_keyword": (True, True), "match_only_text": (True, False)}
+           "constant_keyword": (True, True), "match_only_text": (True, False),
+           "completion": (True, False)}
 _FILTERS = {"+metadata", "-metadata", "-nested", "-multifield", "-parent"}
 
 

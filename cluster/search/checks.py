@@ -8,6 +8,7 @@ size), the rescore window, ``docvalue_fields`` / ``script_fields`` counts, claus
 from __future__ import annotations
 
 from ..engine.binary import check_searchable
+from ..engine.completion import refuse_queries_on_completion
 from ..engine.limits import check_expensive_queries, expensive_allowed
 from ..engine.query.rewrite import expand
 from ..engine.query.validation import check_clause_limits
@@ -30,6 +31,8 @@ def check_request(req: SearchRequest, metas: list[IndexMeta],
                 m.settings.get("max_regex_length", 1000)), max_terms_count=int(
                 m.settings.get("max_terms_count", 65536)))
             check_searchable(req.query, m.mapping)
+            if any(ft.type == "completion" for ft in m.mapping.fields.values()):
+                refuse_queries_on_completion(expand(req.query, m.mapping), m.mapping)
         except SearchError as e:
             if e.es_type != "query_shard_exception":
                 raise

@@ -157,11 +157,12 @@ def highlight_hit(spec: HighlightSpec, query: Q.Query, source: bytes,
         for path in _fields_for(pattern, mapping):
             if path in out:
                 continue
-            values = _values(doc, _source_path(path, mapping))
+            concrete = mapping.resolve(path)     # an alias shows its target's text
+            values = _values(doc, _source_path(concrete, mapping))
             if not values:
                 continue
             q = opts.highlight_query or query
-            matcher = _matcher(q, path, mapping, opts.require_field_match)
+            matcher = _matcher(q, concrete, mapping, opts.require_field_match)
             extra = [(mapping.get(f), _matcher(q, f, mapping, opts.require_field_match))
                      for f in opts.matched_fields if f != path and mapping.get(f) is not None]
             frags = field_fragments(values, mapping.get(path), matcher, opts, extra)
@@ -175,8 +176,8 @@ def _fields_for(pattern: str, mapping: Mapping) -> list[str]:
     if "*" not in pattern and "?" not in pattern:
         ft = mapping.get(pattern)
         return [pattern] if ft is not None and ft.kind in ("text", "keyword") else []
-    return [p for p, ft in mapping.fields.items()
-            if ft.kind in ("text", "keyword") and fnmatch.fnmatchcase(p, pattern)]
+    return [p for p in mapping.fields if fnmatch.fnmatchcase(p, pattern)
+            and (ft := mapping.get(p)) is not None and ft.kind in ("text", "keyword")]
 
 
 def _source_path(path: str, mapping: Mapping) -> str:

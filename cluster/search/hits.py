@@ -109,6 +109,21 @@ def _flat_fields(source: dict[str, Any], start: str, specs: list[Any], meta: Ind
             for sub in meta.mapping.multi[path]:
                 if (sub == pat or fnmatch.fnmatchcase(sub, pat)) and path in flat:
                     out[sub] = flat[path]
+        out.update(_alias_values(flat, pat, spec, meta.mapping))
+    return out
+
+
+def _alias_values(flat: dict[str, list[Any]], pat: str, spec: Any, mapping: Any
+                  ) -> dict[str, list[Any]]:
+    """Field aliases ``pat`` names, each under its own name with its target's values (a
+    multi-field target reads its parent's), as Elasticsearch's field fetcher answers."""
+    out: dict[str, list[Any]] = {}
+    for alias, target in mapping.aliases.items():
+        if alias != pat and not fnmatch.fnmatchcase(alias, pat):
+            continue
+        source = next((p for p, subs in mapping.multi.items() if target in subs), target)
+        if source in flat:
+            out[alias] = _formatted(flat[source], spec, mapping.get(alias))
     return out
 
 

@@ -57,7 +57,7 @@ from .reduce import ReducedQuery, merge, total_hits
 from .request import SearchRequest
 from .settings import SearchSettings
 from .statistics import Statistics
-from .suggest import reduce_suggest, shard_plan
+from .suggest import completion_plans, reduce_suggest, shard_plan
 from .tuning import SearchTuning
 
 
@@ -204,6 +204,8 @@ class SearchPath:
         k = shard_k(req)
         suggest, phrase_suggest = (shard_plan(req.suggest, _suggest_mapping(req, s.metas))
                                    if req.suggest else ((), ()))
+        completion = (completion_plans(req.suggest, _suggest_mapping(req, s.metas))
+                      if req.suggest else ())
         queries = [ShardQuery(query=boosted(_shard_query(req, s.filters.get(m.name, req.query),
                                                          m, sid),
                                             index_boost(req.indices_boost, m.name)),
@@ -215,7 +217,8 @@ class SearchPath:
                               deadline=s.deadline, profile=req.profile, latest=guessed,
                               collapse=req.collapse.field if req.collapse else None,
                               named=req.named, rescore=tuple(r.query for r in req.rescore),
-                              suggest=suggest, phrase_suggest=phrase_suggest)
+                              suggest=suggest, phrase_suggest=phrase_suggest,
+                              completion=completion)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
             plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py
@@ -342,7 +345,8 @@ class SearchPath:
         if req.suggest:
             resp["suggest"] = reduce_suggest(req.suggest, [h.suggest for _, h in hits_list
                                                            if h.suggest is not None],
-                                             _suggest_mapping(req, s.metas), req.typed_keys)
+                                             _suggest_mapping(req, s.metas), req.typed_keys,
+                                             req.source)
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
         resp["_snapshot"] = {f"{h.index}:{h.shard}": h.generation for _, h in hits_list}

@@ -67,7 +67,7 @@ class DocLookup(dict):
 def doc_field(source: dict[str, Any], meta: IndexMeta, name: Any) -> DocField:
     """The doc values of field ``name`` in this document (see the module docstring)."""
     ft = doc_values_field(meta.mapping, name)
-    path = next((p for p, subs in meta.mapping.multi.items() if name in subs), name)
+    path = next((p for p, subs in meta.mapping.multi.items() if ft.path in subs), ft.path)
     values = [_typed(v, ft.type) for v in _values_at(source, path.split("."))]
     return DocField(name, sorted(v for v in values if v is not None))
 

@@ -5,8 +5,8 @@ The text is analyzed with the field's search analyzer at the coordinator; each s
 with its query-phase answer, the terms near each token and their frequencies
 (``engine/suggest_terms.py``); here they are summed, filtered by ``suggest_mode``,
 ``min_doc_freq`` and ``max_term_freq``, scored (``1 - edits / min(length)``, Lucene's
-``internal`` distance) and ranked. The ``phrase`` suggester is ``suggest_phrase.py``; the
-``completion`` suggester is refused with a 400 naming it.
+``internal`` distance) and ranked. The ``phrase`` suggester is ``suggest_phrase.py``, the
+``completion`` suggester ``suggest_completion.py``.
 """
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from typing import Any
 from ..engine.analysis import term_spans
 from ..engine.query.parse_helpers import token_name
 from ..errors import IllegalArgument, ParsingError
+from .suggest_completion import CompletionSuggestion, completion_plan, parse_completion, \
+    reduce_completion
 from .suggest_phrase import phrase_plan, reduce_phrase
 from .suggest_phrase_parse import PhraseSuggestion, parse_phrase
 
@@ -48,7 +50,7 @@ class TermSuggestion:
     max_term_freq: float = 0.01
 
 
-Suggestion = TermSuggestion | PhraseSuggestion
+Suggestion = TermSuggestion | PhraseSuggestion | CompletionSuggestion
 
 
 def parse_suggest(value: Any) -> tuple[Suggestion, ...]:
@@ -75,12 +77,11 @@ def _parse_one(name: str, spec: dict[str, Any], global_text: Any) -> Suggestion:
         raise IllegalArgument(f"suggestion [{name}] must have exactly one suggester type")
     kind = kinds[0]
     if kind == "completion":
-        raise IllegalArgument(f"[{kind}] suggester is not supported by this server")
+        return parse_completion(name, spec, global_text)
     if kind not in ("term", "phrase"):
         raise IllegalArgument(f"Unable to parse suggester of type [{kind}]")
     if "prefix" in spec or "regex" in spec:
-        raise IllegalArgument("[prefix] and [regex] belong to the completion suggester, which "
-                              "is not supported by this server")
+        raise IllegalArgument("[prefix] and [regex] belong to the completion suggester")
     if kind == "phrase":
         return parse_phrase(name, spec["phrase"], text)
     opts = spec["term"]
@@ -146,6 +147,8 @@ def shard_plan(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Plan,
     terms: list[Any] = []
     phrases: list[Any] = []
     for s in suggestions:
+        if isinstance(s, CompletionSuggestion):
+            continue
         tokens = tuple(t for t, _, _ in suggest_tokens(s, mapping))
         if len(tokens) > MAX_TOKENS:
             raise IllegalArgument(f"[suggest] the text of [{s.name}] has [{len(tokens)}] tokens; "
@@ -159,11 +162,21 @@ def shard_plan(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Plan,
     return tuple(terms), tuple(phrases)
 
 
+def completion_plans(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Any, ...]:
+    """What each shard looks up for the completion suggesters (``ShardQuery.completion``)."""
+    return tuple(completion_plan(s, mapping) for s in suggestions
+                 if isinstance(s, CompletionSuggestion))
+
+
 def reduce_suggest(suggestions: tuple[Suggestion, ...], partials: list[dict[str, Any]],
-                   mapping: Any, typed_keys: bool) -> dict[str, Any]:
+                   mapping: Any, typed_keys: bool, source: Any = None) -> dict[str, Any]:
     """The response's ``suggest`` section from the shards' partials."""
     out: dict[str, Any] = {}
     for s in suggestions:
+        if isinstance(s, CompletionSuggestion):
+            out[f"completion#{s.name}" if typed_keys else s.name] = reduce_completion(
+                s, [p[s.name] for p in partials if s.name in p], source, mapping)
+            continue
         if isinstance(s, PhraseSuggestion):
             tokens = [t for t, _, _ in suggest_tokens(s, mapping)]
             out[f"phrase#{s.name}" if typed_keys else s.name] = reduce_phrase(s, tokens,

@@ -13,7 +13,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ...errors import IllegalArgument
-from ..binary import alias_refused
 from ..dates import parse_date
 from ..mapping import Mapping
 from ..query.nodes import Query
@@ -117,8 +116,9 @@ def field_kind(node: AggNode, view: ShardView) -> str:
         return "date_nanos"
     if kind == "range":
         check_range_agg(node, ft)
-    if ft is not None and ft.type == "alias":
-        raise alias_refused(str(node.field), "aggregations")
+    if ft is not None and ft.type == "completion":
+        raise IllegalArgument(f"Fielddata is not supported on field [{node.field}] of type "
+                              "[completion]")
     if ft is not None and ft.kind in ("geo", "binary") \
             and node.type not in ("missing", "value_count"):
         raise IllegalArgument(f"Field [{node.field}] of type [{ft.type}] is not supported for "

@@ -13,6 +13,7 @@ from typing import Any
 from . import nodes as Q
 from . import score_nodes as S
 from ..analysis import get_analyzer
+from ..field_alias import resolve_query
 from ..mapping import FieldType, Mapping
 from .nested_query import check_path
 from .bool_prefix import MatchBoolPrefix
@@ -25,9 +26,20 @@ _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 def resolve_fields(pattern: str, mapping: Mapping, *, default_all: bool = True) -> list[str]:
     """Field names matching ``pattern`` (``*`` wildcards) that hold searchable values."""
     if "*" not in pattern and "?" not in pattern:
-        return [pattern]
-    return [p for p, ft in mapping.fields.items()
-            if ft.kind in _SEARCHABLE and fnmatch.fnmatchcase(p, pattern)]
+        return [mapping.resolve(pattern)]
+    return _matching(pattern, mapping, lambda ft: ft.kind in _SEARCHABLE)
+
+
+def _matching(pattern: str, mapping: Mapping, keep: Any) -> list[str]:
+    """Concrete fields matching ``pattern`` by their name or an alias's (resolved to the
+    target, each once: Elasticsearch's ``QueryParserHelper`` deduplicates an alias and its
+    target), in mapping order."""
+    out: dict[str, None] = {}
+    for p in mapping.fields:
+        ft = mapping.get(p)
+        if ft is not None and keep(ft) and fnmatch.fnmatchcase(p, pattern):
+            out[ft.path] = None
+    return list(out)
 
 
 def analyze_for(ft: FieldType | None, text: Any, analyzer: str | None = None) -> list[str]:
@@ -123,6 +135,18 @@ def _lenient(q: Q.Query) -> Q.Query:
 
 
 def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
+    """Rewrite multi-field and string queries into single-field ones for this mapping, on the
+    concrete fields (field aliases resolved to their targets: ``field_alias.py``).
+
+    A ``*`` field list means every searchable field, leniently (a word that is not a number
+    does not fail on numeric fields), as Elasticsearch's ``index.query.default_field``.
+    """
+    if mapping.aliases:
+        q = resolve_query(q, mapping.aliases)
+    return _expand(q, mapping)
+
+
+def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     """Rewrite multi-field and string queries into single-field ones for this mapping.
 
     A ``*`` field list means every searchable field, leniently (a word that is not a number
@@ -164,9 +188,11 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
         out = expand_query_string(q, defaults)
+        if mapping.aliases:     # field names written in the query text
+            out = resolve_query(out, mapping.aliases)
         if q.lenient:
             out = _lenient(out)
-        return normalize_multi_terms(expand(out, mapping), mapping, q.analyzer)
+        return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer)
     if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
         subs = [Q.Match(field=f, text=q.text, operator=q.operator,
@@ -179,32 +205,32 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase)):
             fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
         if isinstance(q, Q.Exists):
-            fields = [f for f in mapping.fields if fnmatch.fnmatchcase(f, q.field)]
+            fields = _matching(q.field, mapping, lambda ft: True)
         subs = [dataclasses.replace(q, field=f) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, MatchBoolPrefix):
         return bool_prefix_query(q, mapping)
     if isinstance(q, Q.Bool):
-        return Q.Bool(must=tuple(expand(s, mapping) for s in q.must),
-                      should=tuple(expand(s, mapping) for s in q.should),
-                      filter=tuple(expand(s, mapping) for s in q.filter),
-                      must_not=tuple(expand(s, mapping) for s in q.must_not),
+        return Q.Bool(must=tuple(_expand(s, mapping) for s in q.must),
+                      should=tuple(_expand(s, mapping) for s in q.should),
+                      filter=tuple(_expand(s, mapping) for s in q.filter),
+                      must_not=tuple(_expand(s, mapping) for s in q.must_not),
                       minimum_should_match=q.minimum_should_match, boost=q.boost)
     if isinstance(q, Q.DisMax):
-        return Q.DisMax(queries=tuple(expand(s, mapping) for s in q.queries),
+        return Q.DisMax(queries=tuple(_expand(s, mapping) for s in q.queries),
                         tie_breaker=q.tie_breaker, boost=q.boost)
     if isinstance(q, Q.ConstantScore):
-        return Q.ConstantScore(filter=expand(q.filter, mapping), boost=q.boost)
+        return Q.ConstantScore(filter=_expand(q.filter, mapping), boost=q.boost)
     if isinstance(q, Q.Nested):
         if not check_path(q, mapping):
             return Q.MatchNone()
-        return dataclasses.replace(q, query=expand(q.query, mapping))
+        return dataclasses.replace(q, query=_expand(q.query, mapping))
     if isinstance(q, S.FunctionScore):
-        functions = tuple(dataclasses.replace(f, filter=expand(f.filter, mapping))
+        functions = tuple(dataclasses.replace(f, filter=_expand(f.filter, mapping))
                           for f in q.functions)
-        return dataclasses.replace(q, query=expand(q.query, mapping), functions=functions)
+        return dataclasses.replace(q, query=_expand(q.query, mapping), functions=functions)
     if isinstance(q, S.ScriptScore):
-        return dataclasses.replace(q, query=expand(q.query, mapping))
+        return dataclasses.replace(q, query=_expand(q.query, mapping))
     return q
 
 

@@ -76,7 +76,7 @@ class SegmentDocs:
 
     def _open(self, name: Any) -> _Column:
         ft = doc_values_field(self.mapping, name)
-        return _Column(name, ft.type, self.seg.fields.get(name))
+        return _Column(name, ft.type, self.seg.fields.get(ft.path))   # an alias: its target
 
     def doc(self, d: int) -> "DocView":
         return DocView(self, d)
