@@ -14,7 +14,7 @@ from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import (aliases, by_query, cat, cluster, cursors, data_streams, documents, indices,
-                     multi, nodes, search, simulation, ui)
+                     multi, nodes, scripts, search, simulation, ui)
 
 
 class _ProductHeader:
@@ -82,7 +82,7 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
     app.add_middleware(_NoTrailingSlash)    # outermost: every layer sees the one spelling
-    for module in (ui, cluster, nodes, cat, aliases, simulation, cursors, search, multi, documents,
-                   by_query, data_streams, indices):
+    for module in (ui, cluster, nodes, cat, aliases, simulation, cursors, scripts, search, multi,
+                   documents, by_query, data_streams, indices):
         app.include_router(module.router)
     return app

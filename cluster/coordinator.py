@@ -36,6 +36,7 @@ from .indices.admin import IndexAdmin
 from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
+from .indices.stored_scripts import StoredScripts
 from .indices.status import ClusterStatus
 from .errors import SearchError
 from .search import terms_lookup
@@ -75,7 +76,7 @@ class Coordinator:
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
         "cat_aliases", "close_index", "open_index", "stats", "cat_nodes",
         "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
-        "analyze",
+        "analyze", "put_script", "get_script", "delete_script", "stored_scripts",
         # documents
         "bulk", "get_doc", "mget", "update", "update_script", "by_query", "get_task", "list_tasks",
         "cancel_tasks", "rethrottle",
@@ -107,6 +108,7 @@ class Coordinator:
         self.cursor_ops = CursorOps(self.admin, backend, self.search_settings, self.search_path)
         self.sim = SimulationControl(self.admin, backend)
         self.tasks = TaskRegistry(self.status.node_name)
+        self.scripts = StoredScripts()
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
@@ -173,6 +175,22 @@ class Coordinator:
 
     def delete_index_template(self, name: str) -> dict[str, Any]:
         return self.admin.delete_index_template(name)
+
+    # --- stored scripts (indices/stored_scripts.py) ---------------------------------------------
+
+    def put_script(self, script_id: str, body: Any, context: str | None = None
+                   ) -> dict[str, Any]:
+        return self.scripts.put(script_id, body, context)
+
+    def get_script(self, script_id: str) -> tuple[int, dict[str, Any]]:
+        return self.scripts.get(script_id)
+
+    def delete_script(self, script_id: str) -> dict[str, Any]:
+        return self.scripts.delete(script_id)
+
+    def stored_scripts(self, ids: list[str]) -> dict[str, dict[str, str]]:
+        """The stored scripts a request names, so the front end resolves it before parsing."""
+        return self.scripts.lookup(ids)
 
     def close_index(self, expr: str) -> dict[str, Any]:
         return self.admin.set_state(expr, "close")

@@ -1,6 +1,5 @@
 """Multi-document and multi-search APIs: ``_mget`` and ``_msearch`` (GET and POST, with and
-without an index in the path). ``_msearch/template`` is refused: search templates are not
-served here."""
+without an index in the path); ``_msearch/template`` is in ``scripts.py``."""
 from __future__ import annotations
 
 import time
@@ -46,7 +45,7 @@ async def mget(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _mget(request, coord, index)
 
 
-def _item(result: dict[str, Any] | SearchError) -> dict[str, Any]:
+def msearch_item(result: dict[str, Any] | SearchError) -> dict[str, Any]:
     """One response of the ``responses`` array, with its ``status`` as Elasticsearch adds it."""
     if isinstance(result, SearchError):
         return envelope(result)
@@ -67,7 +66,7 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
         return await coord.call("search", req)
     results = await unless_disconnected(request, run_msearch(requests, search, limit))
     return JSONResponse({"took": int((time.perf_counter() - t0) * 1000),
-                         "responses": [_item(r) for r in results]},
+                         "responses": [msearch_item(r) for r in results]},
                         pretty="pretty" in params)
 
 
@@ -81,12 +80,3 @@ async def msearch_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_msearch")
 async def msearch(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _msearch(request, coord, index)
-
-
-@router.get("/_msearch/template")
-@router.post("/_msearch/template")
-@router.get("/{index}/_msearch/template")
-@router.post("/{index}/_msearch/template")
-async def msearch_template() -> JSONResponse:
-    raise IllegalArgument("[_msearch/template] is not supported by this server: search "
-                          "templates are not implemented")

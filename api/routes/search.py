@@ -15,6 +15,7 @@ from ..deps import Coord
 from ..disconnect import unless_disconnected
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
+from ..stored_scripts import with_stored_scripts
 
 router = APIRouter()
 
@@ -43,7 +44,7 @@ def search_response(resp: dict[str, Any], params: dict[str, str]) -> JSONRespons
 
 async def _search(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
-    body = await json_body(request)
+    body = await with_stored_scripts(coord, await json_body(request))
     req = parse_search(_indices(index), params, body, path=request.url.path)
     resp = await unless_disconnected(request, coord.call("search", req))
     return search_response(resp, params)
@@ -64,7 +65,7 @@ async def search(index: str, request: Request, coord: Coord) -> JSONResponse:
 async def _count(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _COUNT_PARAMS, request.url.path)
-    body = await json_body(request)
+    body = await with_stored_scripts(coord, await json_body(request))
     query: Any = MatchAll()
     if body is not None:
         if not isinstance(body, dict):

@@ -1,0 +1,38 @@
+"""Stored-script references in request bodies, resolved before the body is parsed.
+
+A body that names no stored script costs nothing more; one that does costs one call to the
+coordinator for exactly the ids it names (``cluster/indices/stored_scripts.py``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..cluster.errors import IllegalArgument, SearchError
+from ..cluster.indices.stored_scripts import referenced_ids, substitute
+from .deps import CoordinatorClient
+
+
+async def fetch_scripts(coord: CoordinatorClient, ids: list[str]) -> dict[str, dict[str, str]]:
+    """The stored scripts of ``ids`` that exist (none asked: no call)."""
+    return await coord.call("stored_scripts", ids) if ids else {}
+
+
+async def with_stored_scripts(coord: CoordinatorClient, body: Any,
+                              for_update: bool = False) -> Any:
+    """``body`` with every ``{"id": ...}`` script replaced by the stored script's source; for
+    an update a missing script is Elasticsearch's ``failed to execute script``."""
+    ids = referenced_ids(body)
+    if not ids:
+        return body
+    scripts = await fetch_scripts(coord, ids)
+    try:
+        return substitute(body, scripts)
+    except SearchError as e:
+        raise _update_failure(e) if for_update else e from None
+
+
+def _update_failure(e: SearchError) -> SearchError:
+    if e.es_type != "resource_not_found_exception":
+        return e
+    return IllegalArgument("failed to execute script", caused_by=e.to_cause())
+

@@ -1,0 +1,203 @@
+"""Mustache, as Elasticsearch's ``lang: mustache`` scripts (search templates) render it.
+
+The renderer is ``pystache`` (logic-less mustache, as mustache.java) set up as Elasticsearch's
+``CustomMustacheFactory``: a ``{{var}}`` value is escaped for a JSON string (Jackson's
+``quoteAsString``: quotes, backslashes, control characters), values print as Java's
+``toString`` (``true``, ``1.0``, ``[a, b]``, ``{a=1}``), a missing value prints nothing
+(``{{var}}{{^var}}default{{/var}}`` gives defaults), ``{{list.0}}`` indexes a list, and the
+functions ``{{#toJson}}name{{/toJson}}``, ``{{#join}}name{{/join}}``,
+``{{#join delimiter='||'}}name{{/join delimiter='||'}}`` and ``{{#url}}...{{/url}}`` write
+what Elasticsearch's do. Rendering is bounded: the template's size, the section iterations
+and the characters written (each limit named in its error).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote_plus
+
+import orjson
+import pystache
+from pystache.parser import ParsingError as MustacheSyntaxError
+from pystache.parser import parse as parse_mustache
+
+from ...errors import IllegalArgument, SearchError
+from .javavalues import to_string
+
+MAX_TEMPLATE_CHARS = 1_048_576     # a template's source
+MAX_RENDERED_CHARS = 10_485_760    # what one rendering writes
+MAX_ITERATIONS = 100_000           # section items one rendering visits
+_JOIN = re.compile(r"\{\{\s*#\s*(join delimiter='(.*?)')\s*\}\}")
+
+
+def template_error(reason: str, source: str) -> SearchError:
+    """A template that cannot be compiled or run (Elasticsearch's ``script_exception``)."""
+    return SearchError(reason, es_type="script_exception", status=400, script=source[:1000],
+                       lang="mustache")
+
+
+def check_template(source: str) -> None:
+    """Parse ``source`` once, so a broken template is refused before it is stored or run."""
+    if len(source) > MAX_TEMPLATE_CHARS:
+        raise IllegalArgument(f"the search template is [{len(source)}] characters, more than "
+                              f"the limit of [{MAX_TEMPLATE_CHARS}]")
+    try:
+        parse_mustache(source)
+    except MustacheSyntaxError as e:
+        raise template_error(f"Failed to compile inline script [{source[:200]}] using lang "
+                             f"[mustache]: {e}", source) from None
+
+
+class _Budget:
+    """Counts what one rendering does; past a limit it stops with the limit's name."""
+
+    def __init__(self) -> None:
+        self.chars = 0
+        self.iterations = 0
+
+    def wrote(self, n: int) -> None:
+        self.chars += n
+        if self.chars > MAX_RENDERED_CHARS:
+            raise IllegalArgument(f"the search template renders more than "
+                                  f"[{MAX_RENDERED_CHARS}] characters")
+
+    def visited(self, n: int) -> None:
+        self.iterations += n
+        if self.iterations > MAX_ITERATIONS:
+            raise IllegalArgument(f"the search template visits more than [{MAX_ITERATIONS}] "
+                                  "section items")
+
+
+class _List(list):
+    """A list whose items a dotted name reaches by position (``{{list.0}}``)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.isdigit() and int(name) < len(self):
+            return self[int(name)]
+        raise AttributeError(name)
+
+
+def _scope(value: Any) -> Any:
+    if isinstance(value, list):
+        return _List(_scope(v) for v in value)
+    if isinstance(value, dict):
+        return {str(k): _scope(v) for k, v in value.items()}
+    return value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _java(value: Any) -> str:
+    """Java's ``toString`` of a parameter; ``null`` prints nothing at the top level."""
+    return "" if value is None else to_string(_plain(value))
+
+
+def _url_encode(text: str) -> str:
+    """Java's ``URLEncoder.encode(s, UTF_8)`` (space as ``+``; ``* - . _`` kept)."""
+    return quote_plus(text, safe="*").replace("~", "%7E")
+
+
+class _Renderer(pystache.Renderer):
+    def __init__(self, budget: _Budget) -> None:
+        super().__init__(escape=self._json_escape, missing_tags="ignore")
+        self.budget = budget
+
+    def str_coerce(self, val: Any) -> str:
+        return _java(val)
+
+    def _json_escape(self, s: str) -> str:
+        out = orjson.dumps(s).decode()[1:-1]
+        self.budget.wrote(len(out))
+        return out
+
+    def _to_unicode_hard(self, s: Any) -> str:
+        out = super()._to_unicode_hard(s)
+        self.budget.wrote(len(out))
+        return out
+
+    def _make_render_engine(self) -> Any:
+        engine = super()._make_render_engine()
+        fetch = engine.fetch_section_data
+
+        def counted(context: Any, name: str) -> Any:
+            data = fetch(context, name)
+            self.budget.visited(max(1, len(data)) if hasattr(data, "__len__") else 1)
+            return data
+        engine.fetch_section_data = counted
+        return engine
+
+
+@dataclass
+class _Functions:
+    """Elasticsearch's mustache functions as pystache section lambdas: each computes its text
+    and returns a raw placeholder, so what it writes is never read again as a template."""
+
+    params: dict[str, Any]
+    renderer: _Renderer
+    raw: dict[str, str]
+
+    def context(self, source: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"toJson": self.to_json, "join": self.joiner(","),
+                               "url": self.url, "__raw__": self.raw}
+        for name, delimiter in _JOIN.findall(source):
+            out[name] = self.joiner(delimiter)
+        return out
+
+    def _placeholder(self, text: str) -> str:
+        key = f"r{len(self.raw)}"
+        self.raw[key] = text
+        return "{{{__raw__." + key + "}}}"
+
+    def _resolve(self, name: str) -> Any:
+        value: Any = self.params
+        for part in name.strip().split("."):
+            if isinstance(value, dict) and part in value:
+                value = value[part]
+            elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+                value = value[int(part)]
+            else:
+                return None
+        return value
+
+    def to_json(self, text: str) -> str:
+        value = self._resolve(text)
+        if value is None:
+            return ""
+        if isinstance(value, (list, dict)):
+            return self._placeholder(orjson.dumps(_plain(value)).decode())
+        return self._placeholder(_java(value))
+
+    def joiner(self, delimiter: str) -> Any:
+        def join(text: str) -> str:
+            value = self._resolve(text)
+            if isinstance(value, list):
+                return self._placeholder(delimiter.join(to_string(_plain(v)) for v in value))
+            return self._placeholder(text)
+        return join
+
+    def url(self, text: str) -> str:
+        inner = self.renderer.render(text, self.context(text), self.params)
+        return self._placeholder(_url_encode(inner))
+
+
+def render_text(source: str, params: dict[str, Any]) -> str:
+    """The template's text with ``params`` (bounded; syntax errors are ``script_exception``)."""
+    check_template(source)
+    budget = _Budget()
+    renderer = _Renderer(budget)
+    scope = _scope(params)
+    functions = _Functions(scope, renderer, {})
+    try:
+        return renderer.render(source, functions.context(source), scope)
+    except MustacheSyntaxError as e:
+        raise template_error(f"Failed to compile inline script [{source[:200]}] using lang "
+                             f"[mustache]: {e}", source) from None
+    except RecursionError:
+        raise template_error("the search template nests too deeply", source) from None
