@@ -47,6 +47,27 @@ def check_template(source: str) -> None:
     except MustacheSyntaxError as e:
         raise template_error(f"Failed to compile inline script [{source[:200]}] using lang "
                              f"[mustache]: {e}", source) from None
+    except RecursionError:
+        raise template_error("the search template nests too deeply", source) from None
+    unclosed = _unclosed_section(source)
+    if unclosed is not None:
+        raise template_error(f"Failed to close '{unclosed}' tag", source)
+
+
+_PROBE = "{{/\u0000}}"
+_EXPECTED = re.compile(r"expected \{\{/(.*)\}\}$", re.S)
+
+
+def _unclosed_section(source: str) -> str | None:
+    """The section left open at the end (pystache drops it silently; mustache.java refuses
+    it): a closing tag for no section is appended, and pystache's mismatch error names the
+    section it expected to close."""
+    try:
+        parse_mustache(source + _PROBE)
+    except MustacheSyntaxError as e:
+        found = _EXPECTED.search(str(e))
+        return found.group(1) if found else None
+    return None
 
 
 class _Budget:
@@ -201,3 +222,22 @@ def render_text(source: str, params: dict[str, Any]) -> str:
                              f"[mustache]: {e}", source) from None
     except RecursionError:
         raise template_error("the search template nests too deeply", source) from None
+    unclosed = _unclosed_section(source)
+    if unclosed is not None:
+        raise template_error(f"Failed to close '{unclosed}' tag", source)
+
+
+_PROBE = "{{/\u0000}}"
+_EXPECTED = re.compile(r"expected \{\{/(.*)\}\}$", re.S)
+
+
+def _unclosed_section(source: str) -> str | None:
+    """The section left open at the end (pystache drops it silently; mustache.java refuses
+    it): a closing tag for no section is appended, and pystache's mismatch error names the
+    section it expected to close."""
+    try:
+        parse_mustache(source + _PROBE)
+    except MustacheSyntaxError as e:
+        found = _EXPECTED.search(str(e))
+        return found.group(1) if found else None
+    return None
