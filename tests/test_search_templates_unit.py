@@ -32,6 +32,9 @@ from shardsearch.cluster.search.search_template import (parse_template_request, 
     ("{{#toJson}}s{{/toJson}}", {"s": "{{not a tag}}"}, "{{not a tag}}"),
     ("{{#join}}l{{/join}}", {"l": ["a", "b", 3]}, "a,b,3"),
     ("{{#join delimiter='||'}}l{{/join delimiter='||'}}", {"l": ["a", "b"]}, "a||b"),
+    ("{{#join delimiter='.'}}l{{/join delimiter='.'}}", {"l": ["a", "b"]}, "a.b"),
+    ("[{{url}}{{toJson}}{{join}}]", {}, "[]"),          # a function named as a value: nothing
+    ("{{#url}}{{url}}{{/url}}", {"url": "a b"}, "a+b"),
     ("{{#url}}{{u}}{{/url}}", {"u": "a b&c/~*"}, "a+b%26c%2F%7E*"),
 ])
 def test_mustache_renders_as_elasticsearch(template: str, params: dict[str, Any],
@@ -46,6 +49,14 @@ def test_a_template_that_is_not_closed_is_a_script_exception() -> None:
     with pytest.raises(SearchError) as e:
         check_template("{{#a}}{{/b}}")
     assert e.value.es_type == "script_exception"
+
+
+@pytest.mark.parametrize("template", ["{{=a=}}", "{{= =}}", "{{#toJson}}a{{b}}{{/toJson}}",
+                                      "{{> partial}}", "{{#}}{{/}}"])
+def test_a_template_pystache_cannot_read_is_a_400(template: str) -> None:
+    with pytest.raises(SearchError) as e:
+        render_text(template, {"a": 1, "b": 2})
+    assert e.value.status == 400
 
 
 def test_rendering_is_bounded_and_each_limit_is_named() -> None:

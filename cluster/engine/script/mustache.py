@@ -28,7 +28,12 @@ from .javavalues import to_string
 MAX_TEMPLATE_CHARS = 1_048_576     # a template's source
 MAX_RENDERED_CHARS = 10_485_760    # what one rendering writes
 MAX_ITERATIONS = 100_000           # section items one rendering visits
-_JOIN = re.compile(r"\{\{\s*#\s*(join delimiter='(.*?)')\s*\}\}")
+_JOIN = re.compile(r"\{\{\s*([#/])\s*join delimiter='(.*?)'\s*\}\}")
+_FUNCTION = re.compile(r"\{\{\s*([#/])\s*(toJson|join|url)\s*\}\}", re.I)
+_RAW = "__shardsearch_raw__"
+#: What pystache raises on templates it cannot read (odd delimiters, ...), besides its own error.
+_PYSTACHE_FAILURES = (MustacheSyntaxError, IndexError, ValueError, KeyError, TypeError,
+                      AttributeError)
 
 
 def template_error(reason: str, source: str) -> SearchError:
@@ -44,7 +49,7 @@ def check_template(source: str) -> None:
                               f"the limit of [{MAX_TEMPLATE_CHARS}]")
     try:
         parse_mustache(source)
-    except MustacheSyntaxError as e:
+    except _PYSTACHE_FAILURES as e:
         raise template_error(f"Failed to compile inline script [{source[:200]}] using lang "
                              f"[mustache]: {e}", source) from None
     except RecursionError:
@@ -127,7 +132,8 @@ def _url_encode(text: str) -> str:
 
 class _Renderer(pystache.Renderer):
     def __init__(self, budget: _Budget) -> None:
-        super().__init__(escape=self._json_escape, missing_tags="ignore")
+        super().__init__(escape=self._json_escape, missing_tags="ignore",
+                         partials=_NoPartials())
         self.budget = budget
 
     def str_coerce(self, val: Any) -> str:
@@ -155,6 +161,31 @@ class _Renderer(pystache.Renderer):
         return engine
 
 
+class _NoPartials:
+    """Partials (``{{> name}}``) would read templates from elsewhere; none exist here."""
+
+    def get(self, name: str) -> str:
+        raise IllegalArgument(f"Template {name} not found: partials ([{{{{> {name}}}}}]) are "
+                              "not supported by this server")
+
+
+def _rewrite_functions(source: str) -> tuple[str, dict[str, str]]:
+    """Sections of Elasticsearch's functions renamed apart from any parameter (there a
+    function's section always wins, as it is read when the template compiles):
+    ``{{#toJson}}`` becomes ``{{#__fn_tojson__}}``, ``{{#join delimiter='x'}}`` becomes
+    ``{{#__join_N__}}`` (a delimiter may hold a dot, which a name cannot); with each join
+    section's delimiter."""
+    joins: dict[str, str] = {}
+
+    def rename_join(m: re.Match[str]) -> str:
+        name = joins.setdefault(m.group(2), f"__join_{len(joins)}__")
+        return "{{" + m.group(1) + name + "}}"
+    text = _JOIN.sub(rename_join, source)
+    text = _FUNCTION.sub(lambda m: "{{" + m.group(1) + f"__fn_{m.group(2).lower()}__" + "}}",
+                         text)
+    return text, {name: delimiter for delimiter, name in joins.items()}
+
+
 @dataclass
 class _Functions:
     """Elasticsearch's mustache functions as pystache section lambdas: each computes its text
@@ -162,21 +193,25 @@ class _Functions:
 
     params: dict[str, Any]
     renderer: _Renderer
+    joins: dict[str, str]
     raw: dict[str, str]
 
-    def context(self, source: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"toJson": self.to_json, "join": self.joiner(","),
-                               "url": self.url, "__raw__": self.raw}
-        for name, delimiter in _JOIN.findall(source):
+    def context(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"__fn_tojson__": self.to_json, "__fn_join__": self.joiner(","),
+                               "__fn_url__": self.url, _RAW: self.raw}
+        for name, delimiter in self.joins.items():
             out[name] = self.joiner(delimiter)
         return out
 
     def _placeholder(self, text: str) -> str:
         key = f"r{len(self.raw)}"
         self.raw[key] = text
-        return "{{{__raw__." + key + "}}}"
+        return "{{{" + _RAW + "." + key + "}}}"
 
-    def _resolve(self, name: str) -> Any:
+    def _resolve(self, name: str, function: str) -> Any:
+        if "{{" in name:
+            raise IllegalArgument(f"Mustache function [{function}] must contain one and only "
+                                  "one identifier")
         value: Any = self.params
         for part in name.strip().split("."):
             if isinstance(value, dict) and part in value:
@@ -187,8 +222,8 @@ class _Functions:
                 return None
         return value
 
-    def to_json(self, text: str) -> str:
-        value = self._resolve(text)
+    def to_json(self, text: str | None = None) -> str:
+        value = None if text is None else self._resolve(text, "toJson")
         if value is None:
             return ""
         if isinstance(value, (list, dict)):
@@ -196,48 +231,35 @@ class _Functions:
         return self._placeholder(_java(value))
 
     def joiner(self, delimiter: str) -> Any:
-        def join(text: str) -> str:
-            value = self._resolve(text)
+        def join(text: str | None = None) -> str:
+            if text is None:
+                return ""
+            value = self._resolve(text, "join")
             if isinstance(value, list):
                 return self._placeholder(delimiter.join(to_string(_plain(v)) for v in value))
             return self._placeholder(text)
         return join
 
-    def url(self, text: str) -> str:
-        inner = self.renderer.render(text, self.context(text), self.params)
+    def url(self, text: str | None = None) -> str:
+        if text is None:
+            return ""
+        inner = self.renderer.render(text, self.context(), self.params)
         return self._placeholder(_url_encode(inner))
 
 
+
 def render_text(source: str, params: dict[str, Any]) -> str:
-    """The template's text with ``params`` (bounded; syntax errors are ``script_exception``)."""
+    """The template's text with ``params`` (bounded; a template pystache cannot read is a
+    ``script_exception``)."""
     check_template(source)
-    budget = _Budget()
-    renderer = _Renderer(budget)
+    text, joins = _rewrite_functions(source)
+    renderer = _Renderer(_Budget())
     scope = _scope(params)
-    functions = _Functions(scope, renderer, {})
+    functions = _Functions(scope, renderer, joins, {})
     try:
-        return renderer.render(source, functions.context(source), scope)
-    except MustacheSyntaxError as e:
+        return renderer.render(text, functions.context(), scope)
+    except _PYSTACHE_FAILURES as e:
         raise template_error(f"Failed to compile inline script [{source[:200]}] using lang "
                              f"[mustache]: {e}", source) from None
     except RecursionError:
         raise template_error("the search template nests too deeply", source) from None
-    unclosed = _unclosed_section(source)
-    if unclosed is not None:
-        raise template_error(f"Failed to close '{unclosed}' tag", source)
-
-
-_PROBE = "{{/\u0000}}"
-_EXPECTED = re.compile(r"expected \{\{/(.*)\}\}$", re.S)
-
-
-def _unclosed_section(source: str) -> str | None:
-    """The section left open at the end (pystache drops it silently; mustache.java refuses
-    it): a closing tag for no section is appended, and pystache's mismatch error names the
-    section it expected to close."""
-    try:
-        parse_mustache(source + _PROBE)
-    except MustacheSyntaxError as e:
-        found = _EXPECTED.search(str(e))
-        return found.group(1) if found else None
-    return None
