@@ -219,3 +219,23 @@ def test_opensearch_py_client(esc: Elasticsearch, base_url: str) -> None:
         assert client.delete_script(id="twice")["acknowledged"]
     finally:
         client.close()
+
+
+def test_msearch_items_name_stored_scripts_and_fail_alone(es: httpx.Client,
+                                                         esc: Elasticsearch) -> None:
+    esc.put_script(id="plus", script={"lang": "painless", "source": "doc['n'].value + params.k"})
+    body = ('{}\n{"query": {"ids": {"values": ["2"]}}, "script_fields": {"p": {"script": '
+            '{"id": "plus", "params": {"k": 1}}}}}\n'
+            '{}\n{"script_fields": {"p": {"script": {"id": "gone"}}}}\n')
+    r = es.post("/books/_msearch", content=body,
+                headers={"content-type": "application/x-ndjson"}).json()["responses"]
+    assert r[0]["hits"]["hits"][0]["fields"]["p"] == [3]
+    assert r[1]["status"] == 404 and r[1]["error"]["type"] == "resource_not_found_exception"
+
+
+def test_render_by_path_id_wins_over_a_body_template(es: httpx.Client,
+                                                     esc: Elasticsearch) -> None:
+    esc.put_script(id="by_tag", script={"lang": "mustache", "source": TEMPLATE})
+    r = es.post("/_render/template/by_tag", json={"source": {"size": 0},
+                                                  "params": {"tag": "t", "size": 1}})
+    assert r.json()["template_output"]["query"] == {"term": {"tag": "t"}}

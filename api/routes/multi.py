@@ -9,7 +9,8 @@ from fastapi import APIRouter, Request
 
 from ...cluster.documents.mget import MGET_PARAMS, parse_mget
 from ...cluster.errors import IllegalArgument, SearchError
-from ...cluster.search.msearch import max_concurrent, parse_msearch, run_msearch
+from ...cluster.indices.stored_scripts import referenced_ids, substitute
+from ...cluster.search.msearch import max_concurrent, ndjson_pairs, parse_msearch, run_msearch
 from ...cluster.search.request import SearchRequest, check_params
 from ..body import json_body, read_body
 from ..deps import Coord
@@ -17,6 +18,7 @@ from ..disconnect import unless_disconnected
 from ..errors import envelope
 from ..json import JSONResponse
 from ..params import bool_param, query_params
+from ..stored_scripts import fetch_scripts
 
 router = APIRouter()
 
@@ -59,7 +61,11 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
     t0 = time.perf_counter()
     params = query_params(request)
     default = tuple(p for p in (index or "_all").split(",") if p) or ("_all",)
-    requests = parse_msearch(await read_body(request), default, params, request.url.path)
+    raw = await read_body(request)
+    ids = sorted({i for _, body, _ in ndjson_pairs(raw) for i in referenced_ids(body)})
+    scripts = await fetch_scripts(coord, ids)     # stored scripts the searches name
+    requests = parse_msearch(raw, default, params, request.url.path,
+                             (lambda body: substitute(body, scripts)) if ids else None)
     limit = max_concurrent(params)
 
     async def search(req: SearchRequest) -> dict[str, Any]:

@@ -124,9 +124,10 @@ async def search_template(index: str, request: Request, coord: Coord) -> JSONRes
 async def _render(request: Request, coord: Coord, script_id: str | None) -> JSONResponse:
     _params(request, set(COMMON))
     body = await json_body(request)
-    if script_id is not None:
-        body = dict(body or {}, id=script_id) if isinstance(body, dict) or body is None \
-            else body
+    if script_id is not None and (body is None or isinstance(body, dict)):
+        # the path's id wins over the body's template, as in Elasticsearch
+        body = {k: v for k, v in (body or {}).items() if k not in ("source", "inline")}
+        body["id"] = script_id
     req = parse_template_request(body)
     source = template_source(req, await _template_scripts(coord, req))
     return JSONResponse({"template_output": render_body(source, req.params)})

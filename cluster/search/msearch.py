@@ -103,8 +103,9 @@ def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str
                   item_errors: bool = False) -> list[SearchRequest | SearchError]:
     """The searches of an NDJSON body, each parsed by ``parse_search`` with the URL's
     request-wide parameters under its header's. ``prepare`` turns a body line into a search
-    body first (a search template's rendering); with ``item_errors`` a body that fails there
-    or in parsing fails its item only (``_msearch/template``, as Elasticsearch answers it)."""
+    body first (stored scripts put in place, a search template rendered); what fails there
+    fails its item only, and so does a search that does not parse with ``item_errors``
+    (``_msearch/template``, as Elasticsearch answers it)."""
     check_params(params, MSEARCH_PARAMS, path)
     if params.get("format", "json") != "json":
         raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
@@ -117,6 +118,10 @@ def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str
         try:
             if prepare is not None:
                 body = prepare(body)
+        except SearchError as e:   # a missing stored script, a template: fails when it runs
+            out.append(e)
+            continue
+        try:
             out.append(parse_search(indices or default_indices, merged, body, path=path))
         except SearchError as e:
             if not item_errors:
