@@ -108,6 +108,8 @@ def test_stored_records_keep_lang_and_source_and_compile_painless_now() -> None:
     assert e.value.es_type == "script_exception"
     with pytest.raises(SearchError, match=f"stored script size in bytes \\[{MAX_SIZE_BYTES}\\]"):
         parse_stored("s", {"script": {"lang": "painless", "source": "1;" * MAX_SIZE_BYTES}})
+    with pytest.raises(SearchError, match=r"\[script.params\] in a stored script"):
+        parse_stored("s", {"script": {"lang": "painless", "source": "1", "params": {"a": 1}}})
     with pytest.raises(SearchError, match="illegal compiler options"):
         parse_stored("s", {"script": {"lang": "painless", "source": "1", "options": {"a": 1}}})
 

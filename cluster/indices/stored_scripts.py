@@ -59,6 +59,9 @@ def parse_stored(script_id: str, body: Any, context: str | None = None) -> dict[
     for key in script:
         if key not in ("lang", "source", "code", "options", "params"):
             raise ParsingError(f"[script] unknown field [{key}]")
+    if script.get("params"):   # OpenSearch takes and drops them; each use sends its own
+        raise IllegalArgument("[script.params] in a stored script are not supported by this "
+                              "server: send [params] with each use of the script")
     if context is not None and context not in CONTEXTS:
         raise IllegalArgument(f"failed to parse/compile stored script [{script_id}]",
                               caused_by={"type": "illegal_argument_exception",

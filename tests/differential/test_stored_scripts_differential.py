@@ -2,9 +2,10 @@
 statuses, error types and texts) and the same results when a search or an update names a
 stored Painless script by id.
 
-Search templates are not compared here: the peer node is built without OpenSearch's
-``lang-mustache`` module (it refuses ``lang: mustache``), so mustache is checked by the tables
-of ``tests/test_search_templates_unit.py``."""
+The peer node is built without OpenSearch's ``lang-mustache`` module (it refuses ``lang:
+mustache``), so a search template is checked by sending the body we render to the peer's
+``_search``: the same hits and scores as our ``_search/template``; the rendering itself is
+checked by the tables of ``tests/test_search_templates_unit.py``."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -94,3 +95,30 @@ def test_missing_and_misused_references_fail_alike(stored: Pair) -> None:
     ours, theirs = stored.send("POST", "/diff/_search", with_lang)
     assert ours[0] == theirs[0] == 400
     assert ours[1]["error"]["reason"] == theirs[1]["error"]["reason"]
+
+
+@pytest.mark.parametrize("template, params", [
+    ({"query": {"match": {"title": "{{q}}"}}, "size": "{{size}}"}, {"q": "apple", "size": 7}),
+    ('{"query": {"terms": {"tag": {{#toJson}}tags{{/toJson}}}}, "sort": [{"uid": "asc"}]}',
+     {"tags": ["alpha", "beta"]}),
+    ('{"query": {"range": {"n": {"gte": {{lo}}{{^lo}}0{{/lo}}, "lte": {{hi}}}}}, '
+     '"sort": [{"n": "desc"}, {"uid": "asc"}], "size": 15}', {"hi": 4}),
+    ('{"query": {"query_string": {"query": "{{#join delimiter=\' OR \'}}words{{/join '
+     'delimiter=\' OR \'}}", "default_field": "body"}}, "size": 10}',
+     {"words": ["mango", "kilo"]}),
+])
+def test_a_template_finds_what_opensearch_finds_for_its_rendering(
+        pair: Pair, template: Any, params: dict[str, Any]) -> None:
+    """The peer has no mustache: it searches the body we render, which must give the same
+    hits (and scores) as our ``_search/template``."""
+    r = pair.ours.post("/_render/template", json={"source": template, "params": params})
+    assert r.status_code == 200, r.text
+    rendered = r.json()["template_output"]
+    ours = pair.ours.post("/diff/_search/template", json={"source": template, "params": params})
+    theirs = pair.theirs.post("/diff/_search", json=rendered)
+    assert ours.status_code == theirs.status_code == 200, (ours.text, theirs.text)
+    mine, peer = ours.json()["hits"]["hits"], theirs.json()["hits"]["hits"]
+    assert [h["_id"] for h in mine] == [h["_id"] for h in peer]
+    assert [h["_score"] or 0.0 for h in mine] == \
+        pytest.approx([h["_score"] or 0.0 for h in peer], rel=1e-6)   # null when sorted
+    assert ours.json()["hits"]["total"] == theirs.json()["hits"]["total"]
