@@ -144,3 +144,13 @@ def test_the_store_saves_on_every_change_and_answers_get_as_elasticsearch() -> N
     with pytest.raises(SearchError) as e:
         store.delete("s")
     assert e.value.status == 404
+
+
+def test_every_search_template_url_parameter_reaches_the_search_parser() -> None:
+    """``explain`` and ``profile`` become body flags; every other parameter of
+    ``_search/template`` is one ``_search`` takes (and ``test_every_accepted_key.py``
+    classifies), so a template search accepts and refuses what a search does."""
+    from shardsearch.api.params import COMMON
+    from shardsearch.api.routes.scripts import TEMPLATE_PARAMS
+    from shardsearch.cluster.search.request import SEARCH_PARAMS
+    assert TEMPLATE_PARAMS - {"explain", "profile"} - COMMON <= SEARCH_PARAMS

@@ -156,6 +156,11 @@ def test_search_template_explain_and_profile(es: httpx.Client, esc: Elasticsearc
     assert "_explanation" in hit
     r = es.post("/books/_search/template?profile=true", json={**body, "explain": False})
     assert "profile" in r.json()
+    hit = es.post("/books/_search/template?explain=true",
+                  json={**body, "explain": False}).json()["hits"]["hits"][0]
+    assert "_explanation" in hit
+    r = es.post("/books/_search/template?q=x", json=body)
+    assert r.status_code == 400 and "[q]" in r.json()["error"]["reason"]
 
 
 def test_render_template_returns_the_rendered_body(esc: Elasticsearch, es: httpx.Client
