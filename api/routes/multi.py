@@ -62,7 +62,8 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
     params = query_params(request)
     default = tuple(p for p in (index or "_all").split(",") if p) or ("_all",)
     raw = await read_body(request)
-    ids = sorted({i for _, body, _ in ndjson_pairs(raw) for i in referenced_ids(body)})
+    ids = sorted({i for _, body, _ in ndjson_pairs(raw) for i in referenced_ids(body)}) \
+        if b'"id"' in raw else []
     scripts = await fetch_scripts(coord, ids)     # stored scripts the searches name
     requests = parse_msearch(raw, default, params, request.url.path,
                              (lambda body: substitute(body, scripts)) if ids else None)
