@@ -102,7 +102,12 @@ def test_stored_records_keep_lang_and_source_and_compile_painless_now() -> None:
     assert parse_stored("s", {"script": {"lang": "painless", "source": "params.a"}}) == \
         {"lang": "painless", "source": "params.a"}
     assert parse_stored("t", {"script": {"lang": "mustache", "source": {"size": 1}}}) == \
-        {"lang": "mustache", "source": '{"size":1}'}
+        {"lang": "mustache", "source": '{"size":1}',
+         "options": {"content_type": "application/json"}}
+    for script, reason in (({"lang": "", "source": "1"}, "lang cannot be empty"),
+                           ({"lang": "painless", "source": ""}, "source cannot be empty")):
+        with pytest.raises(SearchError, match=reason):
+            parse_stored("s", {"script": script})
     with pytest.raises(SearchError) as e:
         parse_stored("s", {"script": {"lang": "painless", "source": "1 +"}})
     assert e.value.es_type == "script_exception"

@@ -61,6 +61,7 @@ def test_a_template_object_is_stored_as_its_json_text(es: httpx.Client, esc: Ela
                   ).status_code == 200
     stored = es.get("/_scripts/by_tag").json()["script"]
     assert stored["lang"] == "mustache" and isinstance(stored["source"], str)
+    assert stored["options"] == {"content_type": "application/json"}
     assert '"{{tag}}"' in stored["source"]
 
 

@@ -98,7 +98,9 @@ class Durability:
         if scripts is None or not path.exists():
             return
         try:
-            scripts.scripts = {str(k): {"lang": str(v["lang"]), "source": str(v["source"])}
+            scripts.scripts = {str(k): {"lang": str(v["lang"]), "source": str(v["source"]),
+                                        **({"options": dict(v["options"])}
+                                           if v.get("options") else {})}
                                for k, v in orjson.loads(path.read_bytes()).items()}
         except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
             log.error("stored scripts in %s cannot be read: %r; left as they are", path, e)

@@ -19,6 +19,7 @@ from ..errors import IllegalArgument, ParsingError, SearchError
 
 #: A stored script may be used in any context: it is parsed knowing all their variables.
 ANY_CONTEXT = SCORE_CONTEXT | UPDATE_CONTEXT
+JSON_MEDIA_TYPE = "application/json"
 MAX_SIZE_BYTES = 65_535     # Elasticsearch's script.max_size_in_bytes
 MAX_SCRIPTS = 10_000        # stored scripts a cluster keeps (ours; Elasticsearch has no cap)
 LANGS = ("painless", "mustache")
@@ -67,15 +68,20 @@ def parse_stored(script_id: str, body: Any, context: str | None = None) -> dict[
                               caused_by={"type": "illegal_argument_exception",
                                          "reason": f"Unknown context [{context}]"})
     lang = script.get("lang")
-    if not lang:
+    if lang is None:
         raise IllegalArgument("must specify lang for stored script")
+    if lang == "":
+        raise IllegalArgument("lang cannot be empty")
     if lang not in LANGS:
         raise IllegalArgument(f"unable to put stored script with unsupported lang [{lang}]")
-    _check_options(script.get("options"), lang)
+    options = _check_options(script.get("options"), lang)
     source = script.get("source", script.get("code"))
-    if isinstance(source, (dict, list)) and lang == "mustache":
+    if isinstance(source, (dict, list)):   # a template object: its JSON text, marked as JSON
         source = orjson.dumps(source).decode()
-    if not isinstance(source, str) or not source:
+        options = {"content_type": JSON_MEDIA_TYPE}
+    if source == "":
+        raise IllegalArgument("source cannot be empty")
+    if not isinstance(source, str):
         raise IllegalArgument("must specify source for stored script")
     size = len(source.encode())
     if size > MAX_SIZE_BYTES:
@@ -85,15 +91,18 @@ def parse_stored(script_id: str, body: Any, context: str | None = None) -> dict[
         compile_script({"source": source}, ANY_CONTEXT)
     else:
         check_template(source)
-    return {"lang": lang, "source": source}
+    record = {"lang": lang, "source": source}
+    return {**record, "options": options} if options else record
 
 
-def _check_options(options: Any, lang: str) -> None:
+def _check_options(options: Any, lang: str) -> dict[str, str]:
+    """The compiler options Elasticsearch accepts: only a JSON ``content_type``, for
+    templates."""
     if not options:
-        return
+        return {}
     if lang == "mustache" and isinstance(options, dict) and set(options) <= {"content_type"}:
         if str(options["content_type"]).startswith("application/json"):
-            return
+            return {"content_type": str(options["content_type"])}
         raise IllegalArgument(f"[content_type={options['content_type']}] is not supported by "
                               "this server (JSON templates only)")
     shown = ", ".join(f"{k}={v}" for k, v in options.items()) if isinstance(options, dict) \
@@ -105,7 +114,7 @@ class StoredScripts:
     """The cluster's stored scripts by id; ``saved`` persists them (set by durability)."""
 
     def __init__(self) -> None:
-        self.scripts: dict[str, dict[str, str]] = {}
+        self.scripts: dict[str, dict[str, Any]] = {}
         self.saved: Any = None
 
     def put(self, script_id: str, body: Any, context: str | None = None) -> dict[str, Any]:
@@ -133,7 +142,8 @@ class StoredScripts:
 
     def lookup(self, ids: list[str]) -> dict[str, dict[str, str]]:
         """The records of ``ids`` that exist (the caller reports the missing ones)."""
-        return {i: dict(self.scripts[i]) for i in ids if i in self.scripts}
+        return {i: {"lang": self.scripts[i]["lang"], "source": self.scripts[i]["source"]}
+                for i in ids if i in self.scripts}
 
     def _save(self) -> None:
         if self.saved is not None:
@@ -171,7 +181,7 @@ def _resolved(ref: dict[str, Any], scripts: dict[str, dict[str, str]]) -> dict[s
     if record is None:
         raise not_found(str(ref["id"]))
     out = {k: v for k, v in ref.items() if k != "id"}
-    out.update(record)
+    out.update(lang=record["lang"], source=record["source"])
     return out
 
 
