@@ -14,7 +14,8 @@ from .filter_path import FilterPathMiddleware
 from .guards import RequestGuard
 from .json import PRODUCT_HEADERS, compat_json_type
 from .routes import (aliases, by_query, cat, cluster, component_templates, cursors,
-                     data_streams, documents, indices, multi, nodes, search, simulation, ui)
+                     data_streams, documents, indices, multi, nodes, scripts, search,
+                     simulation, ui)
 
 
 class _ProductHeader:
@@ -84,6 +85,6 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
     app.add_middleware(_NoTrailingSlash)    # outermost: every layer sees the one spelling
     # component_templates before aliases: POST /_index_template/_simulate is no template name
     for module in (ui, cluster, nodes, cat, component_templates, aliases, simulation, cursors,
-                   search, multi, documents, by_query, data_streams, indices):
+                   scripts, search, multi, documents, by_query, data_streams, indices):
         app.include_router(module.router)
     return app

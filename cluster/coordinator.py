@@ -36,6 +36,7 @@ from .indices.analyze import analyze
 from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
 from .indices.node_metrics import sample as node_sample
+from .indices.stored_scripts import StoredScripts
 from .indices.status import ClusterStatus
 from .distribution.shard_service import node_id
 from .errors import SearchError
@@ -78,7 +79,7 @@ class Coordinator:
         "put_index_template", "get_index_template", "delete_index_template", "cluster_state",
         "put_component_template", "get_component_template", "delete_component_template",
         "simulate_index", "simulate_template",
-        "analyze",
+        "analyze", "put_script", "get_script", "delete_script", "stored_scripts",
         # documents
         "bulk", "get_doc", "mget", "update", "update_script", "by_query", "get_task", "list_tasks",
         "cancel_tasks", "rethrottle",
@@ -110,6 +111,7 @@ class Coordinator:
         self.cursor_ops = CursorOps(self.admin, backend, self.search_settings, self.search_path)
         self.sim = SimulationControl(self.admin, backend)
         self.tasks = TaskRegistry(self.status.node_name)
+        self.scripts = StoredScripts()
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
@@ -196,6 +198,22 @@ class Coordinator:
     def simulate_template(self, name: str | None, body: Any, create: bool = False
                           ) -> dict[str, Any]:
         return self.admin.simulate_template(name, body, create)
+
+    # --- stored scripts (indices/stored_scripts.py) ---------------------------------------------
+
+    def put_script(self, script_id: str, body: Any, context: str | None = None
+                   ) -> dict[str, Any]:
+        return self.scripts.put(script_id, body, context)
+
+    def get_script(self, script_id: str) -> tuple[int, dict[str, Any]]:
+        return self.scripts.get(script_id)
+
+    def delete_script(self, script_id: str) -> dict[str, Any]:
+        return self.scripts.delete(script_id)
+
+    def stored_scripts(self, ids: list[str]) -> dict[str, dict[str, str]]:
+        """The stored scripts a request names, so the front end resolves it before parsing."""
+        return self.scripts.lookup(ids)
 
     def close_index(self, expr: str) -> dict[str, Any]:
         return self.admin.set_state(expr, "close")

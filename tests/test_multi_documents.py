@@ -150,10 +150,15 @@ def test_msearch_runs_searches_in_a_point_in_time(books) -> None:
     books.request("DELETE", "/_pit", json={"id": pit})
 
 
-def test_msearch_template_is_refused_by_name(books) -> None:
-    resp = books.post("/_msearch/template", content=_lines({}, {"id": "t"}), headers=NDJSON)
-    assert resp.status_code == 400
-    assert "[_msearch/template] is not supported" in resp.json()["error"]["reason"]
+def test_msearch_template_fails_a_missing_template_in_its_place(books) -> None:
+    body = _lines({}, {"id": "no-such-template"}, {"index": "books"},
+                  {"source": {"size": 0}, "params": {}})
+    resp = books.post("/_msearch/template", content=body, headers=NDJSON)
+    assert resp.status_code == 200
+    missing, found = resp.json()["responses"]
+    assert missing["status"] == 404
+    assert missing["error"]["type"] == "resource_not_found_exception"
+    assert found["status"] == 200 and found["hits"]["total"]["value"] == 7
 
 
 @pytest.mark.parametrize("path", ["/books/_search/", "/books/_doc/1/", "/_cat/indices/",

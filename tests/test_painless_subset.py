@@ -153,6 +153,6 @@ def test_ctx_is_not_visible_to_a_search_script() -> None:
 
 @pytest.mark.parametrize("script", [{"source": "1", "lang": "expression"}, {"id": "stored"},
                                     {"source": 1}, {"source": "1", "nope": 1}])
-def test_other_languages_and_stored_scripts_are_refused(script: dict[str, Any]) -> None:
+def test_other_languages_and_unresolved_stored_scripts_are_refused(script: dict[str, Any]) -> None:
     with pytest.raises(IllegalArgument):
         compile_script(script)

@@ -9,10 +9,10 @@ from ...cluster.documents.by_query_request import (BY_QUERY_PARAMS, REINDEX_PARA
 from ...cluster.engine.query.nodes import QueryString
 from ...cluster.errors import IllegalArgument
 from ...cluster.search.request import check_params
-from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
+from ..stored_scripts import body_with_stored_scripts
 
 router = APIRouter()
 
@@ -33,8 +33,8 @@ async def _by_query(request: Request, coord: Coord, action: str, index: str | No
         df = params.get("df")
         from_params = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                                   default_operator=params.get("default_operator", "or").lower())
-    job = parse_by_query(action, _indices(index or ""), params, await json_body(request),
-                         from_params)
+    body = await body_with_stored_scripts(request, coord)
+    job = parse_by_query(action, _indices(index or ""), params, body, from_params)
     code, resp = await coord.call("by_query", job)
     return JSONResponse(resp, status_code=code)
 

@@ -20,6 +20,7 @@ from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, int_param, query_params, refresh_param
+from ..stored_scripts import body_with_stored_scripts
 
 router = APIRouter()
 
@@ -110,7 +111,7 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     if "version" in params or "version_type" in params:
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
-    body = parse_json(await read_body(request))
+    body = await body_with_stored_scripts(request, coord, for_update=True)
     if isinstance(body, dict) and "script" in body:    # cluster/documents/update_script.py
         if params.get("lang", "painless") != "painless":
             raise IllegalArgument(f"script_lang not supported [{params['lang']}]")

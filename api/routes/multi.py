@@ -1,6 +1,5 @@
 """Multi-document and multi-search APIs: ``_mget`` and ``_msearch`` (GET and POST, with and
-without an index in the path). ``_msearch/template`` is refused: search templates are not
-served here."""
+without an index in the path); ``_msearch/template`` is in ``scripts.py``."""
 from __future__ import annotations
 
 import time
@@ -10,7 +9,8 @@ from fastapi import APIRouter, Request
 
 from ...cluster.documents.mget import MGET_PARAMS, parse_mget
 from ...cluster.errors import IllegalArgument, SearchError
-from ...cluster.search.msearch import max_concurrent, parse_msearch, run_msearch
+from ...cluster.indices.stored_scripts import referenced_ids, substitute
+from ...cluster.search.msearch import max_concurrent, ndjson_pairs, parse_msearch, run_msearch
 from ...cluster.search.request import SearchRequest, check_params
 from ..body import json_body, read_body
 from ..deps import Coord
@@ -18,6 +18,7 @@ from ..disconnect import unless_disconnected
 from ..errors import envelope
 from ..json import JSONResponse
 from ..params import bool_param, query_params
+from ..stored_scripts import fetch_scripts
 
 router = APIRouter()
 
@@ -46,7 +47,7 @@ async def mget(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _mget(request, coord, index)
 
 
-def _item(result: dict[str, Any] | SearchError) -> dict[str, Any]:
+def msearch_item(result: dict[str, Any] | SearchError) -> dict[str, Any]:
     """One response of the ``responses`` array, with its ``status`` as Elasticsearch adds it."""
     if isinstance(result, SearchError):
         return envelope(result)
@@ -60,14 +61,19 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
     t0 = time.perf_counter()
     params = query_params(request)
     default = tuple(p for p in (index or "_all").split(",") if p) or ("_all",)
-    requests = parse_msearch(await read_body(request), default, params, request.url.path)
+    raw = await read_body(request)
+    ids = sorted({i for _, body, _ in ndjson_pairs(raw) for i in referenced_ids(body)}) \
+        if b'"id"' in raw else []
+    scripts = await fetch_scripts(coord, ids)     # stored scripts the searches name
+    requests = parse_msearch(raw, default, params, request.url.path,
+                             (lambda body: substitute(body, scripts)) if ids else None)
     limit = max_concurrent(params)
 
     async def search(req: SearchRequest) -> dict[str, Any]:
         return await coord.call("search", req)
     results = await unless_disconnected(request, run_msearch(requests, search, limit))
     return JSONResponse({"took": int((time.perf_counter() - t0) * 1000),
-                         "responses": [_item(r) for r in results]},
+                         "responses": [msearch_item(r) for r in results]},
                         pretty="pretty" in params)
 
 
@@ -81,12 +87,3 @@ async def msearch_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_msearch")
 async def msearch(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _msearch(request, coord, index)
-
-
-@router.get("/_msearch/template")
-@router.post("/_msearch/template")
-@router.get("/{index}/_msearch/template")
-@router.post("/{index}/_msearch/template")
-async def msearch_template() -> JSONResponse:
-    raise IllegalArgument("[_msearch/template] is not supported by this server: search "
-                          "templates are not implemented")

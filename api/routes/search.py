@@ -10,11 +10,11 @@ from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll, QueryString
 from ...cluster.search.request import check_params, parse_search
 from ...cluster.indices.preference import parse_preference
-from ..body import json_body
 from ..deps import Coord
 from ..disconnect import unless_disconnected
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
+from ..stored_scripts import body_with_stored_scripts
 
 router = APIRouter()
 
@@ -43,7 +43,7 @@ def search_response(resp: dict[str, Any], params: dict[str, str]) -> JSONRespons
 
 async def _search(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
-    body = await json_body(request)
+    body = await body_with_stored_scripts(request, coord)
     req = parse_search(_indices(index), params, body, path=request.url.path)
     resp = await unless_disconnected(request, coord.call("search", req))
     return search_response(resp, params)
@@ -64,7 +64,7 @@ async def search(index: str, request: Request, coord: Coord) -> JSONResponse:
 async def _count(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _COUNT_PARAMS, request.url.path)
-    body = await json_body(request)
+    body = await body_with_stored_scripts(request, coord)
     query: Any = MatchAll()
     if body is not None:
         if not isinstance(body, dict):

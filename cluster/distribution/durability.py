@@ -43,6 +43,9 @@ class Durability:
         self.reserved: dict[str, int] = {}     # index name -> sequence numbers reserved below
         self._recovery: asyncio.Task | None = None
         self.report: dict[str, Any] = {}
+        scripts = getattr(coordinator, "scripts", None)
+        if scripts is not None:
+            scripts.saved = self.save_scripts
         if hasattr(coordinator.backend, "on_change"):   # in-sync copies, placements
             coordinator.backend.on_change = self._group_changed
 
@@ -92,6 +95,24 @@ class Durability:
                 # kept as it is on disk and reported; index creation goes on without them
                 log.error("templates in %s cannot be read: %r; left as they are", path, e)
 
+    def save_scripts(self, scripts: dict[str, Any]) -> None:
+        """The stored scripts (``<data_dir>/scripts.json``, atomic)."""
+        write_atomic(Path(self.data_dir) / "scripts.json",
+                     orjson.dumps(scripts, option=orjson.OPT_INDENT_2))
+
+    def _load_scripts(self) -> None:
+        path = Path(self.data_dir) / "scripts.json"
+        scripts = getattr(self.coord, "scripts", None)
+        if scripts is None or not path.exists():
+            return
+        try:
+            scripts.scripts = {str(k): {"lang": str(v["lang"]), "source": str(v["source"]),
+                                        **({"options": dict(v["options"])}
+                                           if v.get("options") else {})}
+                               for k, v in orjson.loads(path.read_bytes()).items()}
+        except (OSError, ValueError, TypeError, KeyError, AttributeError) as e:
+            log.error("stored scripts in %s cannot be read: %r; left as they are", path, e)
+
     def deleted(self, meta: Any) -> None:
         self.reserved.pop(meta.name, None)
         self.store.delete(meta.uuid)
@@ -118,6 +139,7 @@ class Durability:
         from .shard_group import recover_group
         t0 = time.monotonic()
         self._load_templates()
+        self._load_scripts()
         backend = self.coord.backend
         metas = []
         loaded = self.store.load_all()

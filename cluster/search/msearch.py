@@ -75,17 +75,10 @@ def _json_line(line: bytes, line_no: int) -> dict[str, Any]:
     return value
 
 
-def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str, str],
-                  path: str = "/_msearch") -> list[SearchRequest]:
-    """The searches of an NDJSON body, each parsed by ``parse_search`` with the URL's
-    request-wide parameters under its header's."""
-    check_params(params, MSEARCH_PARAMS, path)
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
-    shared = {k: v for k, v in params.items() if k in ITEM_PARAMS}
+def ndjson_pairs(raw: bytes) -> list[tuple[dict[str, Any], dict[str, Any], int]]:
+    """The ``(header, body, header line number)`` pairs of an NDJSON multi-search body."""
     lines = [ln.strip() for ln in raw.split(b"\n")]
-    out: list[SearchRequest] = []
+    out: list[tuple[dict[str, Any], dict[str, Any], int]] = []
     i = 0
     while i < len(lines):
         if not lines[i]:
@@ -94,16 +87,46 @@ def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str
         header = _json_line(lines[i], i + 1)
         if i + 1 >= len(lines) or not lines[i + 1]:
             raise IllegalArgument("The msearch request must be terminated by a newline [\\n]")
-        body = _json_line(lines[i + 1], i + 2)
-        indices, item_params = _header_params(header, i + 1)
-        merged = dict(shared, **item_params)
-        out.append(parse_search(indices or default_indices, merged, body, path=path))
+        out.append((header, _json_line(lines[i + 1], i + 2), i + 1))
         if len(out) > MAX_SEARCHES:
             raise IllegalArgument(f"too many searches in one msearch request, at most "
                                   f"[{MAX_SEARCHES}]")
         i += 2
     if not out:
         raise ActionRequestValidation("Validation Failed: 1: no requests added;")
+    return out
+
+
+def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str, str],
+                  path: str = "/_msearch",
+                  prepare: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+                  item_errors: bool = False) -> list[SearchRequest | SearchError]:
+    """The searches of an NDJSON body, each parsed by ``parse_search`` with the URL's
+    request-wide parameters under its header's. ``prepare`` turns a body line into a search
+    body first (stored scripts put in place, a search template rendered); what fails there
+    fails its item only, and so does a search that does not parse with ``item_errors``
+    (``_msearch/template``, as Elasticsearch answers it)."""
+    check_params(params, MSEARCH_PARAMS, path)
+    if params.get("format", "json") != "json":
+        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
+                              "(JSON only)")
+    shared = {k: v for k, v in params.items() if k in ITEM_PARAMS}
+    out: list[SearchRequest | SearchError] = []
+    for header, body, line_no in ndjson_pairs(raw):
+        indices, item_params = _header_params(header, line_no)
+        merged = dict(shared, **item_params)
+        try:
+            if prepare is not None:
+                body = prepare(body)
+        except SearchError as e:   # a missing stored script, a template: fails when it runs
+            out.append(e)
+            continue
+        try:
+            out.append(parse_search(indices or default_indices, merged, body, path=path))
+        except SearchError as e:
+            if not item_errors:
+                raise
+            out.append(e)
     return out
 
 
@@ -122,13 +145,15 @@ def max_concurrent(params: dict[str, str]) -> int:
     return n
 
 
-async def run_msearch(requests: list[SearchRequest],
+async def run_msearch(requests: list[SearchRequest | SearchError],
                       search: Callable[[SearchRequest], Awaitable[dict[str, Any]]],
                       limit: int) -> list[dict[str, Any] | SearchError]:
     """Every search, at most ``limit`` at once; an item's failure is its value, in its place."""
     gate = asyncio.Semaphore(limit)
 
-    async def one(req: SearchRequest) -> dict[str, Any] | SearchError:
+    async def one(req: SearchRequest | SearchError) -> dict[str, Any] | SearchError:
+        if isinstance(req, SearchError):
+            return req
         async with gate:
             try:
                 return await search(req)

@@ -1,8 +1,9 @@
 """Scripts: a documented subset of Painless, parsed into a tree and evaluated without Python's
 ``eval`` (README, "Scripts (the Painless subset)").
 
-:func:`compile_script` checks a script object (``source``, ``params``, ``lang``, no stored
-``id``) and parses its source once (a bounded LRU cache keyed by source and context);
+:func:`compile_script` checks a script object (``source``, ``params``, ``lang``; a stored
+script's ``id`` the front end has already resolved) and parses its source once (a bounded LRU
+cache keyed by source and context);
 :meth:`Compiled.run` evaluates it over a context's variables. Every error is a
 :class:`ScriptError` (``script_exception``, 400) with Elasticsearch's fields.
 """
@@ -93,7 +94,9 @@ def _key(k: Any) -> str:
 
 def parse_script_object(script: Any) -> tuple[str, dict[str, Any]]:
     """``(source, params)`` of a script object (or a bare source string), checked as
-    Elasticsearch checks it: only ``painless``; stored scripts (``id``) are refused."""
+    Elasticsearch checks it: only ``painless``; a stored script (``id``) has been replaced by
+    its source before the request was parsed (``indices/stored_scripts.py``), so one left is
+    refused."""
     if isinstance(script, str):
         return script, {}
     if not isinstance(script, dict):
@@ -105,8 +108,8 @@ def parse_script_object(script: Any) -> tuple[str, dict[str, Any]]:
     if lang != "painless":
         raise IllegalArgument(f"script_lang not supported [{lang}]")
     if "id" in script:
-        raise IllegalArgument("stored scripts ([script.id]) are not supported by this server; "
-                              "send the script's [source]")
+        raise IllegalArgument("a stored script ([script.id]) cannot be used in this place by "
+                              "this server; send the script's [source]")
     if script.get("options"):
         raise IllegalArgument("[script.options] are not supported by this server")
     source = script.get("source", script.get("inline"))
