@@ -11,7 +11,7 @@ from typing import Any
 
 from ..engine.query.nodes import Bool, MatchAll, Query
 from ..engine.query.rewrite import scoring_terms
-from ..engine.scoring import Stats
+from ..engine.scoring import PrefixTerms, Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardQuery
 from ..indices.catalog import IndexMeta
@@ -46,6 +46,7 @@ class Statistics:
         searches always count.
         """
         query = stats_query(req)
+        scoring = scoring or needs_statistics(query, [m for _, m, _, _ in shard_list])
         if prof is not None or req.search_type == "query_then_fetch" or not scoring \
                 or isinstance(query, MatchAll):
             stats, gens = await self._count(shard_list, query, scoring, snapshot,
@@ -79,11 +80,8 @@ class Statistics:
         gens: dict[tuple[str, int], int] = dict(snapshot or {})
         if not scoring or isinstance(query, MatchAll):
             return None, gens
-        per_index_terms = {}
-        for _, m, _, _ in shard_list:
-            if m.name not in per_index_terms:
-                terms = scoring_terms(query, m.mapping)
-                per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
+        per_index_terms = {m.name: stats_request(scoring_terms(query, m.mapping))
+                           for _, m, _, _ in shard_list}
         if not any(t for _, t in per_index_terms.values()):
             return None, gens
         # at most half the time left: a shard too slow here is left out of the statistics
@@ -107,9 +105,8 @@ class Statistics:
 
     async def _local(self, ref: Any, query: Query, meta: IndexMeta, gen: int | None,
                      deadline: float | None = None) -> Stats:
-        terms = scoring_terms(query, meta.mapping)
-        st, _ = await self.shards.term_stats(ref, sorted({f for f, _ in terms}), sorted(terms),
-                                             gen, deadline)
+        fields, terms = stats_request(scoring_terms(query, meta.mapping))
+        st, _ = await self.shards.term_stats(ref, fields, terms, gen, deadline)
         return st
 
     async def per_shard(self, shard_list: list[Any], queries: list[ShardQuery],
@@ -122,6 +119,23 @@ class Statistics:
                                for _, m, sid, ref in shard_list], deadline)
         for q, o in zip(queries, local):
             q.stats = o.value if o.ok else None
+
+
+def stats_request(terms: set[Any]) -> tuple[list[str], list[Any]]:
+    """``(fields, terms)`` for a shard's ``term_stats``, in a stable order: the ``(field,
+    term)`` pairs, then the prefix expansions asked for (``PrefixTerms``)."""
+    pairs = sorted(t for t in terms if not isinstance(t, PrefixTerms))
+    prefixes = sorted((t for t in terms if isinstance(t, PrefixTerms)),
+                      key=lambda p: (p.field, p.prefix, p.limit))
+    fields = sorted({f for f, _ in pairs} | {p.field for p in prefixes})
+    return fields, [*pairs, *prefixes]
+
+
+def needs_statistics(query: Query, metas: list[Any]) -> bool:
+    """Whether the query's *matches* depend on the statistics round (a phrase prefix's
+    expansions), so that even a search that does not score gathers them."""
+    return any(isinstance(t, PrefixTerms) for m in metas
+               for t in scoring_terms(query, m.mapping))
 
 
 def stats_query(req: SearchRequest) -> Query:

@@ -216,7 +216,7 @@ def _term_explanation(fname: str, term: str, boost: float, seg: Segment, doc: in
 def _phrase_explanation(q: Q.MatchPhrase, ft: FieldType, fd: TextField, terms: list[str],
                         value: float, seg: Segment, doc: int, ctx: Context) -> Explanation:
     assert ctx.stats is not None
-    freq = float(phrase_freq_column(phrase_terms(q, ft, fd), fd, q.slop, seg.n)[doc])
+    freq = float(phrase_freq_column(phrase_terms(q, ft, fd, ctx.stats), fd, q.slop, seg.n)[doc])
     _, total_idf, parts = phrase_weight(q, terms, ctx)
     idf_x = _x(total_idf, "idf, sum of:", [_idf_explanation(i, df, dc) for _, i, df, dc in parts])
     score_x = _score_explanation(value, freq, q.boost, idf_x,

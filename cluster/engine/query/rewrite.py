@@ -13,6 +13,7 @@ from typing import Any
 from . import nodes as Q
 from . import score_nodes as S
 from ..analysis import get_analyzer
+from ..scoring import PrefixTerms
 from ..mapping import FieldType, Mapping
 from .nested_query import check_path
 from .bool_prefix import MatchBoolPrefix
@@ -58,6 +59,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive \
                 and ft.type != "ip":
             out.add((q.field, query_text(q.value)))
+    elif isinstance(q, Q.MatchPhrase) and q.prefix:
+        out.update(phrase_prefix_terms(q, mapping.get(q.field)))
     elif isinstance(q, (Q.Match, Q.MatchPhrase)):
         ft = mapping.get(q.field)
         if ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
@@ -80,6 +83,17 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         _collect(q.query, mapping, out)
     elif isinstance(q, (S.FunctionScore, S.ScriptScore)):
         _collect(q.query, mapping, out)
+
+
+def phrase_prefix_terms(q: Q.MatchPhrase, ft: FieldType | None) -> list[Any]:
+    """A phrase prefix's statistics: its leading terms, and its last term's expansions."""
+    if ft is None or ft.kind not in ("text", "keyword") or ft.type == "ip":
+        return []
+    terms = analyze_for(ft, q.text, q.analyzer)
+    if not terms:
+        return []
+    return [(q.field, t) for t in terms[:-1]] + [PrefixTerms(q.field, terms[-1],
+                                                             q.max_expansions)]
 
 
 _LOWERCASING = {"standard", "default", "simple"}
@@ -139,7 +153,8 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
                                                  analyzer=q.analyzer, slop=q.slop,
-                                                 prefix=q.type == "phrase_prefix")
+                                                 prefix=q.type == "phrase_prefix",
+                                                 max_expansions=q.max_expansions)
                                    for f, fb in fields]
         elif q.type == "bool_prefix":
             subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
