@@ -35,6 +35,7 @@ from .intervals_dsl import Intervals
 from .spans import Span, evaluate_span
 from .combined_fields import CombinedFields
 from .combined_scoring import evaluate_combined
+from .cross_fields import CrossFieldsGroup, evaluate_cross_fields
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -519,5 +520,6 @@ _EVAL: dict[type, Any] = {
     Intervals: evaluate_intervals,
     Span: evaluate_span,
     CombinedFields: evaluate_combined,
+    CrossFieldsGroup: evaluate_cross_fields,
     **function_score.evaluators(evaluate),
 }

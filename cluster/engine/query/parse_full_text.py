@@ -127,9 +127,6 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
         raise IllegalArgument("No negative slop allowed.")
     if "fuzziness" in body and mtype in ("cross_fields", "phrase", "phrase_prefix"):
         raise ParsingError(f"Fuzziness not allowed for type [{mtype}]")
-    if mtype == "cross_fields":
-        raise IllegalArgument("[multi_match] type [cross_fields] is not supported by this "
-                              "server")
     refuse_fuzzy("multi_match", body)
     zero_terms = zero_terms_option(body.get("zero_terms_query", "none"))
     if zero_terms == "all" and mtype in ("phrase", "phrase_prefix", "bool_prefix"):

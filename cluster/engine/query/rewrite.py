@@ -19,6 +19,7 @@ from .nested_query import check_path
 from .bool_prefix import MatchBoolPrefix
 from .spans import Span, span_terms
 from .combined_fields import CombinedFields
+from .cross_fields import CrossFieldsGroup, cross_fields_query
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -73,6 +74,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if fields:
             terms = analyze_for(mapping.get(fields[0]), q.text)
             out.update((f, t) for f in fields for t in terms)
+    elif isinstance(q, CrossFieldsGroup):
+        out.update((f, t) for f, _ in q.fields for t in q.terms)
     elif isinstance(q, Q.Bool):
         for sub in q.must + q.should:
             _collect(sub, mapping, out)
@@ -150,6 +153,8 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             fields.extend((f, fb) for f in resolve_fields(pat, mapping))
         if not fields:
             return Q.MatchNone()
+        if q.type == "cross_fields":
+            return cross_fields_query(q, fields, mapping, lenient)
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
                                                  analyzer=q.analyzer, slop=q.slop,
