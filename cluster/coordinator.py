@@ -38,7 +38,7 @@ from .indices.cluster_state import cluster_state
 from .indices.stats import index_stats
 from .indices.status import ClusterStatus
 from .errors import SearchError
-from .search import terms_lookup
+from .search import mlt_items, terms_lookup
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
 from .search.request import SearchRequest
@@ -237,6 +237,7 @@ class Coordinator:
         """One search (``search/phases.py``); ``snapshot`` None means a top-level search, whose
         snapshot the cursors choose (point in time, scroll, page tokens)."""
         req = await self._resolve_lookups(req)
+        req = await self._resolve_like_items(req)
         if snapshot is None:
             return await self.cursor_ops.search(req)
         return await self.search_path.run(req, snapshot)
@@ -256,6 +257,19 @@ class Coordinator:
         if query is req.query and post is req.post_filter and aggs is req.aggs:
             return req
         return replace(req, query=query, post_filter=post, aggs=aggs)
+
+    async def _resolve_like_items(self, req: SearchRequest) -> SearchRequest:
+        """The request with its ``more_like_this`` documents fetched (``search/mlt_items.py``)."""
+        if not mlt_items.in_request(req):
+            return req
+        try:
+            names = [m.name for m in self.search_path.targets(req)]
+        except SearchError:      # the search reports it
+            return req
+        default = names[0] if len(names) == 1 else None
+        query = await mlt_items.resolve(req.query, self.get_doc, default)
+        post = await mlt_items.resolve(req.post_filter, self.get_doc, default)
+        return replace(req, query=query, post_filter=post)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,

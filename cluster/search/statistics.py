@@ -9,8 +9,9 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..engine.query.nodes import Bool, MatchAll, Query
-from ..engine.query.rewrite import scoring_terms
+from ..engine.query.nodes import Bool, MatchAll, MatchPhrase, MultiMatch, Query
+from ..engine.query.more_like_this import MoreLikeThis
+from ..engine.query.rewrite import scoring_terms, walk
 from ..engine.scoring import PrefixTerms, Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardQuery
@@ -133,13 +134,20 @@ def stats_request(terms: set[Any]) -> tuple[list[str], list[Any]]:
 
 def needs_statistics(query: Query, metas: list[Any]) -> bool:
     """Whether the query's *matches* depend on the statistics round (a phrase prefix's
-    expansions), so that even a search that does not score gathers them."""
+    expansions, the terms ``more_like_this`` chooses), so that even a search that does not score gathers them."""
+    if any(isinstance(n, MoreLikeThis) for n in walk(query)):
+        return True
     return any(isinstance(t, PrefixTerms) for m in metas
                for t in scoring_terms(query, m.mapping))
 
 
 def stats_query(req: SearchRequest) -> Query:
     """The query whose terms the statistics count: the search's, and its rescore queries'
-    (scored on the shards with the same global statistics)."""
-    rescore = tuple(r.query for r in req.rescore)
-    return Bool(should=(req.query,) + rescore) if rescore else req.query
+    (scored on the shards with the same global statistics), and a ``post_filter`` whose
+    matches depend on them (``more_like_this``, phrase prefixes)."""
+    extra = tuple(r.query for r in req.rescore)
+    post = req.post_filter
+    if post is not None and any(isinstance(n, (MoreLikeThis, MultiMatch))
+                                or isinstance(n, MatchPhrase) and n.prefix for n in walk(post)):
+        extra += (post,)
+    return Bool(should=(req.query,) + extra) if extra else req.query

@@ -36,6 +36,8 @@ from .spans import Span, evaluate_span
 from .combined_fields import CombinedFields
 from .combined_scoring import evaluate_combined
 from .cross_fields import CrossFieldsGroup, evaluate_cross_fields
+from .more_like_this import MoreLikeThis
+from .mlt_terms import mlt_query
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -521,5 +523,6 @@ _EVAL: dict[type, Any] = {
     Span: evaluate_span,
     CombinedFields: evaluate_combined,
     CrossFieldsGroup: evaluate_cross_fields,
+    MoreLikeThis: lambda q, seg, ctx: evaluate(mlt_query(q, ctx.mapping, ctx.stats), seg, ctx),
     **function_score.evaluators(evaluate),
 }

@@ -20,6 +20,8 @@ from .bool_prefix import MatchBoolPrefix
 from .spans import Span, span_terms
 from .combined_fields import CombinedFields
 from .cross_fields import CrossFieldsGroup, cross_fields_query
+from .more_like_this import MoreLikeThis
+from .mlt_terms import candidates
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -50,7 +52,25 @@ def query_text(value: Any) -> str:
 def scoring_terms(q: Q.Query, mapping: Mapping) -> set[tuple[str, str]]:
     """Every (field, term) whose document frequency the scores of ``q`` depend on."""
     out: set[tuple[str, str]] = set()
-    _collect(expand(q, mapping), mapping, out)
+    expanded = expand(q, mapping)
+    _collect(expanded, mapping, out)
+    for node in walk(expanded):      # what decides matches, even where nothing scores
+        if isinstance(node, MoreLikeThis):
+            out.update(candidates(node, mapping))
+        elif isinstance(node, Q.MatchPhrase) and node.prefix:
+            out.update(phrase_prefix_terms(node, mapping.get(node.field)))
+    return out
+
+
+def walk(q: Any) -> list[Any]:
+    """Every query node in the tree (any dataclass child that is a query)."""
+    out = [q]
+    if dataclasses.is_dataclass(q):
+        for f in dataclasses.fields(q):
+            v = getattr(q, f.name)
+            for child in v if isinstance(v, tuple) else (v,):
+                if isinstance(child, (Q.Query, S.FilterFunction)):
+                    out += walk(child)
     return out
 
 
@@ -74,6 +94,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if fields:
             terms = analyze_for(mapping.get(fields[0]), q.text)
             out.update((f, t) for f in fields for t in terms)
+    elif isinstance(q, MoreLikeThis):
+        out.update(candidates(q, mapping))
     elif isinstance(q, CrossFieldsGroup):
         out.update((f, t) for f, _ in q.fields for t in q.terms)
     elif isinstance(q, Q.Bool):
