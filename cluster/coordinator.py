@@ -269,7 +269,9 @@ class Coordinator:
         default = names[0] if len(names) == 1 else None
         query = await mlt_items.resolve(req.query, self.get_doc, default)
         post = await mlt_items.resolve(req.post_filter, self.get_doc, default)
-        return replace(req, query=query, post_filter=post)
+        named = tuple([(n, await mlt_items.resolve(q, self.get_doc, default))
+                       for n, q in req.named])
+        return replace(req, query=query, post_filter=post, named=named)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,
