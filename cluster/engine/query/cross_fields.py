@@ -13,7 +13,7 @@ with the same ``tie_breaker``. All statistics are the global ones: shard-invaria
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -37,9 +37,9 @@ class CrossFieldsGroup(Q.Query):
 
 
 def cross_fields_query(q: Q.MultiMatch, fields: list[tuple[str, float]], mapping: Mapping,
-                       lenient: bool) -> Q.Query:
-    """The groups of ``fields`` (resolved, boosted) as one ``dis_max``."""
-    from .rewrite import analyze_for
+                       lenient: bool, analyze_for: Callable[..., list[str]]) -> Q.Query:
+    """The groups of ``fields`` (resolved, boosted) as one ``dis_max``; ``analyze_for`` is
+    ``rewrite.analyze_for`` (the query text as a field's search analyzer makes it)."""
     groups: dict[Any, list[tuple[str, float]]] = {}
     for f, b in fields:
         ft = mapping.get(f)

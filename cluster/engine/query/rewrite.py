@@ -176,7 +176,7 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         if not fields:
             return Q.MatchNone()
         if q.type == "cross_fields":
-            return cross_fields_query(q, fields, mapping, lenient)
+            return cross_fields_query(q, fields, mapping, lenient, analyze_for)
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
                                                  analyzer=q.analyzer, slop=q.slop,
