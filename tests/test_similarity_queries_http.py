@@ -102,6 +102,18 @@ def test_more_like_this_in_a_post_filter_and_named(esc) -> None:
     assert all(h["matched_queries"] == ["similar"] for h in post["hits"]["hits"])
 
 
+@pytest.mark.parametrize("query", [
+    {"more_like_this": {**MLT, "like": [{"_id": "4"}, "apple fox"]}},
+    {"multi_match": {"query": "apple fox", "type": "cross_fields", "fields": ["title", "body"]}},
+    {"match_phrase_prefix": {"body": "banana ap"}},
+])
+def test_explanations_top_value_is_the_score(esc, query) -> None:
+    resp = esc.search(index="four", query=query, size=5, explain=True)
+    assert resp["hits"]["hits"]
+    for h in resp["hits"]["hits"]:
+        assert h["_explanation"]["value"] == pytest.approx(h["_score"], rel=1e-6)
+
+
 @pytest.mark.parametrize("body, text", [
     ({"query": {"more_like_this": {"like": "apple"}}}, "cannot infer the field"),
     ({"query": {"more_like_this": {"fields": ["n"], "like": "apple"}}},

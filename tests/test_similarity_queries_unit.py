@@ -82,6 +82,12 @@ def test_more_like_this_defaults_are_elasticsearchs() -> None:
     ({"like": {"_id": "1", "per_field_analyzer": {}}},
      r"item \[per_field_analyzer\] is not supported"),
     ({"like": [{"_id": str(i)} for i in range(101)]}, "more than 100 like and unlike items"),
+    ({"like": None}, "Content of 'like' parameter should either be a string or an object"),
+    ({"like": [["x"]]}, "Content of 'like' parameter should either be a string or an object"),
+    ({"like": "x", "min_term_freq": "abc"}, r"failed to parse field \[min_term_freq\]"),
+    ({"like": "x", "fields": "body"}, r"\[mlt\] query does not support \[fields\]"),
+    ({"like": {"doc": 5}}, r"\[doc\] must be an object"),
+    ({"like": {"_id": ["a"]}}, r"item \[_id\] must be a value"),
 ])
 def test_more_like_this_refuses_what_it_cannot_do(body, text) -> None:
     with pytest.raises(SearchError, match=text) as e:

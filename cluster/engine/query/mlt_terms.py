@@ -153,9 +153,13 @@ def candidates(q: MoreLikeThis, mapping: Mapping) -> set[tuple[str, str]]:
     """Every ``(field, term)`` whose document frequency the term choice reads (none for a
     query the shards refuse: they report it, as Elasticsearch's shards do)."""
     try:
-        fields = like_fields(q, mapping)
+        return _candidates(q, mapping)
     except IllegalArgument:
         return set()
+
+
+def _candidates(q: MoreLikeThis, mapping: Mapping) -> set[tuple[str, str]]:
+    fields = like_fields(q, mapping)
     if fields == []:
         return set()
     skip = skip_terms(q, fields, mapping)
