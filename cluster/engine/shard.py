@@ -336,11 +336,19 @@ class ShardCore(Merging):
             cancel.check()
             for where, cols, vis in doc_sets(seg, seg.visible(gen)):
                 self._add_stats(st, seg, gen, where, cols, vis, fields, pairs)
-                st.num_docs += int(vis.sum())
+                st.num_docs += self._visible_count(seg, gen, where, vis)
                 for req in prefixes:
                     add_prefix_terms(st, req, cols, vis)
         cut(st)
         return st, gen
+
+    def _visible_count(self, seg: Segment, gen: int, where: str, vis: np.ndarray) -> int:
+        """Lucene's ``numDocs`` share of one document set (cached like the field figures)."""
+        key = (seg.uid, gen, None, where)
+        got = self._stats_cache.get(key)
+        if got is None:
+            got = self._stats_cache[key] = int(vis.sum())
+        return got
 
     def _add_stats(self, st: Stats, seg: Segment, gen: int, where: str, cols: dict[str, Any],
                    vis: np.ndarray, fields: list[str], terms: list[tuple[str, str]]) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..engine.query.nodes import Bool, MatchAll, MatchPhrase, MultiMatch, Query
+from ..engine.query.nodes import (Bool, MatchAll, MatchPhrase, MultiMatch, Query,
+                                  QueryString)
 from ..engine.query.more_like_this import MoreLikeThis
 from ..engine.query.rewrite import scoring_terms, walk
 from ..engine.scoring import PrefixTerms, Stats
@@ -135,8 +136,11 @@ def stats_request(terms: set[Any]) -> tuple[list[str], list[Any]]:
 def needs_statistics(query: Query, metas: list[Any]) -> bool:
     """Whether the query's *matches* depend on the statistics round (a phrase prefix's
     expansions, the terms ``more_like_this`` chooses), so that even a search that does not score gathers them."""
-    if any(isinstance(n, MoreLikeThis) for n in walk(query)):
+    nodes = walk(query)
+    if any(isinstance(n, MoreLikeThis) for n in nodes):
         return True
+    if not any(isinstance(n, (MatchPhrase, MultiMatch, QueryString)) for n in nodes):
+        return False         # nothing that can become a phrase prefix: no analysis
     return any(isinstance(t, PrefixTerms) for m in metas
                for t in scoring_terms(query, m.mapping))
 
