@@ -114,12 +114,25 @@ def test_explanations_top_value_is_the_score(esc, query) -> None:
         assert h["_explanation"]["value"] == pytest.approx(h["_score"], rel=1e-6)
 
 
+def test_cross_fields_highlights_its_terms_in_every_field(esc) -> None:
+    query = {"multi_match": {"query": "apple fox", "type": "cross_fields",
+                             "fields": ["title", "body"]}}
+    resp = esc.search(index="four", query=query, size=3,
+                      highlight={"fields": {"title": {}, "body": {}}})
+    marked = [f for h in resp["hits"]["hits"] for v in h.get("highlight", {}).values()
+              for f in v]
+    assert marked and all("<em>apple</em>" in f or "<em>fox</em>" in f for f in marked)
+
+
 @pytest.mark.parametrize("body, text", [
     ({"query": {"more_like_this": {"like": "apple"}}}, "cannot infer the field"),
     ({"query": {"more_like_this": {"fields": ["n"], "like": "apple"}}},
      "more_like_this only supports text/keyword fields: [n]"),
     ({"aggs": {"f": {"filter": {"more_like_this": {**MLT, "like": "apple"}}}}},
      "[more_like_this] inside aggregations is not supported"),
+    ({"query": {"more_like_this": {**MLT, "like": "apple"}},
+      "highlight": {"fields": {"body": {}}}},
+     "[highlight] of a [more_like_this] query is not supported"),
     ({"query": {"match_phrase_prefix": {"body": {"query": "a", "max_expansions": 10001}}}},
      "[max_expansions] above 10000"),
 ])

@@ -45,8 +45,10 @@ def cross_fields_query(q: Q.MultiMatch, fields: list[tuple[str, float]], mapping
         ft = mapping.get(f)
         if ft is None:
             continue
-        if ft.kind == "text":
-            key: Any = ("text", q.analyzer or ft.search_analyzer or ft.analyzer)
+        if q.analyzer is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
+            key: Any = ("text", q.analyzer)        # one analyzer for all: one group
+        elif ft.kind == "text":
+            key = ("text", ft.search_analyzer or ft.analyzer)
         elif ft.kind == "keyword" and ft.type != "ip":
             key = ("keyword", getattr(ft, "normalizer", None))
         else:
