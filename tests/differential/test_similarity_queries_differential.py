@@ -18,6 +18,7 @@ PHRASE_PREFIX = {
     "slop": {"match_phrase_prefix": {"body": {"query": "apple c", "slop": 2}}},
     "max_expansions": {"match_phrase_prefix": {"body": {"query": "apple ", "max_expansions": 1}}},
     "boost": {"match_phrase_prefix": {"title": {"query": "apple b", "boost": 3}}},
+    "in_filter": {"bool": {"filter": [{"match_phrase_prefix": {"body": "apple b"}}]}},
     "multi_match": {"multi_match": {"query": "apple b", "type": "phrase_prefix",
                                     "fields": ["title^2", "body"]}},
 }
@@ -42,6 +43,8 @@ CROSS_FIELDS = {
     "minimum_should_match": _cross("apple banana cherry delta", minimum_should_match="75%"),
     "with_keyword": _cross("alpha apple", fields=["title", "tag"]),
     "query_boost": _cross("cherry echo", boost=2.0),
+    "analyzer": _cross("Apple Cherry", analyzer="whitespace"),
+    "single_field": _cross("apple fox", fields=["body^2"]),
 }
 
 
@@ -75,6 +78,12 @@ MORE_LIKE_THIS = {
     "boost": _mlt(like="cherry delta", boost=3.0),
     "keyword": {"more_like_this": {"fields": ["tag"], "like": [{"_id": "d001"}],
                                    "min_term_freq": 1, "min_doc_freq": 1}},
+    "document_default_fields": {"more_like_this": {"like": [{"_id": "d012"}],
+                                                   "min_term_freq": 1, "min_doc_freq": 2}},
+    "missing_document": _mlt(like=[{"_id": "nope"}, "cherry fox"]),
+    "artificial_unlike_document": _mlt(like=[{"doc": {"body": "apple banana cherry delta"}}],
+                                       unlike=[{"doc": {"body": "banana"}}]),
+    "in_filter": {"bool": {"filter": [_mlt(like="golf hotel india")]}},
 }
 
 
