@@ -114,6 +114,18 @@ def test_explanations_top_value_is_the_score(esc, query) -> None:
         assert h["_explanation"]["value"] == pytest.approx(h["_score"], rel=1e-6)
 
 
+def test_a_phrase_of_stop_words_matches_all_with_zero_terms_query_all(esc) -> None:
+    esc.indices.create(index="stops", mappings={"properties": {
+        "t": {"type": "text", "analyzer": "stop"}}})
+    esc.index(index="stops", id="1", document={"t": "red fox"}, refresh=True)
+    for kind in ("match_phrase", "match_phrase_prefix"):
+        none = esc.search(index="stops", query={kind: {"t": "the a"}})
+        every = esc.search(index="stops",
+                           query={kind: {"t": {"query": "the a", "zero_terms_query": "all"}}})
+        assert none["hits"]["total"]["value"] == 0
+        assert [h["_id"] for h in every["hits"]["hits"]] == ["1"]
+
+
 def test_cross_fields_highlights_its_terms_in_every_field(esc) -> None:
     query = {"multi_match": {"query": "apple fox", "type": "cross_fields",
                              "fields": ["title", "body"]}}

@@ -62,6 +62,13 @@ def test_max_expansions_is_parsed_and_negative_refused() -> None:
         parse_query({"match_phrase": {"body": {"query": "a", "max_expansions": 3}}})
 
 
+def test_match_phrase_zero_terms_query_is_parsed() -> None:
+    q = parse_query({"match_phrase": {"body": {"query": "the", "zero_terms_query": "all"}}})
+    assert isinstance(q, Q.MatchPhrase) and q.zero_terms_query == "all"
+    with pytest.raises(SearchError, match="Unsupported zero_terms_query value"):
+        parse_query({"match_phrase": {"body": {"query": "a", "zero_terms_query": "some"}}})
+
+
 # --- more_like_this: parsing -----------------------------------------------------------------
 
 def test_more_like_this_defaults_are_elasticsearchs() -> None:

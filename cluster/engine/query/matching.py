@@ -281,6 +281,8 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
         return no_match(seg)
     terms = analyze_for(ft, q.text, q.analyzer)
     if not terms:
+        if q.zero_terms_query == "all":
+            return constant(np.ones(seg.n, dtype=bool), q.boost)
         return no_match(seg)
     if ft.kind != "text" or len(terms) == 1 and not q.prefix:
         return _e_match(Q.Match(field=q.field, text=q.text, boost=q.boost, analyzer=q.analyzer),

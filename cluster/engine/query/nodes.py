@@ -43,6 +43,7 @@ class MatchPhrase(Query):
     analyzer: str | None = None
     prefix: bool = False
     max_expansions: int = 50          # the last term's expansions, with ``prefix``
+    zero_terms_query: str = "none"    # ``all``: no terms left after analysis matches all
 
 
 @dataclass(frozen=True)

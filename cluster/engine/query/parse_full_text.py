@@ -76,6 +76,7 @@ def _p_match_phrase(body: dict[str, Any], st: ParseState, prefix: bool = False) 
     return MatchPhrase(field=require_field(fname), text=o["query"], slop=slop,
                        analyzer=o.get("analyzer"), prefix=prefix,
                        max_expansions=max_expansions_option(name, o.get("max_expansions", 50)),
+                       zero_terms_query=zero_terms_option(o.get("zero_terms_query", "none")),
                        boost=float_option(name, "boost", o.get("boost", 1.0)))
 
 
