@@ -264,8 +264,8 @@ class Coordinator:
             return req
         try:
             names = [m.name for m in self.search_path.targets(req)]
-        except SearchError:      # the search reports it
-            return req
+        except SearchError:      # the search reports it (a point in time names its own)
+            names = []
         default = names[0] if len(names) == 1 else None
         query = await mlt_items.resolve(req.query, self.get_doc, default)
         post = await mlt_items.resolve(req.post_filter, self.get_doc, default)

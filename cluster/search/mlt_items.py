@@ -58,8 +58,9 @@ async def resolve(q: Any, get_doc: GetDoc, default_index: str | None) -> Any:
 async def _fetch(item: LikeItem, get_doc: GetDoc, default_index: str | None) -> LikeItem:
     index = item.index or default_index
     if index is None:
-        raise IllegalArgument("[more_like_this] an item without [_index] in a search of "
-                              "several indices is not supported by this server")
+        raise IllegalArgument("[more_like_this] an item without [_index] in a search that "
+                              "does not name exactly one index is not supported by this "
+                              "server")
     try:
         doc = await get_doc(index, str(item.id), item.routing)
     except SearchError as e:
