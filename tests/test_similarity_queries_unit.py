@@ -173,6 +173,15 @@ def test_liked_documents_choose_per_field_and_are_excluded_unless_include() -> N
     assert not any(b.must_not for b in _walk(kept) if isinstance(b, Q.Bool))
 
 
+def test_a_liked_documents_multi_fields_give_terms_too() -> None:
+    mapping = Mapping.from_body({"properties": {"title": {
+        "type": "text", "fields": {"raw": {"type": "keyword"}}}}})
+    doc = LikeItem(doc='{"title": "Red Fox"}')
+    q = MoreLikeThis(like_items=(doc,), min_term_freq=1)
+    assert candidates(q, mapping) == {("title", "red"), ("title", "fox"),
+                                      ("title.raw", "Red Fox")}
+
+
 def test_candidates_name_every_field_a_text_word_may_go_to() -> None:
     q = MoreLikeThis(fields=("title", "body"), like_texts=("apple",), min_term_freq=1)
     assert candidates(q, MAPPING) == {("title", "apple"), ("body", "apple")}

@@ -103,3 +103,30 @@ REFUSALS = {
 @pytest.mark.parametrize("name", sorted(REFUSALS))
 def test_more_like_this_errors_agree_with_opensearch(pair, name):
     check(pair, "POST", f"/{INDEX}/_search", {"query": REFUSALS[name]})
+
+
+def test_more_like_this_reads_multi_fields_as_opensearch_does(pair):
+    """A liked document's ``title.raw`` (a keyword multi-field) gives terms too, when the
+    query names no fields."""
+    import orjson
+    mapping = {"properties": {"title": {"type": "text",
+                                        "fields": {"raw": {"type": "keyword"}}}}}
+    titles = ["red fox", "red fox", "red dog", "blue fox", "red fox", "green cat", "red"]
+    lines = []
+    for i, t in enumerate(titles):
+        lines += [orjson.dumps({"index": {"_index": "mltmf", "_id": str(i)}}),
+                  orjson.dumps({"title": t})]
+    for client in (pair.ours, pair.theirs):
+        client.delete("/mltmf")
+        assert client.put("/mltmf", json={"mappings": mapping,
+                                          "settings": {"number_of_replicas": 0}}).status_code == 200
+        r = client.post("/_bulk", params={"refresh": "true"},
+                        content=b"\n".join(lines) + b"\n",
+                        headers={"content-type": "application/x-ndjson"})
+        assert r.status_code == 200 and not r.json()["errors"]
+    try:
+        check(pair, "POST", "/mltmf/_search", {"query": {"more_like_this": {
+            "like": [{"_id": "0"}], "min_term_freq": 1, "min_doc_freq": 1}}})
+    finally:
+        for client in (pair.ours, pair.theirs):
+            client.delete("/mltmf")

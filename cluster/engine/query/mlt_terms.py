@@ -89,7 +89,9 @@ def term_vectors(item: LikeItem, fields: list[str] | None, mapping: Mapping
     source = orjson.loads(item.doc)
     wanted = fields if fields is not None and item.id is not None else None
     out: dict[str, Freqs] = {}
-    for path, values in _leaves(source, ""):
+    leaves = [(f, values) for path, values in _leaves(source, "")
+              for f in (path, *mapping.multi.get(path, ()))]      # ``title.keyword`` too
+    for path, values in leaves:
         if wanted is not None and path not in wanted:
             continue
         ft = mapping.get(path)
