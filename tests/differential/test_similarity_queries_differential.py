@@ -45,6 +45,8 @@ CROSS_FIELDS = {
     "query_boost": _cross("cherry echo", boost=2.0),
     "analyzer": _cross("Apple Cherry", analyzer="whitespace"),
     "single_field": _cross("apple fox", fields=["body^2"]),
+    "keyword_boosted_and": _cross("alpha", fields=["title^2", "body", "tag^3"],
+                                  operator="and", tie_breaker=0.5),
 }
 
 
@@ -84,12 +86,20 @@ MORE_LIKE_THIS = {
     "artificial_unlike_document": _mlt(like=[{"doc": {"body": "apple banana cherry delta"}}],
                                        unlike=[{"doc": {"body": "banana"}}]),
     "in_filter": {"bool": {"filter": [_mlt(like="golf hotel india")]}},
+    "analyzer": _mlt(like="Apple APPLE banana", analyzer="whitespace"),
 }
 
 
 @pytest.mark.parametrize("name", sorted(MORE_LIKE_THIS))
 def test_more_like_this_agrees_with_opensearch(pair, name):
     check(pair, "POST", f"/{INDEX}/_search", {"query": MORE_LIKE_THIS[name], "size": 50})
+
+
+@pytest.mark.parametrize("query", [_mlt(like="golf hotel india apple"),
+                                   {"match_phrase_prefix": {"body": "apple b"}}])
+def test_unscored_matches_agree_with_opensearch(pair, query):
+    """Sorted by a field (nothing scored): the same documents still match."""
+    check(pair, "POST", f"/{INDEX}/_search", {"query": query, "sort": ["uid"], "size": 100})
 
 
 REFUSALS = {
