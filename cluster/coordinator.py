@@ -40,7 +40,7 @@ from .indices.stored_scripts import StoredScripts
 from .indices.status import ClusterStatus
 from .distribution.shard_service import node_id
 from .errors import SearchError
-from .search import terms_lookup
+from .search import mlt_items, terms_lookup
 from .search.cursor_phase import CursorOps
 from .search.phases import SearchPath
 from .search.request import SearchRequest
@@ -283,6 +283,7 @@ class Coordinator:
         """One search (``search/phases.py``); ``snapshot`` None means a top-level search, whose
         snapshot the cursors choose (point in time, scroll, page tokens)."""
         req = await self._resolve_lookups(req)
+        req = await self._resolve_like_items(req)
         if snapshot is None:
             return await self.cursor_ops.search(req)
         return await self.search_path.run(req, snapshot)
@@ -302,6 +303,21 @@ class Coordinator:
         if query is req.query and post is req.post_filter and aggs is req.aggs:
             return req
         return replace(req, query=query, post_filter=post, aggs=aggs)
+
+    async def _resolve_like_items(self, req: SearchRequest) -> SearchRequest:
+        """The request with its ``more_like_this`` documents fetched (``search/mlt_items.py``)."""
+        if not mlt_items.in_request(req):
+            return req
+        try:
+            names = [m.name for m in self.search_path.targets(req)]
+        except SearchError:      # the search reports it (a point in time names its own)
+            names = []
+        default = names[0] if len(names) == 1 else None
+        query = await mlt_items.resolve(req.query, self.get_doc, default)
+        post = await mlt_items.resolve(req.post_filter, self.get_doc, default)
+        named = tuple([(n, await mlt_items.resolve(q, self.get_doc, default))
+                       for n, q in req.named])
+        return replace(req, query=query, post_filter=post, named=named)
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,

@@ -72,7 +72,7 @@ def test_phrase_type_uses_slop(idx) -> None:
     ({"type": "phrase", "fuzziness": 1}, "Fuzziness not allowed for type [phrase]"),
     ({"type": "phrase_prefix", "fuzziness": 1},
      "Fuzziness not allowed for type [phrase_prefix]"),
-    ({"type": "cross_fields"}, "[multi_match] type [cross_fields] is not supported"),
+    ({"type": "cross_fields", "fuzziness": 1}, "Fuzziness not allowed for type [cross_fields]"),
     ({"fuzziness": "AUTO"}, "[multi_match] [fuzziness] is not supported by this server"),
     ({"type": "phrase", "zero_terms_query": "all"}, "[zero_terms_query] all with type [phrase]"),
 ])

@@ -83,13 +83,27 @@ def idf(doc_freq: int, doc_count: int) -> float:
     return float(np.float32(np.log(1.0 + (doc_count - doc_freq + 0.5) / (doc_freq + 0.5))))
 
 
+@dataclass(frozen=True)
+class PrefixTerms:
+    """A request in the statistics round: the first ``limit`` terms (in term order) of
+    ``field`` that start with ``prefix`` and occur in a visible document, with their document
+    frequencies (a phrase prefix's expansions, the same on every shard)."""
+
+    field: str
+    prefix: str
+    limit: int
+
+
 @dataclass
 class Stats:
-    """Global statistics for one search: per field, and per (field, term)."""
+    """Global statistics for one search: per field, per (field, term), the number of visible
+    documents (Lucene's ``numDocs``), and the document frequencies of prefix expansions."""
 
     doc_count: dict[str, int] = field(default_factory=dict)
     sum_ttf: dict[str, int] = field(default_factory=dict)
     doc_freq: dict[tuple[str, str], int] = field(default_factory=dict)
+    num_docs: int = 0
+    expansions: dict[PrefixTerms, dict[str, int]] = field(default_factory=dict)
 
     def add(self, other: Stats) -> None:
         for k, v in other.doc_count.items():
@@ -98,6 +112,17 @@ class Stats:
             self.sum_ttf[k] = self.sum_ttf.get(k, 0) + v
         for k2, v in other.doc_freq.items():
             self.doc_freq[k2] = self.doc_freq.get(k2, 0) + v
+        self.num_docs += other.num_docs
+        for req, terms in other.expansions.items():
+            mine = self.expansions.setdefault(req, {})
+            for t, df in terms.items():
+                mine[t] = mine.get(t, 0) + df
+
+    def expansion(self, req: PrefixTerms) -> list[tuple[str, int]]:
+        """``(term, df)`` of the first ``req.limit`` expansions over every shard: a term among
+        them is among the first ``limit`` of each shard that has it, so its count is whole."""
+        got = self.expansions.get(req, {})
+        return [(t, got[t]) for t in sorted(got)[:req.limit]]
 
     def avgdl(self, fld: str) -> float:
         dc = self.doc_count.get(fld, 0)

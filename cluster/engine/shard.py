@@ -42,7 +42,8 @@ from .query.context import Context
 from .query.explain import explain
 from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
-from .scoring import Stats
+from .scoring import PrefixTerms, Stats
+from .prefix_stats import add_prefix_terms, cut
 from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
                       release_free_memory)
 from .sorting import compare_rows
@@ -325,18 +326,33 @@ class ShardCore(Merging):
     def term_stats(self, fields: list[str], terms: list[tuple[str, str]],
                    generation: int | None = None, cancel: Cancellation | None = None
                    ) -> tuple[Stats, int]:
-        """Local statistics over the snapshot's visible documents (summed by the coordinator).
+        """Local statistics over the snapshot's visible documents (summed by the coordinator);
+        ``terms`` may hold ``PrefixTerms`` requests (``prefix_stats.py``).
 
         Per-segment figures are cached forever: what a generation sees never changes.
         """
         gen = self.generation if generation is None else generation
         st = Stats()
         cancel = cancel or Cancellation()
+        prefixes = [t for t in terms if isinstance(t, PrefixTerms)]
+        pairs = [t for t in terms if not isinstance(t, PrefixTerms)]
         for seg in self.segments:
             cancel.check()
             for where, cols, vis in doc_sets(seg, seg.visible(gen)):
-                self._add_stats(st, seg, gen, where, cols, vis, fields, terms)
+                self._add_stats(st, seg, gen, where, cols, vis, fields, pairs)
+                st.num_docs += self._visible_count(seg, gen, where, vis)
+                for req in prefixes:
+                    add_prefix_terms(st, req, cols, vis)
+        cut(st)
         return st, gen
+
+    def _visible_count(self, seg: Segment, gen: int, where: str, vis: np.ndarray) -> int:
+        """Lucene's ``numDocs`` share of one document set (cached like the field figures)."""
+        key = (seg.uid, gen, None, where)
+        got = self._stats_cache.get(key)
+        if got is None:
+            got = self._stats_cache[key] = int(vis.sum())
+        return got
 
     def _add_stats(self, st: Stats, seg: Segment, gen: int, where: str, cols: dict[str, Any],
                    vis: np.ndarray, fields: list[str], terms: list[tuple[str, str]]) -> None:

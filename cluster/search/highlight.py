@@ -21,6 +21,8 @@ import orjson
 
 from ..engine.mapping import Mapping
 from ..engine.query import nodes as Q
+from ..engine.query.cross_fields import CrossFieldsGroup
+from ..engine.query.more_like_this import MoreLikeThis
 from ..engine.query.dsl import parse_query
 from ..engine.query.parse_helpers import token_name
 from ..engine.query.rewrite import analyze_for, expand, query_text
@@ -231,6 +233,13 @@ def _walk(q: Q.Query, path: str, mapping: Mapping, strict: bool, m: FieldMatcher
     if isinstance(q, Q.ConstantScore):
         _walk(q.filter, path, mapping, strict, m)
         return
+    if isinstance(q, CrossFieldsGroup):
+        if not strict or any(f == path for f, _ in q.fields):
+            m.terms.update(q.terms)
+        return
+    if isinstance(q, MoreLikeThis):     # its terms are chosen on the shards
+        raise IllegalArgument("[highlight] of a [more_like_this] query is not supported by "
+                              "this server")
     qfield = getattr(q, "field", None)
     if qfield is None or (strict and qfield != path):
         return

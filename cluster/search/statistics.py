@@ -9,9 +9,11 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ..engine.query.nodes import Bool, MatchAll, Query
-from ..engine.query.rewrite import scoring_terms
-from ..engine.scoring import Stats
+from ..engine.query.nodes import (Bool, MatchAll, MatchPhrase, MultiMatch, Query,
+                                  QueryString)
+from ..engine.query.more_like_this import MoreLikeThis
+from ..engine.query.rewrite import scoring_terms, walk
+from ..engine.scoring import PrefixTerms, Stats
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import ShardQuery
 from ..indices.catalog import IndexMeta
@@ -46,6 +48,7 @@ class Statistics:
         searches always count.
         """
         query = stats_query(req)
+        scoring = scoring or needs_statistics(query, [m for _, m, _, _ in shard_list])
         if prof is not None or req.search_type == "query_then_fetch" or not scoring \
                 or isinstance(query, MatchAll):
             stats, gens = await self._count(shard_list, query, scoring, snapshot,
@@ -79,11 +82,8 @@ class Statistics:
         gens: dict[tuple[str, int], int] = dict(snapshot or {})
         if not scoring or isinstance(query, MatchAll):
             return None, gens
-        per_index_terms = {}
-        for _, m, _, _ in shard_list:
-            if m.name not in per_index_terms:
-                terms = scoring_terms(query, m.mapping)
-                per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
+        per_index_terms = {m.name: stats_request(scoring_terms(query, m.mapping))
+                           for _, m, _, _ in shard_list}
         if not any(t for _, t in per_index_terms.values()):
             return None, gens
         # at most half the time left: a shard too slow here is left out of the statistics
@@ -107,9 +107,8 @@ class Statistics:
 
     async def _local(self, ref: Any, query: Query, meta: IndexMeta, gen: int | None,
                      deadline: float | None = None) -> Stats:
-        terms = scoring_terms(query, meta.mapping)
-        st, _ = await self.shards.term_stats(ref, sorted({f for f, _ in terms}), sorted(terms),
-                                             gen, deadline)
+        fields, terms = stats_request(scoring_terms(query, meta.mapping))
+        st, _ = await self.shards.term_stats(ref, fields, terms, gen, deadline)
         return st
 
     async def per_shard(self, shard_list: list[Any], queries: list[ShardQuery],
@@ -124,8 +123,35 @@ class Statistics:
             q.stats = o.value if o.ok else None
 
 
+def stats_request(terms: set[Any]) -> tuple[list[str], list[Any]]:
+    """``(fields, terms)`` for a shard's ``term_stats``, in a stable order: the ``(field,
+    term)`` pairs, then the prefix expansions asked for (``PrefixTerms``)."""
+    pairs = sorted(t for t in terms if not isinstance(t, PrefixTerms))
+    prefixes = sorted((t for t in terms if isinstance(t, PrefixTerms)),
+                      key=lambda p: (p.field, p.prefix, p.limit))
+    fields = sorted({f for f, _ in pairs} | {p.field for p in prefixes})
+    return fields, [*pairs, *prefixes]
+
+
+def needs_statistics(query: Query, metas: list[Any]) -> bool:
+    """Whether the query's *matches* depend on the statistics round (a phrase prefix's
+    expansions, the terms ``more_like_this`` chooses), so that even a search that does not score gathers them."""
+    nodes = walk(query)
+    if any(isinstance(n, MoreLikeThis) for n in nodes):
+        return True
+    if not any(isinstance(n, (MatchPhrase, MultiMatch, QueryString)) for n in nodes):
+        return False         # nothing that can become a phrase prefix: no analysis
+    return any(isinstance(t, PrefixTerms) for m in metas
+               for t in scoring_terms(query, m.mapping))
+
+
 def stats_query(req: SearchRequest) -> Query:
     """The query whose terms the statistics count: the search's, and its rescore queries'
-    (scored on the shards with the same global statistics)."""
-    rescore = tuple(r.query for r in req.rescore)
-    return Bool(should=(req.query,) + rescore) if rescore else req.query
+    (scored on the shards with the same global statistics), and a ``post_filter`` whose
+    matches depend on them (``more_like_this``, phrase prefixes)."""
+    extra = tuple(r.query for r in req.rescore)
+    post = req.post_filter
+    if post is not None and any(isinstance(n, (MoreLikeThis, MultiMatch))
+                                or isinstance(n, MatchPhrase) and n.prefix for n in walk(post)):
+        extra += (post,)
+    return Bool(should=(req.query,) + extra) if extra else req.query

@@ -14,6 +14,8 @@ from ..segment import KeywordField, Segment, TextField
 from .context import Context
 from .explain_scoring import (explain_distance_feature, explain_function_score,
                               explain_script_score)
+from .mlt_terms import mlt_query
+from .more_like_this import MoreLikeThis
 from .matching import (evaluate, match_terms, phrase_freq_column, phrase_terms, phrase_weight,
                        term_scores, term_weight)
 from .rewrite import analyze_for, query_text
@@ -123,6 +125,8 @@ def _explain(q: Q.Query, seg: Segment, doc: int, ctx: Context) -> Explanation:
         if ft is not None and ft.kind == "text" and isinstance(fd, TextField) \
                 and (len(terms) > 1 or q.prefix):
             return _phrase_explanation(q, ft, fd, terms, value, seg, doc, ctx)
+    if isinstance(q, MoreLikeThis):     # the term queries it stands for
+        return _explain(mlt_query(q, ctx.mapping, ctx.stats), seg, doc, ctx)
     if isinstance(q, Q.Bool):
         return _bool_explanation(q, value, seg, doc, ctx)
     if isinstance(q, Q.DisMax):
@@ -216,7 +220,7 @@ def _term_explanation(fname: str, term: str, boost: float, seg: Segment, doc: in
 def _phrase_explanation(q: Q.MatchPhrase, ft: FieldType, fd: TextField, terms: list[str],
                         value: float, seg: Segment, doc: int, ctx: Context) -> Explanation:
     assert ctx.stats is not None
-    freq = float(phrase_freq_column(phrase_terms(q, ft, fd), fd, q.slop, seg.n)[doc])
+    freq = float(phrase_freq_column(phrase_terms(q, ft, fd, ctx.stats), fd, q.slop, seg.n)[doc])
     _, total_idf, parts = phrase_weight(q, terms, ctx)
     idf_x = _x(total_idf, "idf, sum of:", [_idf_explanation(i, df, dc) for _, i, df, dc in parts])
     score_x = _score_explanation(value, freq, q.boost, idf_x,

@@ -35,10 +35,13 @@ from .intervals_dsl import Intervals
 from .spans import Span, evaluate_span
 from .combined_fields import CombinedFields
 from .combined_scoring import evaluate_combined
+from .cross_fields import CrossFieldsGroup, evaluate_cross_fields
+from .more_like_this import MoreLikeThis
+from .mlt_terms import mlt_query
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
-from ..scoring import bm25, idf, legacy_boost
+from ..scoring import PrefixTerms, Stats, bm25, idf, legacy_boost
 from ..segment import KeywordField, NumericField, Segment, TextField
 
 _SCORE = np.float32
@@ -252,13 +255,24 @@ def _combine_should(clauses: list[tuple[np.ndarray, np.ndarray]], need: int,
 
 # --- phrases ----------------------------------------------------------------------------------
 
-def phrase_terms(q: Q.MatchPhrase, ft: FieldType, fd: TextField) -> list[list[str]]:
-    """The alternatives at each phrase position (the last one expands for a phrase prefix)."""
+def phrase_terms(q: Q.MatchPhrase, ft: FieldType, fd: TextField,
+                 stats: Stats | None = None) -> list[list[str]]:
+    """The alternatives at each phrase position. A phrase prefix's last term expands to the
+    first ``max_expansions`` terms with that prefix over every shard (gathered in the
+    statistics round); without statistics, to those of this segment."""
     terms = analyze_for(ft, q.text, q.analyzer)
     out = [[t] for t in terms]
     if q.prefix and out:
-        out[-1] = fd.postings.terms_with_prefix(terms[-1])[:50] or [terms[-1]]
+        if stats is not None and prefix_request(q, terms) in stats.expansions:
+            out[-1] = [t for t, _ in stats.expansion(prefix_request(q, terms))] or [terms[-1]]
+        else:
+            out[-1] = fd.postings.terms_with_prefix(terms[-1])[:q.max_expansions] \
+                or [terms[-1]]
     return out
+
+
+def prefix_request(q: Q.MatchPhrase, terms: list[str]) -> PrefixTerms:
+    return PrefixTerms(q.field, terms[-1], q.max_expansions)
 
 
 def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
@@ -267,6 +281,8 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
         return no_match(seg)
     terms = analyze_for(ft, q.text, q.analyzer)
     if not terms:
+        if q.zero_terms_query == "all":
+            return constant(np.ones(seg.n, dtype=bool), q.boost)
         return no_match(seg)
     if ft.kind != "text" or len(terms) == 1 and not q.prefix:
         return _e_match(Q.Match(field=q.field, text=q.text, boost=q.boost, analyzer=q.analyzer),
@@ -274,7 +290,7 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
     fd = seg.fields.get(q.field)
     if not isinstance(fd, TextField):
         return no_match(seg)
-    freq = phrase_freq_column(phrase_terms(q, ft, fd), fd, q.slop, seg.n)
+    freq = phrase_freq_column(phrase_terms(q, ft, fd, ctx.stats), fd, q.slop, seg.n)
     mask = freq > 0
     scores = np.zeros(seg.n, dtype=_SCORE)
     if ctx.stats is not None and mask.any():
@@ -289,13 +305,17 @@ def _e_phrase(q: Q.MatchPhrase, seg: Segment, ctx: Context) -> tuple[np.ndarray,
 def phrase_weight(q: Q.MatchPhrase, terms: list[str],
                    ctx: Context) -> tuple[float, float, list[tuple[str, float, int, int]]]:
     """(boost * sum of idf, sum of idf, per term (term, idf, df, N)), as Lucene's
-    ``idfExplain`` for several terms (summed in double, rounded to float)."""
+    ``idfExplain`` for several terms (summed in double, rounded to float). A phrase prefix is
+    Lucene's ``MultiPhraseQuery``: every expansion of its last term adds its own idf."""
     assert ctx.stats is not None
     dc = ctx.stats.doc_count.get(q.field, 0)
     parts = []
     for t in terms[:-1] if q.prefix else terms:
         df = ctx.stats.doc_freq.get((q.field, t), 0)
         parts.append((t, idf(df, dc), df, dc))
+    if q.prefix:
+        parts += [(t, idf(df, dc), df, dc)
+                  for t, df in ctx.stats.expansion(prefix_request(q, terms))]
     total = float(np.float32(sum(p[1] for p in parts)))
     return float(legacy_boost(q.boost) * np.float32(total)), total, parts
 
@@ -504,5 +524,7 @@ _EVAL: dict[type, Any] = {
     Intervals: evaluate_intervals,
     Span: evaluate_span,
     CombinedFields: evaluate_combined,
+    CrossFieldsGroup: evaluate_cross_fields,
+    MoreLikeThis: lambda q, seg, ctx: evaluate(mlt_query(q, ctx.mapping, ctx.stats), seg, ctx),
     **function_score.evaluators(evaluate),
 }

@@ -42,6 +42,8 @@ class MatchPhrase(Query):
     slop: int = 0
     analyzer: str | None = None
     prefix: bool = False
+    max_expansions: int = 50          # the last term's expansions, with ``prefix``
+    zero_terms_query: str = "none"    # ``all``: no terms left after analysis matches all
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class MultiMatch(Query):
     lenient: bool | None = None
     slop: int = 0
     zero_terms_query: str = "none"
+    max_expansions: int = 50
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,22 @@ def zero_terms_option(value: Any) -> str:
     return z
 
 
+#: the most expansions of a phrase prefix we gather (each travels in the statistics round)
+MAX_EXPANSIONS = 10_000
+
+
+def max_expansions_option(name: str, value: Any) -> int:
+    """``max_expansions``: not negative (Elasticsearch's check); 0 expands to one term, as
+    Elasticsearch's ``MultiPhrasePrefixQuery`` does; above ``MAX_EXPANSIONS`` refused."""
+    n = int_option(name, "max_expansions", value)
+    if n < 0:
+        raise IllegalArgument("No negative maxExpansions allowed.")
+    if n > MAX_EXPANSIONS:
+        raise IllegalArgument(f"[{name}] [max_expansions] above {MAX_EXPANSIONS} is not "
+                              "supported by this server")
+    return max(n, 1)
+
+
 def _p_match(body: dict[str, Any], st: ParseState) -> Query:
     fname, o = field_query("match", body, ("query",), _MATCH_OPTS)
     if o.get("query") is None:
@@ -55,8 +71,12 @@ def _p_match_phrase(body: dict[str, Any], st: ParseState, prefix: bool = False) 
     slop = int_option(name, "slop", o.get("slop", 0))
     if slop < 0:
         raise IllegalArgument("No negative slop allowed.")
+    if "max_expansions" in o and not prefix:
+        raise ParsingError("[match_phrase] query does not support [max_expansions]")
     return MatchPhrase(field=require_field(fname), text=o["query"], slop=slop,
                        analyzer=o.get("analyzer"), prefix=prefix,
+                       max_expansions=max_expansions_option(name, o.get("max_expansions", 50)),
+                       zero_terms_query=zero_terms_option(o.get("zero_terms_query", "none")),
                        boost=float_option(name, "boost", o.get("boost", 1.0)))
 
 
@@ -108,9 +128,6 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
         raise IllegalArgument("No negative slop allowed.")
     if "fuzziness" in body and mtype in ("cross_fields", "phrase", "phrase_prefix"):
         raise ParsingError(f"Fuzziness not allowed for type [{mtype}]")
-    if mtype == "cross_fields":
-        raise IllegalArgument("[multi_match] type [cross_fields] is not supported by this "
-                              "server")
     refuse_fuzzy("multi_match", body)
     zero_terms = zero_terms_option(body.get("zero_terms_query", "none"))
     if zero_terms == "all" and mtype in ("phrase", "phrase_prefix", "bool_prefix"):
@@ -129,6 +146,8 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
                       lenient=None if "lenient" not in body else
                       bool_option("multi_match", "lenient", body["lenient"]),
                       slop=slop, zero_terms_query=zero_terms,
+                      max_expansions=max_expansions_option("multi_match",
+                                                           body.get("max_expansions", 50)),
                       boost=float_option("multi_match", "boost", body.get("boost", 1.0)))
 
 

@@ -14,11 +14,15 @@ from . import nodes as Q
 from . import score_nodes as S
 from ..analysis import get_analyzer
 from ..field_alias import resolve_query
+from ..scoring import PrefixTerms
 from ..mapping import FieldType, Mapping
 from .nested_query import check_path
 from .bool_prefix import MatchBoolPrefix
 from .spans import Span, span_terms
 from .combined_fields import CombinedFields
+from .cross_fields import CrossFieldsGroup, cross_fields_query
+from .more_like_this import MoreLikeThis
+from .mlt_terms import candidates
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -60,7 +64,25 @@ def query_text(value: Any) -> str:
 def scoring_terms(q: Q.Query, mapping: Mapping) -> set[tuple[str, str]]:
     """Every (field, term) whose document frequency the scores of ``q`` depend on."""
     out: set[tuple[str, str]] = set()
-    _collect(expand(q, mapping), mapping, out)
+    expanded = expand(q, mapping)
+    _collect(expanded, mapping, out)
+    for node in walk(expanded):      # what decides matches, even where nothing scores
+        if isinstance(node, MoreLikeThis):
+            out.update(candidates(node, mapping))
+        elif isinstance(node, Q.MatchPhrase) and node.prefix:
+            out.update(phrase_prefix_terms(node, mapping.get(node.field)))
+    return out
+
+
+def walk(q: Any) -> list[Any]:
+    """Every query node in the tree (any dataclass child that is a query)."""
+    out = [q]
+    if dataclasses.is_dataclass(q):
+        for f in dataclasses.fields(q):
+            v = getattr(q, f.name)
+            for child in v if isinstance(v, tuple) else (v,):
+                if isinstance(child, (Q.Query, S.FilterFunction)):
+                    out += walk(child)
     return out
 
 
@@ -70,6 +92,8 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if ft is not None and ft.kind in ("text", "keyword") and not q.case_insensitive \
                 and ft.type != "ip":
             out.add((q.field, query_text(q.value)))
+    elif isinstance(q, Q.MatchPhrase) and q.prefix:
+        out.update(phrase_prefix_terms(q, mapping.get(q.field)))
     elif isinstance(q, (Q.Match, Q.MatchPhrase)):
         ft = mapping.get(q.field)
         if ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
@@ -82,6 +106,10 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if fields:
             terms = analyze_for(mapping.get(fields[0]), q.text)
             out.update((f, t) for f in fields for t in terms)
+    elif isinstance(q, MoreLikeThis):
+        out.update(candidates(q, mapping))
+    elif isinstance(q, CrossFieldsGroup):
+        out.update((f, t) for f, _ in q.fields for t in q.terms)
     elif isinstance(q, Q.Bool):
         for sub in q.must + q.should:
             _collect(sub, mapping, out)
@@ -92,6 +120,17 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         _collect(q.query, mapping, out)
     elif isinstance(q, (S.FunctionScore, S.ScriptScore)):
         _collect(q.query, mapping, out)
+
+
+def phrase_prefix_terms(q: Q.MatchPhrase, ft: FieldType | None) -> list[Any]:
+    """A phrase prefix's statistics: its leading terms, and its last term's expansions."""
+    if ft is None or ft.kind not in ("text", "keyword") or ft.type == "ip":
+        return []
+    terms = analyze_for(ft, q.text, q.analyzer)
+    if not terms:
+        return []
+    return [(q.field, t) for t in terms[:-1]] + [PrefixTerms(q.field, terms[-1],
+                                                             q.max_expansions)]
 
 
 _LOWERCASING = {"standard", "default", "simple"}
@@ -160,10 +199,13 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             fields.extend((f, fb) for f in resolve_fields(pat, mapping))
         if not fields:
             return Q.MatchNone()
+        if q.type == "cross_fields":
+            return cross_fields_query(q, fields, mapping, lenient, analyze_for)
         if q.type in ("phrase", "phrase_prefix"):
             subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
                                                  analyzer=q.analyzer, slop=q.slop,
-                                                 prefix=q.type == "phrase_prefix")
+                                                 prefix=q.type == "phrase_prefix",
+                                                 max_expansions=q.max_expansions)
                                    for f, fb in fields]
         elif q.type == "bool_prefix":
             subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
