@@ -14,8 +14,11 @@ so one shard and eight shards compute bit-identical scores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from .query.fuzzy import merge_candidates
 
 K1 = 1.2
 B = 0.75
@@ -90,6 +93,8 @@ class Stats:
     doc_count: dict[str, int] = field(default_factory=dict)
     sum_ttf: dict[str, int] = field(default_factory=dict)
     doc_freq: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: per fuzzy term (``query/fuzzy.FuzzySpec``): its candidates, ``{term: (edits, df)}``
+    fuzzy: dict[Any, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
     def add(self, other: Stats) -> None:
         for k, v in other.doc_count.items():
@@ -98,6 +103,8 @@ class Stats:
             self.sum_ttf[k] = self.sum_ttf.get(k, 0) + v
         for k2, v in other.doc_freq.items():
             self.doc_freq[k2] = self.doc_freq.get(k2, 0) + v
+        for spec, found in other.fuzzy.items():
+            merge_candidates(self.fuzzy.setdefault(spec, {}), found.items())
 
     def avgdl(self, fld: str) -> float:
         dc = self.doc_count.get(fld, 0)

@@ -38,6 +38,8 @@ from .mapping import Mapping
 from .nested import doc_sets
 from .query.context import Context
 from .query.explain import explain
+from .query.fuzzy import FuzzySpec
+from .query.fuzzy_query import candidates_stats, keep_local_top
 from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import Stats
@@ -322,6 +324,7 @@ class ShardCore(Merging):
                    generation: int | None = None, cancel: Cancellation | None = None
                    ) -> tuple[Stats, int]:
         """Local statistics over the snapshot's visible documents (summed by the coordinator).
+        ``terms`` may hold fuzzy terms (``FuzzySpec``): their best candidates are counted.
 
         Per-segment figures are cached forever: what a generation sees never changes.
         """
@@ -332,6 +335,7 @@ class ShardCore(Merging):
             cancel.check()
             for where, cols, vis in doc_sets(seg, seg.visible(gen)):
                 self._add_stats(st, seg, gen, where, cols, vis, fields, terms)
+        keep_local_top(st)
         return st, gen
 
     def _add_stats(self, st: Stats, seg: Segment, gen: int, where: str, cols: dict[str, Any],
@@ -360,7 +364,11 @@ class ShardCore(Merging):
                 self._stats_cache[key] = got
             st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
             st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
-        for f, t in terms:
+        for item in terms:
+            if isinstance(item, FuzzySpec):   # a fuzzy term: its candidates, counted
+                candidates_stats(st, item, cols.get(item.field), vis)
+                continue
+            f, t = item
             fd = cols.get(f)
             if not isinstance(fd, (TextField, KeywordField)):
                 continue

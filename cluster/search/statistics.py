@@ -83,7 +83,7 @@ class Statistics:
         for _, m, _, _ in shard_list:
             if m.name not in per_index_terms:
                 terms = scoring_terms(query, m.mapping)
-                per_index_terms[m.name] = (sorted({f for f, _ in terms}), sorted(terms))
+                per_index_terms[m.name] = (sorted({t[0] for t in terms}), sorted(terms))
         if not any(t for _, t in per_index_terms.values()):
             return None, gens
         # at most half the time left: a shard too slow here is left out of the statistics
@@ -108,7 +108,7 @@ class Statistics:
     async def _local(self, ref: Any, query: Query, meta: IndexMeta, gen: int | None,
                      deadline: float | None = None) -> Stats:
         terms = scoring_terms(query, meta.mapping)
-        st, _ = await self.shards.term_stats(ref, sorted({f for f, _ in terms}), sorted(terms),
+        st, _ = await self.shards.term_stats(ref, sorted({t[0] for t in terms}), sorted(terms),
                                              gen, deadline)
         return st
 

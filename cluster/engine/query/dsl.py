@@ -18,6 +18,7 @@ from . import parse_full_text, parse_scoring, parse_term_level
 from .nested_query import parse_nested
 from .bool_prefix import parse_match_bool_prefix
 from .combined_fields import parse_combined_fields
+from .fuzzy_query import parse_fuzzy
 from .intervals_dsl import parse_intervals
 from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
@@ -220,6 +221,7 @@ _PARSERS = {
     "intervals": parse_intervals,
     "match_bool_prefix": parse_match_bool_prefix,
     "combined_fields": parse_combined_fields,
+    "fuzzy": parse_fuzzy,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
     **parse_scoring.parsers(_parse),
 }

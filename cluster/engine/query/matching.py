@@ -35,6 +35,7 @@ from .intervals_dsl import Intervals
 from .spans import Span, evaluate_span
 from .combined_fields import CombinedFields
 from .combined_scoring import evaluate_combined
+from .fuzzy_query import evaluate_fuzzy
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -496,6 +497,7 @@ _EVAL: dict[type, Any] = {
     Q.Prefix: _e_prefix,
     Q.Wildcard: _e_wildcard,
     Q.Regexp: _e_regexp,
+    Q.Fuzzy: evaluate_fuzzy,
     Q.Bool: _e_bool,
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,

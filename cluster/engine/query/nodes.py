@@ -6,6 +6,7 @@ in ``matching.py``, from the index's mapping.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import field as _field
 from typing import Any
 
 
@@ -25,6 +26,19 @@ class MatchNone(Query):
 
 
 @dataclass(frozen=True)
+class FuzzyOptions:
+    """How a fuzzy term expands (``fuzzy_query.py``): ``fuzziness`` as written (``AUTO``,
+    ``AUTO:3,6``, 0, 1, 2), the shared prefix, how many expansions, swaps as one edit, and
+    the rewrite (None: Lucene's default, the top terms with blended frequencies)."""
+
+    fuzziness: Any = "AUTO"
+    prefix_length: int = 0
+    max_expansions: int = 50
+    transpositions: bool = True
+    rewrite: str | None = None
+
+
+@dataclass(frozen=True)
 class Match(Query):
     field: str = ""
     text: Any = None
@@ -33,6 +47,7 @@ class Match(Query):
     analyzer: str | None = None
     zero_terms_query: str = "none"
     lenient: bool = False
+    fuzzy: FuzzyOptions | None = None     # each analysed term as a fuzzy term
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,7 @@ class MultiMatch(Query):
     lenient: bool | None = None
     slop: int = 0
     zero_terms_query: str = "none"
+    fuzzy: FuzzyOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -63,6 +79,15 @@ class Term(Query):
     field: str = ""
     value: Any = None
     case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Fuzzy(Query):
+    """A term and the dictionary terms within its edit distance (``fuzzy_query.py``)."""
+
+    field: str = ""
+    value: str = ""
+    options: FuzzyOptions = _field(default_factory=FuzzyOptions)
 
 
 @dataclass(frozen=True)
@@ -148,6 +173,7 @@ class QueryString(Query):
     lenient: bool = False
     analyzer: str | None = None
     minimum_should_match: Any = None
+    fuzzy: FuzzyOptions = field(default_factory=FuzzyOptions)   # term~ and term~N
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError
-from .bool_prefix import refuse_fuzzy
+from .bool_prefix import fuzzy_of
+from .fuzzy_query import QUERY_STRING_KEYS, fuzzy_options
 from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
 from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
                             is_value, require_field, text_value, token_name)
@@ -36,13 +37,12 @@ def _p_match(body: dict[str, Any], st: ParseState) -> Query:
     fname, o = field_query("match", body, ("query",), _MATCH_OPTS)
     if o.get("query") is None:
         raise ParsingError("No text specified for text query")
-    if str(o.get("fuzziness", "0")) not in ("0", "0.0"):   # an edit distance: not built here
-        raise IllegalArgument("[match] [fuzziness] is not supported by this server")
     return Match(field=require_field(fname), text=o["query"],
                  operator=operator_option(o.get("operator", "or")),
                  minimum_should_match=o.get("minimum_should_match"), analyzer=o.get("analyzer"),
                  zero_terms_query=zero_terms_option(o.get("zero_terms_query", "none")),
                  lenient=bool_option("match", "lenient", o.get("lenient", False)),
+                 fuzzy=fuzzy_of("match", o),
                  boost=float_option("match", "boost", o.get("boost", 1.0)))
 
 
@@ -111,7 +111,6 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
     if mtype == "cross_fields":
         raise IllegalArgument("[multi_match] type [cross_fields] is not supported by this "
                               "server")
-    refuse_fuzzy("multi_match", body)
     zero_terms = zero_terms_option(body.get("zero_terms_query", "none"))
     if zero_terms == "all" and mtype in ("phrase", "phrase_prefix", "bool_prefix"):
         raise IllegalArgument(f"[multi_match] [zero_terms_query] all with type [{mtype}] is "
@@ -129,6 +128,7 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
                       lenient=None if "lenient" not in body else
                       bool_option("multi_match", "lenient", body["lenient"]),
                       slop=slop, zero_terms_query=zero_terms,
+                      fuzzy=fuzzy_of("multi_match", body),
                       boost=float_option("multi_match", "boost", body.get("boost", 1.0)))
 
 
@@ -166,6 +166,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        simple=simple, lenient=bool(body.get("lenient", False)),
                        analyzer=body.get("analyzer"),
                        minimum_should_match=body.get("minimum_should_match"),
+                       fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
 
 
