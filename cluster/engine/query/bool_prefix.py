@@ -50,5 +50,5 @@ def parse_match_bool_prefix(body: dict[str, Any], st: ParseState) -> Q.Query:
 def fuzzy_of(name: str, options: dict[str, Any]) -> Q.FuzzyOptions | None:
     """The fuzzy options of a ``match``-like query: None without ``fuzziness`` (the other
     fuzzy options are checked, and change nothing then, as in Elasticsearch)."""
-    parsed = fuzzy_options(name, options, MATCH_KEYS)
+    parsed = fuzzy_options(name, options, MATCH_KEYS, builder_checks=True)
     return parsed if "fuzziness" in options else None

@@ -21,12 +21,12 @@ import numpy as np
 from rapidfuzz import process
 from rapidfuzz.distance import OSA, Levenshtein
 
-from ...errors import IllegalArgument, ParsingError
+from ...errors import IllegalArgument
 from ..postings import TermDict
 
 DEFAULT_MAX_EXPANSIONS = 50
-#: a longer fuzzy term is refused (Lucene refuses terms past its automaton's budget; a
-#: bound here keeps one distance computation cheap)
+#: a longer fuzzy term is refused before the search (``fuzzy_query.check_fuzzy``; Lucene
+#: refuses terms past its automaton's budget): one distance computation stays cheap
 MAX_TERM_LENGTH = 1024
 #: ``max_expansions`` above this is refused (Lucene's ``indices.query.bool.max_clause_count``)
 MAX_EXPANSIONS_LIMIT = 4096
@@ -76,9 +76,11 @@ def _auto_bounds(s: str, original: Any) -> tuple[int, int]:
     except ValueError:
         low = high = None
     if low is None or high is None:
-        raise ParsingError(f"failed to find low and high distance values in [{original}]")
+        raise IllegalArgument("failed to find low and high distance values",
+                              es_type="parse_exception")
     if low < 0 or high < 0 or low > high:
-        raise IllegalArgument(f"Invalid AUTO fuzziness bounds [{original}]")
+        raise IllegalArgument("fuzziness wrongly configured, must be: lowDistance > 0, "
+                              "highDistance > 0 and lowDistance <= highDistance ")
     return low, high
 
 
@@ -86,11 +88,6 @@ def check_fuzziness(fuzziness: Any) -> None:
     """Refuse a malformed ``fuzziness`` when the query is parsed (its distance is only
     known once the text is analysed)."""
     fuzzy_edits(fuzziness, "")
-
-
-def check_term(spec: FuzzySpec) -> None:
-    if len(spec.term) > MAX_TERM_LENGTH:
-        raise IllegalArgument(f"fuzzy term is longer than {MAX_TERM_LENGTH} characters")
 
 
 def boost(term: str, candidate: str, ed: int) -> float:
@@ -109,7 +106,6 @@ def candidates(terms: TermDict, spec: FuzzySpec) -> dict[str, int]:
 
     Cost: a bisect for the prefix, then one bit-parallel distance per term of the prefix's
     range whose length is within ``edits`` of the term's."""
-    check_term(spec)
     word, edits, plen = spec.term, spec.edits, spec.prefix_length
     if edits == 0 or plen >= len(word):   # Lucene's SingleTermsEnum: the term alone
         return {word: 0} if terms.find(word) >= 0 else {}

@@ -19,7 +19,7 @@ from ..scoring import Stats, bm25, idf, legacy_boost
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
 from .index_field import pattern_on_term_field_error
-from .fuzzy import (MAX_EXPANSIONS_LIMIT, FuzzySpec, blended_doc_freq, candidates,
+from .fuzzy import (MAX_EXPANSIONS_LIMIT, MAX_TERM_LENGTH, FuzzySpec, blended_doc_freq, candidates,
                     check_fuzziness, fuzzy_edits, merge_candidates, top_terms)
 from .nodes import Fuzzy, FuzzyOptions, Query
 from .parse_helpers import ParseState, bool_option, field_query, float_option, int_option
@@ -31,16 +31,27 @@ _CONSTANT = ("constant_score", "constant_score_boolean")
 _REFUSED = ("scoring_boolean", "constant_score_blended")
 
 
-def parse_rewrite(name: str, key: str, value: Any) -> str | None:
-    """A ``rewrite`` / ``fuzzy_rewrite`` value this server implements (None: the default)."""
-    if value is None:
-        return None
-    v = str(value)
-    if v in _CONSTANT or _TOP_TERMS.fullmatch(v):
-        return v
-    if v in _REFUSED:
-        raise IllegalArgument(f"[{name}] [{key}] [{v}] is not supported by this server")
-    raise IllegalArgument(f"Failed to parse rewrite_method [{v}]")
+def _shard_error(reason: str) -> IllegalArgument:
+    """Lucene's ``FuzzyQuery`` refuses these when each shard builds the query."""
+    return IllegalArgument(f"failed to create query: {reason}", es_type="query_shard_exception")
+
+
+def check_fuzzy(q: Fuzzy) -> None:
+    """What Lucene's ``FuzzyQuery`` and ``QueryParsers.parseRewriteMethod`` refuse, as a
+    shard-level error (checked before the search fans out)."""
+    o = q.options
+    if o.prefix_length < 0:
+        raise _shard_error("prefixLength cannot be negative.")
+    if o.max_expansions <= 0:
+        raise _shard_error("maxExpansions must be positive.")
+    if len(q.value) > MAX_TERM_LENGTH:
+        raise _shard_error(f"fuzzy term is longer than {MAX_TERM_LENGTH} characters")
+    r = o.rewrite
+    if r is None or r in _CONSTANT or _TOP_TERMS.fullmatch(r):
+        return
+    if r in _REFUSED:
+        raise IllegalArgument(f"[fuzzy] rewrite [{r}] is not supported by this server")
+    raise _shard_error(f"Failed to parse rewrite_method [{r}]")
 
 
 def rewrite_mode(options: FuzzyOptions) -> tuple[str, int]:
@@ -58,23 +69,25 @@ def rewrite_mode(options: FuzzyOptions) -> tuple[str, int]:
     return mode, max(1, min(int(m.group(2)), MAX_EXPANSIONS_LIMIT))
 
 
-def fuzzy_options(name: str, o: dict[str, Any], keys: tuple[str, str, str, str, str]
-                  ) -> FuzzyOptions:
+def fuzzy_options(name: str, o: dict[str, Any], keys: tuple[str, str, str, str, str],
+                  builder_checks: bool = False) -> FuzzyOptions:
     """The fuzzy options of ``o`` under this query's names for them (``fuzziness``,
-    prefix length, max expansions, transpositions, rewrite), checked as Lucene's
-    ``FuzzyQuery`` checks them."""
+    prefix length, max expansions, transpositions, rewrite). The match-like builders refuse
+    a bad prefix length or expansion count when parsed (``builder_checks``, in their words);
+    otherwise :func:`check_fuzzy` refuses them as each shard would."""
     fz, pl, me, tr, rw = keys
     fuzziness = o.get(fz, "AUTO")
     check_fuzziness(fuzziness)
     prefix = int_option(name, pl, o.get(pl, 0))
-    if prefix < 0:
-        raise IllegalArgument("prefixLength cannot be negative.")
     max_exp = int_option(name, me, o.get(me, 50))
-    if max_exp <= 0:
-        raise IllegalArgument("maxExpansions must be positive.")
+    if builder_checks and prefix < 0:
+        raise IllegalArgument(f"[{name}] requires prefix length to be non-negative.")
+    if builder_checks and max_exp <= 0:
+        raise IllegalArgument(f"[{name}] requires maxExpansions to be positive.")
+    rewrite = o.get(rw)
     return FuzzyOptions(fuzziness=fuzziness, prefix_length=prefix, max_expansions=max_exp,
                         transpositions=bool_option(name, tr, o.get(tr, True)),
-                        rewrite=parse_rewrite(name, rw, o.get(rw)))
+                        rewrite=None if rewrite is None else str(rewrite))
 
 
 MATCH_KEYS = ("fuzziness", "prefix_length", "max_expansions", "fuzzy_transpositions",

@@ -96,6 +96,8 @@ def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = N
     """``query_string``'s wildcard and prefix terms through the field's normalizer, as
     Elasticsearch's multi-term analysis does: lowercased on a text field whose analyzer
     lowercases (``Fo*`` finds ``fox``), left as written on keyword fields."""
+    if isinstance(q, Q.Fuzzy) and not _has_terms(mapping.get(q.field)):
+        return Q.MatchNone()     # a number or date: a query string's fuzzy term finds nothing
     if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Fuzzy)):
         ft = mapping.get(q.field)
         name = analyzer or (ft.search_analyzer or ft.analyzer if ft is not None else None)
@@ -112,6 +114,10 @@ def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = N
         return dataclasses.replace(q, queries=tuple(normalize_multi_terms(s, mapping, analyzer)
                                                     for s in q.queries))
     return q
+
+
+def _has_terms(ft: FieldType | None) -> bool:
+    return ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip"
 
 
 def _lenient(q: Q.Query) -> Q.Query:
