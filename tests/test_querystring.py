@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from shardsearch.cluster.errors import IllegalArgument, ParsingError, TooManyClauses
-from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Match, MatchAll,
-                                                    MatchNone, MatchPhrase, Prefix, QueryString,
-                                                    Range, Wildcard)
+from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions,
+                                                    Match, MatchAll, MatchNone, MatchPhrase,
+                                                    Prefix, QueryString, Range, Wildcard)
 from shardsearch.cluster.engine.query.query_string import expand_query_string
 
 ALL = [("*", 1.0)]
@@ -218,11 +218,13 @@ def test_the_query_string_boost_applies_to_the_whole_query():
     assert qs("a b", boost=2.0) == Bool(should=(m("a"), m("b")), boost=2.0)
 
 
-def test_term_fuzziness_is_refused_not_dropped():
-    assert qs("fox~0") == m("fox")
-    for text in ("fox~", "fox~1^2"):
-        with pytest.raises(IllegalArgument, match="fuzzy term"):
-            qs(text)
+def test_term_tilde_is_a_fuzzy_term_with_the_query_fuzziness_or_its_own():
+    assert qs("fox~", fuzzy=FuzzyOptions(fuzziness=1, prefix_length=2)) == \
+        Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=1, prefix_length=2))
+    assert qs("fox~0") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness="0"))
+    assert qs("fox~1^2") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness="1"),
+                                  boost=2.0)
+    assert qs("fo*~1") == Prefix(field="*", value="fo")   # a wildcard term is not fuzzy
 
 
 # --------------------------------------------------------------------------- wildcards
@@ -410,10 +412,11 @@ def test_simple_parentheses_group_clauses():
     assert sqs("(a | b) + c") == Bool(must=(Bool(should=(m("a"), m("b"))), m("c")))
 
 
-def test_simple_fuzziness_is_refused_not_dropped():
+def test_simple_term_tilde_is_a_fuzzy_term_of_n_edits_or_two():
     assert sqs("fox~0") == m("fox")
-    with pytest.raises(IllegalArgument, match="fuzzy term"):
-        sqs("fox~2")
+    assert sqs("fox~1.5") == m("fox")          # not an integer: no edits, as Lucene
+    assert sqs("fox~1") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=1))
+    assert sqs("fox~") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=2))
 
 
 def test_simple_field_syntax_is_plain_text():
