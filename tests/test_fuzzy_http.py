@@ -106,3 +106,10 @@ def test_the_expanded_terms_are_highlighted(both) -> None:
 def test_what_is_not_built_or_not_allowed_is_refused_by_name(both, query, status, text) -> None:
     r = both.post("/three/_search", json={"query": query})
     assert r.status_code == status and text in r.text, r.text
+
+
+def test_a_search_sorted_by_a_field_keeps_the_same_expansions(both) -> None:
+    query = {"fuzzy": {"t": {"value": "zat", "max_expansions": 2}}}
+    for index in ("one", "three"):
+        r = both.post(f"/{index}/_search", json={"query": query, "sort": [{"n": "desc"}]})
+        assert [h["_id"] for h in r.json()["hits"]["hits"]] == ["1", "0"]

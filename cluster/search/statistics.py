@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..engine.query.fuzzy import FuzzySpec
 from ..engine.query.nodes import Bool, MatchAll, Query
 from ..engine.query.rewrite import scoring_terms
 from ..engine.scoring import Stats
@@ -46,6 +47,7 @@ class Statistics:
         searches always count.
         """
         query = stats_query(req)
+        scoring = scoring or _chooses_fuzzy_terms(query, shard_list)
         if prof is not None or req.search_type == "query_then_fetch" or not scoring \
                 or isinstance(query, MatchAll):
             stats, gens = await self._count(shard_list, query, scoring, snapshot,
@@ -122,6 +124,19 @@ class Statistics:
                                for _, m, sid, ref in shard_list], deadline)
         for q, o in zip(queries, local):
             q.stats = o.value if o.ok else None
+
+
+def _chooses_fuzzy_terms(query: Query, shard_list: list[Any]) -> bool:
+    """Whether ``query`` holds a fuzzy term whose kept expansions are chosen over every shard:
+    then even a search that does not score gathers statistics, so it matches what the same
+    search sorted by score matches."""
+    seen = set()
+    for _, m, _, _ in shard_list:
+        if m.name not in seen:
+            seen.add(m.name)
+            if any(isinstance(t, FuzzySpec) for t in scoring_terms(query, m.mapping)):
+                return True
+    return False
 
 
 def stats_query(req: SearchRequest) -> Query:
