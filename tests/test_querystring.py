@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shardsearch.cluster.errors import IllegalArgument, ParsingError, TooManyClauses
+from shardsearch.cluster.errors import ParsingError, TooManyClauses
 from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions,
                                                     Match, MatchAll, MatchNone, MatchPhrase,
                                                     Prefix, QueryString, Range, Wildcard)
