@@ -97,6 +97,8 @@ def test_the_expanded_terms_are_highlighted(both) -> None:
     ({"fuzzy": {"n": {"value": 3}}}, 400,
      "Can only use fuzzy queries on keyword and text fields - not on [n] which is of type "
      "[integer]"),
+    ({"match": {"n": {"query": 3, "fuzziness": 1}}}, 400,
+     "Can only use fuzzy queries on keyword and text fields - not on [n]"),
     ({"multi_match": {"query": "cat", "fields": ["t"], "type": "phrase", "fuzziness": 1}}, 400,
      "Fuzziness not allowed for type [phrase]"),
     ({"match": {"t": {"query": "cat", "fuzziness": 1, "max_expansions": 0}}}, 400,

@@ -41,7 +41,7 @@ def check_clause_limits(q: Q.Query, mapping: Mapping,
     expanded = expand(q, mapping)
     _check_regex_length(expanded, max_regex_length)
     _check_terms_count(expanded, max_terms_count)
-    _check_fuzzy(expanded)
+    _check_fuzzy(expanded, mapping)
     leaves = _count_leaves(expanded, mapping, max_clauses)
     if leaves > max_clauses:
         raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
@@ -49,11 +49,17 @@ def check_clause_limits(q: Q.Query, mapping: Mapping,
     return leaves
 
 
-def _check_fuzzy(q: Q.Query) -> None:
+def _check_fuzzy(q: Q.Query, mapping: Mapping) -> None:
+    """Fuzzy terms (a ``match`` with ``fuzziness`` included) as every shard would refuse
+    them, before any shard is asked."""
     if isinstance(q, Q.Fuzzy):
         check_fuzzy(q)
+        err = pattern_on_term_field_error(q, mapping.get(q.field))
+        if err is not None:
+            raise IllegalArgument(f"failed to create query: {err}",
+                                  es_type="query_shard_exception")
     for sub in _children(q):
-        _check_fuzzy(sub)
+        _check_fuzzy(sub, mapping)
 
 
 def _check_regex_length(q: Q.Query, limit: int) -> None:
