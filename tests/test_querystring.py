@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from shardsearch.cluster.errors import ParsingError, TooManyClauses
+from shardsearch.cluster.errors import ParsingError, SearchError, TooManyClauses
+from shardsearch.cluster.engine.query.parse_full_text import simple_flags
 from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions,
                                                     Match, MatchAll, MatchNone, MatchPhrase,
                                                     Prefix, QueryString, Range, Wildcard)
@@ -479,3 +480,17 @@ def test_minimum_should_match_applies_to_the_top_level_boolean_of_query_string()
 
 def test_minimum_should_match_leaves_a_single_clause_alone():
     assert sqs("a", minimum_should_match=2) == m("a")
+
+
+def test_simple_flags_without_fuzzy_keep_the_tilde_in_the_term():
+    assert sqs("fox~1", fuzzy_operator=False) == m("fox~1")
+    assert simple_flags("ALL") and simple_flags(-1) and simple_flags("")
+    assert not simple_flags("AND|OR|NOT|PREFIX|PHRASE|PRECEDENCE|ESCAPE|WHITESPACE|NEAR|SLOP")
+    assert not simple_flags(0x3FF & ~256)
+
+
+def test_simple_flags_that_turn_off_other_operators_are_refused_by_name():
+    with pytest.raises(SearchError, match=r"\[simple_query_string\] \[flags\]"):
+        simple_flags("OR|AND")
+    with pytest.raises(SearchError, match=r"Unknown simple_query_string flag \[BOGUS\]"):
+        simple_flags("ALL|BOGUS")

@@ -106,6 +106,10 @@ QUERY_STRING = [
     {"simple_query_string": {"query": "dgo~1 quikc~", "fields": ["title"]}},
     {"simple_query_string": {"query": "catalgo~2", "fields": ["title", "body"],
                              "fuzzy_max_expansions": 2, "fuzzy_prefix_length": 2}},
+    {"simple_query_string": {"query": "dgo~1 cat~1", "fields": ["title"], "flags": "ALL"}},
+    {"simple_query_string": {"query": "dgo~1 cat~1", "fields": ["title"],
+                             "flags": "AND|OR|NOT|PREFIX|PHRASE|PRECEDENCE|ESCAPE|WHITESPACE|"
+                                      "NEAR|SLOP"}},
     {"intervals": {"body": {"fuzzy": {"term": "dgo", "fuzziness": 1}}}},
 ]
 

@@ -174,6 +174,7 @@ class QueryString(Query):
     analyzer: str | None = None
     minimum_should_match: Any = None
     fuzzy: FuzzyOptions = field(default_factory=FuzzyOptions)   # term~ and term~N
+    fuzzy_operator: bool = True     # simple_query_string's FUZZY flag
 
 
 @dataclass(frozen=True)

@@ -145,6 +145,34 @@ _SIMPLE_QUERY_STRING_OPTS = {
     "fuzzy_prefix_length", "fuzzy_max_expansions", "fuzzy_transpositions", "boost", "_name"}
 
 
+#: ``SimpleQueryStringFlag``: each operator's bit
+_FLAGS = {"ALL": -1, "NONE": 0, "AND": 1, "NOT": 2, "OR": 4, "PREFIX": 8, "PHRASE": 16,
+          "PRECEDENCE": 32, "ESCAPE": 64, "WHITESPACE": 128, "FUZZY": 256, "NEAR": 512,
+          "SLOP": 512}
+_ALL_BUT_FUZZY = 0x3FF & ~256
+
+
+def simple_flags(value: Any) -> bool:
+    """``simple_query_string``'s ``flags`` (``"OR|AND|..."`` or their bits): whether the
+    FUZZY operator is on. Turning off any other operator is refused by name (this parser
+    always applies them)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        bits = -1 if value < 0 else value
+    elif not str(value).strip():
+        bits = -1
+    else:
+        bits = 0
+        for name in str(value).upper().split("|"):
+            name = name.strip()
+            if name not in _FLAGS:
+                raise IllegalArgument(f"Unknown simple_query_string flag [{name}]")
+            bits |= _FLAGS[name]
+    if bits & _ALL_BUT_FUZZY != _ALL_BUT_FUZZY:
+        raise IllegalArgument("[simple_query_string] [flags] other than ALL, or all but "
+                              "FUZZY, are not supported by this server")
+    return bool(bits & 256)
+
+
 def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) -> Query:
     name = "simple_query_string" if simple else "query_string"
     allowed = _SIMPLE_QUERY_STRING_OPTS if simple else _QUERY_STRING_OPTS
@@ -167,6 +195,8 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        analyzer=body.get("analyzer"),
                        minimum_should_match=body.get("minimum_should_match"),
                        fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),
+                       fuzzy_operator=simple_flags(body.get("flags", "ALL")) if simple
+                       else True,
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
 
 

@@ -40,7 +40,7 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else 0.0, fuzzy=qs.fuzzy)
     if qs.simple:
-        query = SimpleParser(qs.query, fields, builder).parse()
+        query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
         query = _ClassicParser(qs.query, fields, builder).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)

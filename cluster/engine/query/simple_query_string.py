@@ -16,8 +16,10 @@ class SimpleParser:
     """Lucene's ``SimpleQueryParser``: ``+`` AND, ``|`` OR, ``-`` NOT, ``"phrase"~N``, ``word*``,
     ``( )``; operators apply left to right and unparsable bits are dropped."""
 
-    def __init__(self, text: str, fields: Fields, builder: QueryBuilder) -> None:
+    def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
+                 fuzzy_operator: bool = True) -> None:
         self.s = text
+        self.fuzzy_operator = fuzzy_operator   # the FUZZY flag: ``term~N``
         self.fields = fields
         self.b = builder
         self.default = "must" if builder.operator == "and" else "should"
@@ -143,7 +145,7 @@ class SimpleParser:
                 continue
             if c in _SIMPLE_STOP:
                 break
-            if out and c == "~":         # term~N: an edit distance
+            if out and c == "~" and self.fuzzy_operator:   # term~N: an edit distance
                 j, fuzzy = self._edits(j + 1, end)
                 if fuzzy:
                     st.add(self.b.fuzzy(self.fields, "".join(out), fuzzy))
