@@ -104,6 +104,9 @@ def test_the_expanded_terms_are_highlighted(both) -> None:
     ({"match": {"t": {"query": "cat", "fuzziness": 1, "max_expansions": 0}}}, 400,
      "[match] requires maxExpansions to be positive."),
     ({"fuzzy": {"t": {"value": "c" * 2000}}}, 400, "fuzzy term is longer than 1024"),
+    # Lucene fails with a NullPointerException (a 500 in OpenSearch): a client's mistake here
+    ({"fuzzy": {"t": {"value": "cat", "rewrite": "top_terms_0"}}}, 400,
+     "rewrite_method [top_terms_0] needs a size above 0"),
 ])
 def test_what_is_not_built_or_not_allowed_is_refused_by_name(both, query, status, text) -> None:
     r = both.post("/three/_search", json={"query": query})

@@ -160,3 +160,12 @@ OPTION_ERRORS = [
 @pytest.mark.parametrize("query", OPTION_ERRORS)
 def test_fuzziness_edge_values_answer_as_opensearch(fuzzy_pair: Any, query: Any) -> None:
     check(fuzzy_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+@pytest.mark.parametrize("query", [
+    {"fuzzy": {"_index": {"value": INDEX}}},
+    {"fuzzy": {"title": {"value": "cat", "rewrite": "top_terms_x"}}},
+    {"fuzzy": {"titl*": {"value": "cat"}}},
+])
+def test_fuzzy_fields_and_rewrites_answer_as_opensearch(fuzzy_pair: Any, query: Any) -> None:
+    check(fuzzy_pair, "POST", f"/{INDEX}/_search", {"query": query})

@@ -47,7 +47,10 @@ def check_fuzzy(q: Fuzzy) -> None:
     if len(q.value) > MAX_TERM_LENGTH:
         raise _shard_error(f"fuzzy term is longer than {MAX_TERM_LENGTH} characters")
     r = o.rewrite
-    if r is None or r in _CONSTANT or _TOP_TERMS.fullmatch(r):
+    m = _TOP_TERMS.fullmatch(r) if r is not None else None
+    if m is not None and int(m.group(2)) <= 0:
+        raise _shard_error(f"rewrite_method [{r}] needs a size above 0")
+    if r is None or r in _CONSTANT or m is not None:
         return
     if r in _REFUSED:
         raise IllegalArgument(f"[fuzzy] rewrite [{r}] is not supported by this server")
@@ -66,7 +69,7 @@ def rewrite_mode(options: FuzzyOptions) -> tuple[str, int]:
     m = _TOP_TERMS.fullmatch(r)
     assert m is not None
     mode = {"blended_freqs_": "blended", "boost_": "boost", None: "own"}[m.group(1)]
-    return mode, max(1, min(int(m.group(2)), MAX_EXPANSIONS_LIMIT))
+    return mode, min(int(m.group(2)), MAX_EXPANSIONS_LIMIT)
 
 
 def fuzzy_options(name: str, o: dict[str, Any], keys: tuple[str, str, str, str, str],

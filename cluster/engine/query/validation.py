@@ -55,6 +55,9 @@ def _check_fuzzy(q: Q.Query, mapping: Mapping) -> None:
     if isinstance(q, Q.Fuzzy):
         check_fuzzy(q)
         err = pattern_on_term_field_error(q, mapping.get(q.field))
+        if q.field == "_index":
+            err = "Can only use fuzzy queries on keyword and text fields - not on [_index] " \
+                  "which is of type [_index]"
         if err is not None:
             raise IllegalArgument(f"failed to create query: {err}",
                                   es_type="query_shard_exception")
