@@ -28,6 +28,11 @@ def m(text: str, field: str = "*", **kw) -> Match:
     return Match(field=field, text=text, **kw)
 
 
+def fz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
+    """A query string's fuzzy term on the default fields (``*``, a pattern)."""
+    return Fuzzy(field="*", value=text, options=options, field_pattern=True, **kw)
+
+
 def not_(*queries) -> Bool:
     return Bool(must=(MatchAll(),), must_not=tuple(queries))
 
@@ -221,10 +226,9 @@ def test_the_query_string_boost_applies_to_the_whole_query():
 
 def test_term_tilde_is_a_fuzzy_term_with_the_query_fuzziness_or_its_own():
     assert qs("fox~", fuzzy=FuzzyOptions(fuzziness=1, prefix_length=2)) == \
-        Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=1, prefix_length=2))
-    assert qs("fox~0") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness="0"))
-    assert qs("fox~1^2") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness="1"),
-                                  boost=2.0)
+        fz("fox", FuzzyOptions(fuzziness=1, prefix_length=2))
+    assert qs("fox~0") == fz("fox", FuzzyOptions(fuzziness="0"))
+    assert qs("fox~1^2") == fz("fox", FuzzyOptions(fuzziness="1"), boost=2.0)
     assert qs("fo*~1") == Prefix(field="*", value="fo")   # a wildcard term is not fuzzy
 
 
@@ -416,8 +420,8 @@ def test_simple_parentheses_group_clauses():
 def test_simple_term_tilde_is_a_fuzzy_term_of_n_edits_or_two():
     assert sqs("fox~0") == m("fox")
     assert sqs("fox~1.5") == m("fox")          # not an integer: no edits, as Lucene
-    assert sqs("fox~1") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=1))
-    assert sqs("fox~") == Fuzzy(field="*", value="fox", options=FuzzyOptions(fuzziness=2))
+    assert sqs("fox~1") == fz("fox", FuzzyOptions(fuzziness=1))
+    assert sqs("fox~") == fz("fox", FuzzyOptions(fuzziness=2))
 
 
 def test_simple_field_syntax_is_plain_text():
