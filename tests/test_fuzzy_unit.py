@@ -7,10 +7,14 @@ import random
 
 import pytest
 
+from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.postings import TermDict
+from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.engine.query.fuzzy import (FuzzySpec, blended_doc_freq, boost,
                                                     candidates, fuzzy_edits, top_terms, within)
 from shardsearch.cluster.engine.query.fuzzy_query import keep_local_top
+from shardsearch.cluster.engine.query.nodes import DisMax
+from shardsearch.cluster.engine.query.rewrite import expand
 from shardsearch.cluster.engine.scoring import Stats
 from shardsearch.cluster.errors import SearchError
 
@@ -129,3 +133,18 @@ def test_the_union_of_each_shards_best_holds_the_global_best_with_exact_frequenc
     got = top_terms(spec.term, {t: v[0] for t, v in merged.items()}, spec.max_expansions)
     assert got == want
     assert all(merged[t][1] == everything[t] for t, _ in got)
+
+
+MAPPING = Mapping.from_body({"properties": {"t": {"type": "text"}, "k": {"type": "keyword"},
+                                            "n": {"type": "long"}}})
+
+
+def test_a_query_string_fuzzy_term_goes_to_every_string_field_of_its_pattern():
+    got = expand(parse_query({"simple_query_string": {"query": "Quikc~1"}}), MAPPING)
+    assert isinstance(got, DisMax)
+    assert sorted((q.field, q.value) for q in got.queries) == [("k", "Quikc"), ("t", "quikc")]
+
+
+def test_the_fuzzy_query_names_one_field_never_a_pattern():
+    q = parse_query({"fuzzy": {"t*": "quikc"}})
+    assert expand(q, MAPPING) == q

@@ -498,3 +498,7 @@ def test_simple_flags_that_turn_off_other_operators_are_refused_by_name():
         simple_flags("OR|AND")
     with pytest.raises(SearchError, match=r"Unknown simple_query_string flag \[BOGUS\]"):
         simple_flags("ALL|BOGUS")
+
+
+def test_simple_fuzziness_above_two_is_two():
+    assert sqs("fox~3") == fz("fox", FuzzyOptions(fuzziness=2))

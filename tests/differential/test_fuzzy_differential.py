@@ -110,6 +110,8 @@ QUERY_STRING = [
     {"simple_query_string": {"query": "dgo~1 cat~1", "fields": ["title"],
                              "flags": "AND|OR|NOT|PREFIX|PHRASE|PRECEDENCE|ESCAPE|WHITESPACE|"
                                       "NEAR|SLOP"}},
+    {"query_string": {"query": "quikc~1 OR dgo~", "fields": ["title", "body"]}},
+    {"simple_query_string": {"query": "quikc~3 dgo~", "fields": ["title", "body"]}},
     {"intervals": {"body": {"fuzzy": {"term": "dgo", "fuzziness": 1}}}},
 ]
 

@@ -61,7 +61,7 @@ def fuzzy_edits(fuzziness: Any, term: str) -> int:
         return 0 if n < low else 1 if n < high else 2
     try:
         edits = min(2, int(float(s)))
-    except ValueError:
+    except (ValueError, OverflowError):
         raise IllegalArgument(f"Invalid fuzziness value [{fuzziness}]") from None
     if edits < 0:
         raise IllegalArgument("maxEdits must be between 0 and 2")

@@ -5,7 +5,8 @@ Which terms a fuzzy term keeps is decided once per search, over every shard: the
 round carries each shard's best candidates with their document frequencies
 (``candidates_stats``), the coordinator sums them (``Stats.add``), and each shard keeps the
 same top terms from that union (:func:`expansions`). So 1 and N shards match and score alike.
-Without statistics (a search that does not score) a segment expands from its own dictionary.
+Every search gathers them when its query has fuzzy terms; a shard asked without statistics
+would expand from each segment's own dictionary.
 """
 from __future__ import annotations
 
@@ -19,13 +20,13 @@ from ..scoring import Stats, bm25, idf, legacy_boost
 from ..segment import KeywordField, Segment, TextField
 from .context import Context
 from .index_field import pattern_on_term_field_error
-from .fuzzy import (MAX_EXPANSIONS_LIMIT, MAX_TERM_LENGTH, FuzzySpec, blended_doc_freq, candidates,
-                    check_fuzziness, fuzzy_edits, merge_candidates, top_terms)
+from .fuzzy import (MAX_EXPANSIONS_LIMIT, MAX_TERM_LENGTH, FuzzySpec, blended_doc_freq,
+                    candidates, check_fuzziness, fuzzy_edits, merge_candidates, top_terms)
 from .nodes import Fuzzy, FuzzyOptions, Query
 from .parse_helpers import ParseState, bool_option, field_query, float_option, int_option
 
 _SCORE = np.float32
-_TOP_TERMS = re.compile(r"top_terms_(blended_freqs_|boost_)?(\d+)")
+_TOP_TERMS = re.compile(r"top_terms_(blended_freqs_|boost_)?(\d{1,9})")
 _CONSTANT = ("constant_score", "constant_score_boolean")
 #: rewrites Elasticsearch knows that are refused by name here
 _REFUSED = ("scoring_boolean", "constant_score_blended")

@@ -190,9 +190,9 @@ def expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, Q.Match) and q.fuzzy is not None:
         return fuzzy_match(q, mapping)
-    if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range, Q.Exists)
-                  or isinstance(q, Q.Fuzzy) and q.field_pattern) \
-            and ("*" in q.field or "?" in q.field):
+    patterned = isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range,
+                               Q.Exists)) or (isinstance(q, Q.Fuzzy) and q.field_pattern)
+    if patterned and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
         if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Fuzzy)):
             fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]

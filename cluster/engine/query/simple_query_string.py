@@ -118,7 +118,8 @@ class SimpleParser:
 
     def _edits(self, j: int, end: int) -> tuple[int, int]:
         """A term's ``~N`` as Lucene's ``SimpleQueryParser.parseFuzziness``: ``~`` alone is
-        2 edits, a number that is not an integer is 0 (a plain term)."""
+        2 edits, a number that is not an integer is 0 (a plain term); more than 2 is 2, as
+        OpenSearch answers."""
         k = j
         while k < end and self.s[k] not in _SIMPLE_STOP:
             k += 1
@@ -126,7 +127,7 @@ class SimpleParser:
         if not text:
             return k, 2
         try:
-            return k, max(0, int(text))
+            return k, min(2, max(0, int(text)))
         except ValueError:
             return k, 0
 
