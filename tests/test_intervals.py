@@ -15,7 +15,9 @@ from __future__ import annotations
 import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.engine.query import interval_iterators as it
-from shardsearch.cluster.engine.query.intervals import edit_distance, interval_score
+from shardsearch.cluster.engine.postings import TermDict
+from shardsearch.cluster.engine.query.fuzzy import FuzzySpec, candidates
+from shardsearch.cluster.engine.query.intervals import interval_score
 from shardsearch.cluster.errors import SearchError
 
 DOCS = {
@@ -74,9 +76,10 @@ def test_score_is_lucenes_saturation_of_the_sloppy_frequency() -> None:
 
 
 def test_fuzzy_distance_counts_a_transposition_as_one_edit_when_asked() -> None:
-    assert edit_distance("cald", "cold", True, 2) == 1
-    assert edit_distance("clod", "cold", True, 2) == 1
-    assert edit_distance("clod", "cold", False, 2) == 2
+    terms = TermDict(["cold"])
+    assert candidates(terms, FuzzySpec("f", "cald", 1)) == {"cold": 1}
+    assert candidates(terms, FuzzySpec("f", "clod", 1)) == {"cold": 1}
+    assert candidates(terms, FuzzySpec("f", "clod", 1, transpositions=False)) == {}
 
 
 # ------------------------------------------------------------------ the query on an index

@@ -120,9 +120,9 @@ def test_thirty_nested_queries_parse_and_thirty_one_do_not() -> None:
 
 
 def test_known_but_unsupported_query_types_say_so() -> None:
-    e = parse_error({"fuzzy": {"a": "x"}})
+    e = parse_error({"more_like_this": {"like": "x"}})
     assert (e.es_type, e.reason) == ("parsing_exception",
-                                     "[fuzzy] query is not supported by this server")
+                                     "[more_like_this] query is not supported by this server")
 
 
 # --------------------------------------------------------------------------- clause limits

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from shardsearch.cluster.errors import IllegalArgument, ParsingError, TooManyClauses
-from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Match, MatchAll,
-                                                    MatchNone, MatchPhrase, Prefix, QueryString,
-                                                    Range, Wildcard)
+from shardsearch.cluster.errors import ParsingError, SearchError, TooManyClauses
+from shardsearch.cluster.engine.query.parse_full_text import simple_flags
+from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions,
+                                                    Match, MatchAll, MatchNone, MatchPhrase,
+                                                    Prefix, QueryString, Range, Wildcard)
 from shardsearch.cluster.engine.query.query_string import expand_query_string
 
 ALL = [("*", 1.0)]
@@ -25,6 +26,11 @@ def sqs(query: str, fields=ALL, **kw):
 
 def m(text: str, field: str = "*", **kw) -> Match:
     return Match(field=field, text=text, **kw)
+
+
+def fz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
+    """A query string's fuzzy term on the default fields (``*``, a pattern)."""
+    return Fuzzy(field="*", value=text, options=options, field_pattern=True, **kw)
 
 
 def not_(*queries) -> Bool:
@@ -218,11 +224,12 @@ def test_the_query_string_boost_applies_to_the_whole_query():
     assert qs("a b", boost=2.0) == Bool(should=(m("a"), m("b")), boost=2.0)
 
 
-def test_term_fuzziness_is_refused_not_dropped():
-    assert qs("fox~0") == m("fox")
-    for text in ("fox~", "fox~1^2"):
-        with pytest.raises(IllegalArgument, match="fuzzy term"):
-            qs(text)
+def test_term_tilde_is_a_fuzzy_term_with_the_query_fuzziness_or_its_own():
+    assert qs("fox~", fuzzy=FuzzyOptions(fuzziness=1, prefix_length=2)) == \
+        fz("fox", FuzzyOptions(fuzziness=1, prefix_length=2))
+    assert qs("fox~0") == fz("fox", FuzzyOptions(fuzziness="0"))
+    assert qs("fox~1^2") == fz("fox", FuzzyOptions(fuzziness="1"), boost=2.0)
+    assert qs("fo*~1") == Prefix(field="*", value="fo")   # a wildcard term is not fuzzy
 
 
 # --------------------------------------------------------------------------- wildcards
@@ -410,10 +417,11 @@ def test_simple_parentheses_group_clauses():
     assert sqs("(a | b) + c") == Bool(must=(Bool(should=(m("a"), m("b"))), m("c")))
 
 
-def test_simple_fuzziness_is_refused_not_dropped():
+def test_simple_term_tilde_is_a_fuzzy_term_of_n_edits_or_two():
     assert sqs("fox~0") == m("fox")
-    with pytest.raises(IllegalArgument, match="fuzzy term"):
-        sqs("fox~2")
+    assert sqs("fox~1.5") == m("fox")          # not an integer: no edits, as Lucene
+    assert sqs("fox~1") == fz("fox", FuzzyOptions(fuzziness=1))
+    assert sqs("fox~") == fz("fox", FuzzyOptions(fuzziness=2))
 
 
 def test_simple_field_syntax_is_plain_text():
@@ -476,3 +484,21 @@ def test_minimum_should_match_applies_to_the_top_level_boolean_of_query_string()
 
 def test_minimum_should_match_leaves_a_single_clause_alone():
     assert sqs("a", minimum_should_match=2) == m("a")
+
+
+def test_simple_flags_without_fuzzy_keep_the_tilde_in_the_term():
+    assert sqs("fox~1", fuzzy_operator=False) == m("fox~1")
+    assert simple_flags("ALL") and simple_flags(-1) and simple_flags("")
+    assert not simple_flags("AND|OR|NOT|PREFIX|PHRASE|PRECEDENCE|ESCAPE|WHITESPACE|NEAR|SLOP")
+    assert not simple_flags(0x3FF & ~256)
+
+
+def test_simple_flags_that_turn_off_other_operators_are_refused_by_name():
+    with pytest.raises(SearchError, match=r"\[simple_query_string\] \[flags\]"):
+        simple_flags("OR|AND")
+    with pytest.raises(SearchError, match=r"Unknown simple_query_string flag \[BOGUS\]"):
+        simple_flags("ALL|BOGUS")
+
+
+def test_simple_fuzziness_above_two_is_two():
+    assert sqs("fox~3") == fz("fox", FuzzyOptions(fuzziness=2))

@@ -106,7 +106,7 @@ def expensive_allowed(store: dict[str, dict[str, str]]) -> bool:
 
 def check_expensive_queries(q: Any, mapping: Any) -> None:
     """With ``search.allow_expensive_queries`` false, refuse the queries Elasticsearch refuses
-    (``regexp``, ``wildcard``, ``prefix``, ``range`` on text or keyword fields,
+    (``regexp``, ``wildcard``, ``prefix``, ``fuzzy``, ``range`` on text or keyword fields,
     ``script_score``), in its words, wherever they are nested (``function_score`` included).
     ``q`` is the query after field expansion (so ``query_string`` wildcards are seen too)."""
     from .query import nodes as Q
@@ -114,7 +114,8 @@ def check_expensive_queries(q: Any, mapping: Any) -> None:
     stack = [q]
     while stack:
         node = stack.pop()
-        name = {Q.Regexp: "regexp", Q.Wildcard: "wildcard", Q.Prefix: "prefix"}.get(type(node))
+        name = {Q.Regexp: "regexp", Q.Wildcard: "wildcard", Q.Prefix: "prefix",
+                Q.Fuzzy: "fuzzy"}.get(type(node))
         if name is not None:
             raise _expensive(f"[{name}] queries cannot be executed when '{ALLOW_EXPENSIVE}' is "
                              "set to false." + (_PREFIX_HINT if name == "prefix" else ""))

@@ -14,8 +14,11 @@ so one shard and eight shards compute bit-identical scores.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+
+from .query.fuzzy import merge_candidates
 
 K1 = 1.2
 B = 0.75
@@ -104,6 +107,8 @@ class Stats:
     doc_freq: dict[tuple[str, str], int] = field(default_factory=dict)
     num_docs: int = 0
     expansions: dict[PrefixTerms, dict[str, int]] = field(default_factory=dict)
+    #: per fuzzy term (``query/fuzzy.FuzzySpec``): its candidates, ``{term: (edits, df)}``
+    fuzzy: dict[Any, dict[str, tuple[int, int]]] = field(default_factory=dict)
 
     def add(self, other: Stats) -> None:
         for k, v in other.doc_count.items():
@@ -117,6 +122,8 @@ class Stats:
             mine = self.expansions.setdefault(req, {})
             for t, df in terms.items():
                 mine[t] = mine.get(t, 0) + df
+        for spec, found in other.fuzzy.items():
+            merge_candidates(self.fuzzy.setdefault(spec, {}), found.items())
 
     def expansion(self, req: PrefixTerms) -> list[tuple[str, int]]:
         """``(term, df)`` of the first ``req.limit`` expansions over every shard: a term among

@@ -40,6 +40,8 @@ from .mapping import Mapping
 from .nested import doc_sets
 from .query.context import Context
 from .query.explain import explain
+from .query.fuzzy import FuzzySpec
+from .query.fuzzy_query import candidates_stats, keep_local_top
 from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
@@ -327,7 +329,8 @@ class ShardCore(Merging):
                    generation: int | None = None, cancel: Cancellation | None = None
                    ) -> tuple[Stats, int]:
         """Local statistics over the snapshot's visible documents (summed by the coordinator);
-        ``terms`` may hold ``PrefixTerms`` requests (``prefix_stats.py``).
+        ``terms`` may hold ``PrefixTerms`` requests (``prefix_stats.py``) and fuzzy terms
+        (``FuzzySpec``), whose best candidates are counted.
 
         Per-segment figures are cached forever: what a generation sees never changes.
         """
@@ -344,6 +347,7 @@ class ShardCore(Merging):
                 for req in prefixes:
                     add_prefix_terms(st, req, cols, vis)
         cut(st)
+        keep_local_top(st)
         return st, gen
 
     def _visible_count(self, seg: Segment, gen: int, where: str, vis: np.ndarray) -> int:
@@ -380,7 +384,11 @@ class ShardCore(Merging):
                 self._stats_cache[key] = got
             st.doc_count[f] = st.doc_count.get(f, 0) + got[0]
             st.sum_ttf[f] = st.sum_ttf.get(f, 0) + got[1]
-        for f, t in terms:
+        for item in terms:
+            if isinstance(item, FuzzySpec):   # a fuzzy term: its candidates, counted
+                candidates_stats(st, item, cols.get(item.field), vis)
+                continue
+            f, t = item
             fd = cols.get(f)
             if not isinstance(fd, (TextField, KeywordField)):
                 continue

@@ -3,8 +3,8 @@
 Only the hits of the page are highlighted, from their ``_source``, with each field's own
 analyzer (``engine/analysis.term_spans``). What is marked is what the query (or the field's
 ``highlight_query``) looks for in that field: the analyzed terms of ``match``/``term``-like
-queries, each term of a phrase where the phrase occurs, and the tokens a ``prefix`` or
-``wildcard`` pattern matches; ``must_not`` clauses mark nothing. Two highlighters are built,
+queries, each term of a phrase where the phrase occurs, the tokens a ``prefix`` or
+``wildcard`` pattern matches and those within a fuzzy term's edit distance; ``must_not`` clauses mark nothing. Two highlighters are built,
 ``unified`` (the default: sentence fragments) and ``plain`` (fixed-size fragments); ``fvh``
 needs term vectors and is refused with a 400 naming it. A field's ``matched_fields`` (unified
 only: fields holding the same ``_source`` text, as multi-fields do) add the marks the query
@@ -24,6 +24,7 @@ from ..engine.query import nodes as Q
 from ..engine.query.cross_fields import CrossFieldsGroup
 from ..engine.query.more_like_this import MoreLikeThis
 from ..engine.query.dsl import parse_query
+from ..engine.query.fuzzy_query import spec_of
 from ..engine.query.parse_helpers import token_name
 from ..engine.query.rewrite import analyze_for, expand, query_text
 from ..errors import IllegalArgument, ParsingError
@@ -260,3 +261,5 @@ def _walk(q: Q.Query, path: str, mapping: Mapping, strict: bool, m: FieldMatcher
         m.prefixes.append((q.value, q.case_insensitive))
     elif isinstance(q, Q.Wildcard):
         m.wildcards.append((q.pattern, q.case_insensitive))
+    elif isinstance(q, Q.Fuzzy):
+        m.fuzzy.append(spec_of(q)[0])

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engine.analysis import term_spans
+from ..engine.query.fuzzy import FuzzySpec, within
 from ..engine.query.patterns import LinearPattern
 
 Span = tuple[str, int, int]
@@ -30,6 +31,7 @@ class FieldMatcher:
     phrases: list[tuple[tuple[str, ...], int, bool]] = field(default_factory=list)
     prefixes: list[tuple[str, bool]] = field(default_factory=list)
     wildcards: list[tuple[str, bool]] = field(default_factory=list)
+    fuzzy: list[FuzzySpec] = field(default_factory=list)
 
     def marked(self, spans: list[Span]) -> list[int]:
         """Indices of the tokens to mark, in order."""
@@ -38,7 +40,8 @@ class FieldMatcher:
         for i, (tok, _, _) in enumerate(spans):
             if tok in self.terms or any(
                     (tok.lower() if ci else tok).startswith(p.lower() if ci else p)
-                    for p, ci in self.prefixes) or any(rx.fullmatch(tok) for rx in rxs):
+                    for p, ci in self.prefixes) or any(rx.fullmatch(tok) for rx in rxs) \
+                    or any(within(spec, tok) for spec in self.fuzzy):
                 out.add(i)
         for terms, slop, prefix in self.phrases:
             out.update(_phrase_marks([s[0] for s in spans], terms, slop, prefix))

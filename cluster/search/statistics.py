@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..engine.query.fuzzy import FuzzySpec
 from ..engine.query.nodes import (Bool, MatchAll, MatchPhrase, MultiMatch, Query,
                                   QueryString)
 from ..engine.query.more_like_this import MoreLikeThis
@@ -48,7 +49,8 @@ class Statistics:
         searches always count.
         """
         query = stats_query(req)
-        scoring = scoring or needs_statistics(query, [m for _, m, _, _ in shard_list])
+        scoring = (scoring or needs_statistics(query, [m for _, m, _, _ in shard_list])
+                   or _chooses_fuzzy_terms(query, shard_list))
         if prof is not None or req.search_type == "query_then_fetch" or not scoring \
                 or isinstance(query, MatchAll):
             stats, gens = await self._count(shard_list, query, scoring, snapshot,
@@ -125,11 +127,12 @@ class Statistics:
 
 def stats_request(terms: set[Any]) -> tuple[list[str], list[Any]]:
     """``(fields, terms)`` for a shard's ``term_stats``, in a stable order: the ``(field,
-    term)`` pairs, then the prefix expansions asked for (``PrefixTerms``)."""
+    term)`` pairs and fuzzy terms (``FuzzySpec``), then the prefix expansions asked
+    for (``PrefixTerms``)."""
     pairs = sorted(t for t in terms if not isinstance(t, PrefixTerms))
     prefixes = sorted((t for t in terms if isinstance(t, PrefixTerms)),
                       key=lambda p: (p.field, p.prefix, p.limit))
-    fields = sorted({f for f, _ in pairs} | {p.field for p in prefixes})
+    fields = sorted({t[0] for t in pairs} | {p.field for p in prefixes})
     return fields, [*pairs, *prefixes]
 
 
@@ -143,6 +146,19 @@ def needs_statistics(query: Query, metas: list[Any]) -> bool:
         return False         # nothing that can become a phrase prefix: no analysis
     return any(isinstance(t, PrefixTerms) for m in metas
                for t in scoring_terms(query, m.mapping))
+
+
+def _chooses_fuzzy_terms(query: Query, shard_list: list[Any]) -> bool:
+    """Whether ``query`` holds a fuzzy term whose kept expansions are chosen over every shard:
+    then even a search that does not score gathers statistics, so it matches what the same
+    search sorted by score matches."""
+    seen = set()
+    for _, m, _, _ in shard_list:
+        if m.name not in seen:
+            seen.add(m.name)
+            if any(isinstance(t, FuzzySpec) for t in scoring_terms(query, m.mapping)):
+                return True
+    return False
 
 
 def stats_query(req: SearchRequest) -> Query:

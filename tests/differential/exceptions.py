@@ -55,6 +55,11 @@ def _cut_by_key_before_min_doc_count(diff: Difference, request: dict[str, Any]) 
         (request.get("body") or {}).get("aggs"))
 
 
+def _fuzziness_above_two(diff: Difference, request: dict[str, Any]) -> bool:
+    return (diff.path == "status" and diff.ours[0] == 400 and diff.theirs[0] == 200
+            and "Valid edit distances are [0, 1, 2]" in str(diff.ours[1]))
+
+
 def _missing_factor_value(diff: Difference, request: dict[str, Any]) -> bool:
     fvf = (((request.get("body") or {}).get("query") or {}).get("function_score") or {}) \
         .get("field_value_factor") or {}
@@ -96,6 +101,14 @@ DELIBERATE: tuple[Deliberate, ...] = (
                {"size": 0, "query": {"match_phrase": {"body": "apple fox"}},
                 "aggs": {"a0": {"terms": {"field": "tag", "size": 2, "min_doc_count": 3,
                                           "order": {"_key": "asc"}}}}}, None)),
+    Deliberate(
+        name="fuzziness_number_above_two",
+        why="a JSON number above 2 as `fuzziness`: Elasticsearch 8 parses it with "
+            "Fuzziness.fromEdits and answers 400 \"Valid edit distances are [0, 1, 2] but was "
+            "[3]\"; OpenSearch 2.19 clamps it to 2 edits. We speak Elasticsearch's API.",
+        covers=_fuzziness_above_two,
+        probe=("POST", "/diff/_search",
+               {"query": {"fuzzy": {"title": {"value": "apple", "fuzziness": 3}}}}, None)),
 )
 
 

@@ -19,6 +19,7 @@ from .nested_query import parse_nested
 from .bool_prefix import parse_match_bool_prefix
 from .combined_fields import parse_combined_fields
 from .more_like_this import parse_more_like_this
+from .fuzzy_query import parse_fuzzy
 from .intervals_dsl import parse_intervals
 from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
@@ -222,6 +223,7 @@ _PARSERS = {
     "match_bool_prefix": parse_match_bool_prefix,
     "combined_fields": parse_combined_fields,
     "more_like_this": parse_more_like_this,
+    "fuzzy": parse_fuzzy,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
     **parse_scoring.parsers(_parse),
 }

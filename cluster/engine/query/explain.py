@@ -68,6 +68,9 @@ def describe(q: Q.Query) -> str:
         return boosted(f"{q.field}:{q.value}*")
     if isinstance(q, Q.Wildcard):
         return boosted(f"{q.field}:{q.pattern}")
+    if isinstance(q, Q.Fuzzy):
+        from .fuzzy_query import spec_of
+        return boosted(f"{q.field}:{q.value}~{spec_of(q)[0].edits}")
     if isinstance(q, Q.Regexp):
         return boosted(f"{q.field}:/{q.value}/")
     if isinstance(q, Q.ConstantScore):

@@ -42,6 +42,7 @@ _PATTERN_TEXTS = {
     Q.Prefix: "Can only use prefix queries on keyword, text and wildcard fields",
     Q.Wildcard: "Can only use wildcard queries on keyword, text and wildcard fields",
     Q.Regexp: "Can only use regexp queries on keyword and text fields",
+    Q.Fuzzy: "Can only use fuzzy queries on keyword and text fields",
 }
 
 

@@ -27,7 +27,8 @@ from ...errors import IllegalArgument
 from ..segment import Segment, TextField
 from . import interval_iterators as it
 from .context import Context
-from .intervals_dsl import CombineRule, Intervals, MatchRule, Rule, TermsRule, fuzzy_edits
+from .fuzzy import FuzzySpec, candidates, fuzzy_edits
+from .intervals_dsl import CombineRule, Intervals, MatchRule, Rule, TermsRule
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .rewrite import analyze_for
 
@@ -226,32 +227,12 @@ def expand_terms(rule: TermsRule, field: str, seg: Segment, ctx: Context) -> lis
 
 
 def _fuzzy_terms(rule: TermsRule, word: str, fd: TextField, ctx: Context) -> list[str]:
-    edits = fuzzy_edits(rule.fuzziness, rule.pattern)
-    head = word[:rule.prefix_length]
-    out = []
-    for t in fd.postings.terms_with_prefix(head):
-        ctx.cancel.tick()
-        if abs(len(t) - len(word)) <= edits and \
-                edit_distance(word, t, rule.transpositions, edits) <= edits:
-            out.append(t)
-    return out
-
-
-def edit_distance(a: str, b: str, transpositions: bool, limit: int) -> int:
-    """Levenshtein distance (with adjacent transpositions as one edit when asked), stopping
-    once every cell of a row exceeds ``limit``. O(len(a) x len(b))."""
-    prev2: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if transpositions and i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cur[j] = min(cur[j], prev2[j - 2] + 1)
-        if min(cur) > limit:
-            return limit + 1
-        prev2, prev = prev, cur
-    return prev[-1]
+    """Every term within the rule's distance (``fuzzy.candidates``, shared with the fuzzy
+    queries; an intervals source keeps them all, up to ``MAX_EXPANSIONS``)."""
+    ctx.cancel.tick()
+    spec = FuzzySpec("", word, fuzzy_edits(rule.fuzziness, rule.pattern), rule.prefix_length,
+                     rule.transpositions, 0)
+    return list(candidates(fd.postings.terms, spec))
 
 
 # --- evaluation --------------------------------------------------------------------------------

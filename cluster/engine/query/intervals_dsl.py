@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError, XContentParseError
+from .fuzzy import fuzzy_edits
 from .nodes import Query
 from .parse_term_level import REGEXP_FLAGS
 from .parse_helpers import (MAX_NESTED_DEPTH, ParseState, bool_option, float_option, int_option,
@@ -209,29 +210,6 @@ def _terms(name: str, body: dict[str, Any]) -> Rule:
                      prefix_length=prefix_length,
                      transpositions=bool_option(name, "transpositions",
                                                 body.get("transpositions", True)))
-
-
-def fuzzy_edits(fuzziness: Any, term: str) -> int:
-    """Elasticsearch's ``Fuzziness.asDistance``: ``0``, ``1``, ``2``, ``AUTO`` (3 and 6) or
-    ``AUTO:low,high``; more than two edits is refused."""
-    s = str(fuzziness).upper()
-    if s.startswith("AUTO"):
-        low, high = 3, 6
-        if s != "AUTO":
-            try:
-                low, high = (int(x) for x in s[5:].split(","))
-            except ValueError:
-                raise ParsingError(f"failed to find low and high distance values in "
-                                   f"[{fuzziness}]") from None
-        n = len(term)
-        return 0 if n < low else 1 if n < high else 2
-    try:
-        edits = int(float(s))
-    except ValueError:
-        raise IllegalArgument(f"Invalid fuzziness value [{fuzziness}]") from None
-    if edits not in (0, 1, 2):
-        raise IllegalArgument(f"Valid edit distances are [0, 1, 2] but was [{edits}]")
-    return edits
 
 
 def _filter(body: Any, depth: int) -> tuple[str, Rule] | None:

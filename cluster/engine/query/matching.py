@@ -38,6 +38,7 @@ from .combined_scoring import evaluate_combined
 from .cross_fields import CrossFieldsGroup, evaluate_cross_fields
 from .more_like_this import MoreLikeThis
 from .mlt_terms import mlt_query
+from .fuzzy_query import evaluate_fuzzy
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -516,6 +517,7 @@ _EVAL: dict[type, Any] = {
     Q.Prefix: _e_prefix,
     Q.Wildcard: _e_wildcard,
     Q.Regexp: _e_regexp,
+    Q.Fuzzy: evaluate_fuzzy,
     Q.Bool: _e_bool,
     Q.ConstantScore: _e_constant,
     Q.DisMax: _e_dismax,

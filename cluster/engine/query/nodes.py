@@ -6,6 +6,7 @@ in ``matching.py``, from the index's mapping.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import field as _field
 from typing import Any
 
 
@@ -25,6 +26,19 @@ class MatchNone(Query):
 
 
 @dataclass(frozen=True)
+class FuzzyOptions:
+    """How a fuzzy term expands (``fuzzy_query.py``): ``fuzziness`` as written (``AUTO``,
+    ``AUTO:3,6``, 0, 1, 2), the shared prefix, how many expansions, swaps as one edit, and
+    the rewrite (None: Lucene's default, the top terms with blended frequencies)."""
+
+    fuzziness: Any = "AUTO"
+    prefix_length: int = 0
+    max_expansions: int = 50
+    transpositions: bool = True
+    rewrite: str | None = None
+
+
+@dataclass(frozen=True)
 class Match(Query):
     field: str = ""
     text: Any = None
@@ -33,6 +47,7 @@ class Match(Query):
     analyzer: str | None = None
     zero_terms_query: str = "none"
     lenient: bool = False
+    fuzzy: FuzzyOptions | None = None     # each analysed term as a fuzzy term
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,7 @@ class MultiMatch(Query):
     slop: int = 0
     zero_terms_query: str = "none"
     max_expansions: int = 50
+    fuzzy: FuzzyOptions | None = None
 
 
 @dataclass(frozen=True)
@@ -66,6 +82,16 @@ class Term(Query):
     field: str = ""
     value: Any = None
     case_insensitive: bool = False
+
+
+@dataclass(frozen=True)
+class Fuzzy(Query):
+    """A term and the dictionary terms within its edit distance (``fuzzy_query.py``)."""
+
+    field: str = ""
+    value: str = ""
+    options: FuzzyOptions = _field(default_factory=FuzzyOptions)
+    field_pattern: bool = False     # a query string's: ``field`` may name several (``t*``)
 
 
 @dataclass(frozen=True)
@@ -151,6 +177,8 @@ class QueryString(Query):
     lenient: bool = False
     analyzer: str | None = None
     minimum_should_match: Any = None
+    fuzzy: FuzzyOptions = field(default_factory=FuzzyOptions)   # term~ and term~N
+    fuzzy_operator: bool = True     # simple_query_string's FUZZY flag
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import IllegalArgument, ParsingError
-from .bool_prefix import refuse_fuzzy
+from .bool_prefix import fuzzy_of
+from .fuzzy_query import QUERY_STRING_KEYS, fuzzy_options
 from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
 from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
                             is_value, require_field, text_value, token_name)
@@ -52,13 +53,12 @@ def _p_match(body: dict[str, Any], st: ParseState) -> Query:
     fname, o = field_query("match", body, ("query",), _MATCH_OPTS)
     if o.get("query") is None:
         raise ParsingError("No text specified for text query")
-    if str(o.get("fuzziness", "0")) not in ("0", "0.0"):   # an edit distance: not built here
-        raise IllegalArgument("[match] [fuzziness] is not supported by this server")
     return Match(field=require_field(fname), text=o["query"],
                  operator=operator_option(o.get("operator", "or")),
                  minimum_should_match=o.get("minimum_should_match"), analyzer=o.get("analyzer"),
                  zero_terms_query=zero_terms_option(o.get("zero_terms_query", "none")),
                  lenient=bool_option("match", "lenient", o.get("lenient", False)),
+                 fuzzy=fuzzy_of("match", o),
                  boost=float_option("match", "boost", o.get("boost", 1.0)))
 
 
@@ -128,7 +128,6 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
         raise IllegalArgument("No negative slop allowed.")
     if "fuzziness" in body and mtype in ("cross_fields", "phrase", "phrase_prefix"):
         raise ParsingError(f"Fuzziness not allowed for type [{mtype}]")
-    refuse_fuzzy("multi_match", body)
     zero_terms = zero_terms_option(body.get("zero_terms_query", "none"))
     if zero_terms == "all" and mtype in ("phrase", "phrase_prefix", "bool_prefix"):
         raise IllegalArgument(f"[multi_match] [zero_terms_query] all with type [{mtype}] is "
@@ -148,6 +147,7 @@ def _p_multi_match(body: dict[str, Any], st: ParseState) -> Query:
                       slop=slop, zero_terms_query=zero_terms,
                       max_expansions=max_expansions_option("multi_match",
                                                            body.get("max_expansions", 50)),
+                      fuzzy=fuzzy_of("multi_match", body),
                       boost=float_option("multi_match", "boost", body.get("boost", 1.0)))
 
 
@@ -162,6 +162,34 @@ _SIMPLE_QUERY_STRING_OPTS = {
     "query", "fields", "analyzer", "default_operator", "flags", "lenient", "analyze_wildcard",
     "auto_generate_synonyms_phrase_query", "minimum_should_match", "quote_field_suffix",
     "fuzzy_prefix_length", "fuzzy_max_expansions", "fuzzy_transpositions", "boost", "_name"}
+
+
+#: ``SimpleQueryStringFlag``: each operator's bit
+_FLAGS = {"ALL": -1, "NONE": 0, "AND": 1, "NOT": 2, "OR": 4, "PREFIX": 8, "PHRASE": 16,
+          "PRECEDENCE": 32, "ESCAPE": 64, "WHITESPACE": 128, "FUZZY": 256, "NEAR": 512,
+          "SLOP": 512}
+_ALL_BUT_FUZZY = 0x3FF & ~256
+
+
+def simple_flags(value: Any) -> bool:
+    """``simple_query_string``'s ``flags`` (``"OR|AND|..."`` or their bits): whether the
+    FUZZY operator is on. Turning off any other operator is refused by name (this parser
+    always applies them)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        bits = -1 if value < 0 else value
+    elif not str(value).strip():
+        bits = -1
+    else:
+        bits = 0
+        for name in str(value).upper().split("|"):
+            name = name.strip()
+            if name not in _FLAGS:
+                raise IllegalArgument(f"Unknown simple_query_string flag [{name}]")
+            bits |= _FLAGS[name]
+    if bits & _ALL_BUT_FUZZY != _ALL_BUT_FUZZY:
+        raise IllegalArgument("[simple_query_string] [flags] other than ALL, or all but "
+                              "FUZZY, are not supported by this server")
+    return bool(bits & 256)
 
 
 def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) -> Query:
@@ -185,6 +213,9 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        simple=simple, lenient=bool(body.get("lenient", False)),
                        analyzer=body.get("analyzer"),
                        minimum_should_match=body.get("minimum_should_match"),
+                       fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),
+                       fuzzy_operator=simple_flags(body.get("flags", "ALL")) if simple
+                       else True,
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
 
 

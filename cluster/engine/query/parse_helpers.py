@@ -90,7 +90,10 @@ def int_option(name: str, key: str, value: Any) -> int:
         raise ParsingError(f"[{name}] failed to parse field [{key}]",
                            caused_by={"type": "number_format_exception",
                                       "reason": f"For input string: \"{value}\""})
-    return int(f)
+    try:
+        return int(f)
+    except (OverflowError, ValueError):   # inf or nan: no integer
+        raise ParsingError(f"[{name}] failed to parse field [{key}]") from None
 
 
 def bool_option(name: str, key: str, value: Any) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ...errors import IllegalArgument, ParsingError
+from ...errors import ParsingError
 from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
@@ -38,9 +38,9 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
     # query_string keeps the best field's score; simple_query_string adds the fields' scores
     # (Elasticsearch builds it as most_fields, a dis_max with tie_breaker 1)
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
-                           tie_breaker=1.0 if qs.simple else 0.0)
+                           tie_breaker=1.0 if qs.simple else 0.0, fuzzy=qs.fuzzy)
     if qs.simple:
-        query = SimpleParser(qs.query, fields, builder).parse()
+        query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
         query = _ClassicParser(qs.query, fields, builder).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
@@ -191,9 +191,8 @@ class _ClassicParser:
         if tok.kind == "TERM":
             assert isinstance(tok.value, Word)
             fuzzy, boost = self._modifiers()
-            if fuzzy is not None and fuzzy not in ("0", "0.0"):   # term~N: edit distance
-                raise IllegalArgument(f"[query_string] fuzzy term [{tok.value.text}~{fuzzy}] is "
-                                      "not supported by this server")
+            if fuzzy is not None and not tok.value.wildcards:   # term~ / term~N
+                return boosted(self.b.fuzzy(fields, tok.value.text, fuzzy or None), boost)
             return boosted(self._term(fields, tok.value, explicit), boost)
         raise SyntaxFault(f"unexpected {tok.kind}")
 

@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from ...errors import TooManyClauses
-from .nodes import (Bool, DisMax, Exists, Match, MatchAll, MatchPhrase, Prefix, Query, Range,
-                    Regexp, Wildcard)
+from .nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions, Match, MatchAll, MatchPhrase,
+                    Prefix, Query, Range, Regexp, Wildcard)
 from .parse_helpers import MAX_CLAUSE_COUNT
 
 Fields = Sequence[tuple[str, float]]
@@ -58,10 +58,11 @@ class QueryBuilder:
     """Makes the leaf nodes for one field, or a ``DisMax`` over several fields."""
 
     def __init__(self, default_operator: str, analyzer: str | None,
-                 tie_breaker: float = 0.0) -> None:
+                 tie_breaker: float = 0.0, fuzzy: FuzzyOptions | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.tie_breaker = tie_breaker
+        self.fuzzy_options = fuzzy or FuzzyOptions()
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields are combined with ``DisMax``."""
@@ -84,6 +85,14 @@ class QueryBuilder:
 
     def wildcard(self, fields: Fields, pattern: str) -> Query:
         return self.per_field(fields, lambda f, b: Wildcard(field=f, pattern=pattern, boost=b))
+
+    def fuzzy(self, fields: Fields, text: str, fuzziness: str | int | None) -> Query:
+        """``term~`` (the query's ``fuzziness``) or ``term~N``: a fuzzy term per field, the
+        text normalized later as the field normalizes (``rewrite.normalize_multi_terms``)."""
+        opts = self.fuzzy_options if fuzziness is None \
+            else replace(self.fuzzy_options, fuzziness=fuzziness)
+        return self.per_field(fields, lambda f, b: Fuzzy(field=f, value=text, options=opts,
+                                                         boost=b, field_pattern=True))
 
     def regexp(self, fields: Fields, pattern: str) -> Query:
         return self.per_field(fields, lambda f, b: Regexp(field=f, value=pattern, boost=b))

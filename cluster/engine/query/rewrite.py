@@ -23,6 +23,7 @@ from .combined_fields import CombinedFields
 from .cross_fields import CrossFieldsGroup, cross_fields_query
 from .more_like_this import MoreLikeThis
 from .mlt_terms import candidates
+from .fuzzy_query import scored_spec
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -99,6 +100,11 @@ def _collect(q: Q.Query, mapping: Mapping, out: set[tuple[str, str]]) -> None:
         if ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip":
             for t in analyze_for(ft, q.text, q.analyzer):
                 out.add((q.field, t))
+    elif isinstance(q, Q.Fuzzy):
+        ft = mapping.get(q.field)
+        spec = scored_spec(q)
+        if spec is not None and ft is not None and ft.kind in ("text", "keyword"):
+            out.add(spec)
     elif isinstance(q, Span):
         out.update((q.field, t) for t in span_terms(q))
     elif isinstance(q, CombinedFields):
@@ -141,12 +147,14 @@ def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = N
     """``query_string``'s wildcard and prefix terms through the field's normalizer, as
     Elasticsearch's multi-term analysis does: lowercased on a text field whose analyzer
     lowercases (``Fo*`` finds ``fox``), left as written on keyword fields."""
-    if isinstance(q, (Q.Prefix, Q.Wildcard)):
+    if isinstance(q, Q.Fuzzy) and not _has_terms(mapping.get(q.field)):
+        return Q.MatchNone()     # a number or date: a query string's fuzzy term finds nothing
+    if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Fuzzy)):
         ft = mapping.get(q.field)
         name = analyzer or (ft.search_analyzer or ft.analyzer if ft is not None else None)
         if ft is None or ft.kind != "text" or name not in _LOWERCASING:
             return q
-        if isinstance(q, Q.Prefix):
+        if isinstance(q, (Q.Prefix, Q.Fuzzy)):
             return dataclasses.replace(q, value=q.value.lower())
         return dataclasses.replace(q, pattern=q.pattern.lower())
     if isinstance(q, Q.Bool):
@@ -157,6 +165,10 @@ def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = N
         return dataclasses.replace(q, queries=tuple(normalize_multi_terms(s, mapping, analyzer)
                                                     for s in q.queries))
     return q
+
+
+def _has_terms(ft: FieldType | None) -> bool:
+    return ft is not None and ft.kind in ("text", "keyword") and ft.type != "ip"
 
 
 def _lenient(q: Q.Query) -> Q.Query:
@@ -210,12 +222,14 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         elif q.type == "bool_prefix":
             subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
                                             operator=q.operator, boost=fb,
-                                            minimum_should_match=q.minimum_should_match),
+                                            minimum_should_match=q.minimum_should_match,
+                                            fuzzy=q.fuzzy),
                             mapping) for f, fb in fields]
         else:
-            subs = [Q.Match(field=f, text=q.text, operator=q.operator,
-                            minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                            boost=fb, lenient=lenient, zero_terms_query=q.zero_terms_query)
+            subs = [expand(Q.Match(field=f, text=q.text, operator=q.operator,
+                                   minimum_should_match=q.minimum_should_match,
+                                   analyzer=q.analyzer, boost=fb, lenient=lenient,
+                                   zero_terms_query=q.zero_terms_query, fuzzy=q.fuzzy), mapping)
                     for f, fb in fields]
         if not subs:
             return Q.MatchNone()
@@ -237,14 +251,18 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer)
     if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
-        subs = [Q.Match(field=f, text=q.text, operator=q.operator,
-                        minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                        boost=q.boost, lenient=q.lenient or q.field == "*") for f in fields]
+        subs = [expand(Q.Match(field=f, text=q.text, operator=q.operator,
+                               minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
+                               boost=q.boost, lenient=q.lenient or q.field == "*",
+                               fuzzy=q.fuzzy), mapping) for f in fields]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
-    if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range, Q.Exists)) \
-            and ("*" in q.field or "?" in q.field):
+    if isinstance(q, Q.Match) and q.fuzzy is not None:
+        return fuzzy_match(q, mapping)
+    patterned = isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range,
+                               Q.Exists)) or (isinstance(q, Q.Fuzzy) and q.field_pattern)
+    if patterned and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
-        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase)):
+        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Fuzzy)):
             fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
         if isinstance(q, Q.Exists):
             fields = _matching(q.field, mapping, lambda ft: True)
@@ -287,7 +305,9 @@ def bool_prefix_query(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
     terms = analyze_for(ft, q.text, q.analyzer)
     if not terms:
         return Q.MatchNone()
-    clauses: list[Q.Query] = [Q.Term(field=q.field, value=t) for t in terms[:-1]]
+    clauses: list[Q.Query] = [Q.Term(field=q.field, value=t) if q.fuzzy is None
+                              else Q.Fuzzy(field=q.field, value=t, options=q.fuzzy)
+                              for t in terms[:-1]]
     clauses.append(Q.Prefix(field=q.field, value=terms[-1]))
     if len(clauses) == 1:
         return Q.Bool(must=tuple(clauses), boost=q.boost)
@@ -295,3 +315,27 @@ def bool_prefix_query(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
         return Q.Bool(must=tuple(clauses), boost=q.boost)
     return Q.Bool(should=tuple(clauses), minimum_should_match=q.minimum_should_match,
                   boost=q.boost)
+
+
+def fuzzy_match(q: Q.Match, mapping: Mapping) -> Q.Query:
+    """``match`` with ``fuzziness``: each analysed term a fuzzy term (Elasticsearch's
+    ``MatchQueryParser.newTermQuery``), combined as the match combines its terms. A field
+    without a term dictionary keeps the fuzzy node, which validation refuses (or nothing,
+    when lenient)."""
+    ft = mapping.get(q.field)
+    assert q.fuzzy is not None
+    if ft is None:
+        return Q.MatchNone()
+    if ft.kind not in ("text", "keyword") or ft.type == "ip":
+        return Q.MatchNone() if q.lenient else \
+            Q.Fuzzy(field=q.field, value=query_text(q.text), options=q.fuzzy, boost=q.boost)
+    terms = analyze_for(ft, q.text, q.analyzer)
+    if not terms:
+        return dataclasses.replace(q, fuzzy=None)     # its zero_terms_query decides
+    clauses = tuple(Q.Fuzzy(field=q.field, value=t, options=q.fuzzy, boost=q.boost)
+                    for t in terms)
+    if len(clauses) == 1:
+        return clauses[0]
+    if q.operator == "and":
+        return Q.Bool(must=clauses)
+    return Q.Bool(should=clauses, minimum_should_match=q.minimum_should_match)

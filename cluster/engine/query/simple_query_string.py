@@ -5,7 +5,6 @@ whatever cannot be parsed is dropped instead of raising.
 """
 from __future__ import annotations
 
-from ...errors import IllegalArgument
 from .nodes import Bool, MatchNone, Query
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import WHITESPACE, Fields, QueryBuilder, negated, too_deep
@@ -17,8 +16,10 @@ class SimpleParser:
     """Lucene's ``SimpleQueryParser``: ``+`` AND, ``|`` OR, ``-`` NOT, ``"phrase"~N``, ``word*``,
     ``( )``; operators apply left to right and unparsable bits are dropped."""
 
-    def __init__(self, text: str, fields: Fields, builder: QueryBuilder) -> None:
+    def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
+                 fuzzy_operator: bool = True) -> None:
         self.s = text
+        self.fuzzy_operator = fuzzy_operator   # the FUZZY flag: ``term~N``
         self.fields = fields
         self.b = builder
         self.default = "must" if builder.operator == "and" else "should"
@@ -115,6 +116,21 @@ class SimpleParser:
             value = 0
         return k, value
 
+    def _edits(self, j: int, end: int) -> tuple[int, int]:
+        """A term's ``~N`` as Lucene's ``SimpleQueryParser.parseFuzziness``: ``~`` alone is
+        2 edits, a number that is not an integer is 0 (a plain term); more than 2 is 2, as
+        OpenSearch answers."""
+        k = j
+        while k < end and self.s[k] not in _SIMPLE_STOP:
+            k += 1
+        text = self.s[j:k]
+        if not text:
+            return k, 2
+        try:
+            return k, min(2, max(0, int(text)))
+        except ValueError:
+            return k, 0
+
     def _token(self, st: _SimpleState, i: int, end: int) -> int:
         s = self.s
         out: list[str] = []
@@ -130,11 +146,11 @@ class SimpleParser:
                 continue
             if c in _SIMPLE_STOP:
                 break
-            if out and c == "~":         # term~N: an edit distance, not built here
-                j, fuzzy = self._fuzziness(j + 1, end)
+            if out and c == "~" and self.fuzzy_operator:   # term~N: an edit distance
+                j, fuzzy = self._edits(j + 1, end)
                 if fuzzy:
-                    raise IllegalArgument(f"[simple_query_string] fuzzy term [{''.join(out)}~"
-                                          f"{fuzzy}] is not supported by this server")
+                    st.add(self.b.fuzzy(self.fields, "".join(out), fuzzy))
+                    return max(j, i + 1)
                 break
             prefix = bool(out) and c == "*"
             out.append(c)

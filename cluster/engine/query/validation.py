@@ -14,6 +14,7 @@ from .context import Context
 from .distance_feature import parameters as distance_feature_parameters
 from .function_score import decay_parameters
 from .field_values import date_bound, numeric_bounds, numeric_value
+from .fuzzy_query import check_fuzzy
 from .index_field import pattern_on_term_field_error
 from .intervals import check_intervals
 from .intervals_dsl import Intervals
@@ -40,11 +41,28 @@ def check_clause_limits(q: Q.Query, mapping: Mapping,
     expanded = expand(q, mapping)
     _check_regex_length(expanded, max_regex_length)
     _check_terms_count(expanded, max_terms_count)
+    _check_fuzzy(expanded, mapping)
     leaves = _count_leaves(expanded, mapping, max_clauses)
     if leaves > max_clauses:
         raise TooManyClauses("Query contains too many nested clauses; maxClauseCount is set to "
                              f"{max_clauses}", es_type="too_many_nested_clauses")
     return leaves
+
+
+def _check_fuzzy(q: Q.Query, mapping: Mapping) -> None:
+    """Fuzzy terms (a ``match`` with ``fuzziness`` included) as every shard would refuse
+    them, before any shard is asked."""
+    if isinstance(q, Q.Fuzzy):
+        check_fuzzy(q)
+        err = pattern_on_term_field_error(q, mapping.get(q.field))
+        if q.field == "_index":
+            err = "Can only use fuzzy queries on keyword and text fields - not on [_index] " \
+                  "which is of type [_index]"
+        if err is not None:
+            raise IllegalArgument(f"failed to create query: {err}",
+                                  es_type="query_shard_exception")
+    for sub in _children(q):
+        _check_fuzzy(sub, mapping)
 
 
 def _check_regex_length(q: Q.Query, limit: int) -> None:
