@@ -20,7 +20,7 @@ def test_every_point_format_gives_lat_lon(value) -> None:
     assert parse_point(value) == pytest.approx((41.12, -71.34))
 
 
-def test_geohash_decodes_to_its_cell_centre() -> None:
+def test_geohash_decodes_to_its_cells_south_west_corner() -> None:
     assert decode_geohash("drm3btev3e86") == pytest.approx((41.12, -71.34), abs=1e-6)
     assert parse_point("u") == (67.5, 22.5)
 

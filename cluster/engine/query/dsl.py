@@ -18,6 +18,7 @@ from . import parse_full_text, parse_scoring, parse_term_level
 from .nested_query import parse_nested
 from .bool_prefix import parse_match_bool_prefix
 from .combined_fields import parse_combined_fields
+from .geo_queries import PARSERS as GEO_PARSERS
 from .intervals_dsl import parse_intervals
 from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
@@ -222,6 +223,7 @@ _PARSERS = {
     "combined_fields": parse_combined_fields,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
     **parse_scoring.parsers(_parse),
+    **GEO_PARSERS,
 }
 
 

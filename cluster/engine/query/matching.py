@@ -35,6 +35,7 @@ from .intervals_dsl import Intervals
 from .spans import Span, evaluate_span
 from .combined_fields import CombinedFields
 from .combined_scoring import evaluate_combined
+from .geo_match import EVALUATORS as GEO_EVALUATORS
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -505,4 +506,5 @@ _EVAL: dict[type, Any] = {
     Span: evaluate_span,
     CombinedFields: evaluate_combined,
     **function_score.evaluators(evaluate),
+    **GEO_EVALUATORS,
 }

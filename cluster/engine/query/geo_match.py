@@ -1,0 +1,155 @@
+"""Run the geo queries over a segment's point columns (quantized as Lucene stores them).
+
+A document matches when any of its points does (multi-valued fields). Costs: O(p) NumPy work
+for p points of the field in the segment (a polygon: O(p * edges)). Scores are constant
+(``boost``), as Lucene's point queries are.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...errors import IllegalArgument
+from ..geo_measure import arc_distance, encode_lat, encode_lat_ceil, encode_lon, \
+    encode_lon_ceil, points
+from ..segment import Segment
+from .context import Context
+from .geo_queries import GeoBoundingBox, GeoDistance, GeoPolygon
+
+_NAMES = {GeoDistance: "geo_distance", GeoBoundingBox: "geo_bounding_box",
+          GeoPolygon: "geo_polygon"}
+
+
+def geo_field(q: GeoDistance | GeoBoundingBox | GeoPolygon, ctx: Context) -> bool:
+    """Whether to run the query: False for an unmapped field with ``ignore_unmapped``; the
+    errors of ``doToQuery`` for an unmapped or non-geo field, or a point out of range."""
+    ft = ctx.mapping.get(q.field)
+    name = _NAMES[type(q)]
+    if ft is None:
+        if q.ignore_unmapped:
+            return False
+        raise IllegalArgument(f"failed to find geo field [{q.field}]",
+                              es_type="query_shard_exception")
+    if ft.type != "geo_point":
+        raise IllegalArgument(f"Field [{q.field}] is of unsupported type [{ft.type}] for "
+                              f"[{name}] query", es_type="query_shard_exception")
+    if q.validation == "STRICT":
+        _check_strict(q, name)
+    return True
+
+
+def _check_strict(q: GeoDistance | GeoBoundingBox | GeoPolygon, name: str) -> None:
+    if isinstance(q, GeoBoundingBox):
+        for label, v, lim in (("top latitude", q.top, 90), ("left longitude", q.left, 180),
+                              ("bottom latitude", q.bottom, 90),
+                              ("right longitude", q.right, 180)):
+            if not -lim <= v <= lim:
+                raise IllegalArgument(f"{label} is invalid: {_j(v)}",
+                                      es_type="query_shard_exception")
+        return
+    pts = [(q.lat, q.lon)] if isinstance(q, GeoDistance) else list(q.points)
+    for lat, lon in pts:
+        if not -90 <= lat <= 90:
+            raise IllegalArgument(f"illegal latitude value [{_j(lat)}] for [{name}]",
+                                  es_type="query_shard_exception")
+        if not -180 <= lon <= 180:
+            raise IllegalArgument(f"illegal longitude value [{_j(lon)}] for [{name}]",
+                                  es_type="query_shard_exception")
+
+
+def _j(x: float) -> str:
+    return repr(float(x))
+
+
+def normalize(lat: float, lon: float) -> tuple[float, float]:
+    """``GeoUtils.normalizePoint``: a latitude past a pole folds back (and the longitude turns
+    half way round); longitudes wrap into (-180, 180]."""
+    shift = 0
+    lat = _centered(lat, 360.0)
+    if lat < -90:
+        lat, shift = -180 - lat, 1
+    elif lat > 90:
+        lat, shift = 180 - lat, 1
+    return lat, _centered(lon + shift * 180, 360.0)
+
+
+def _centered(x: float, divisor: float) -> float:
+    r = math.fmod(x, divisor)
+    if r <= 0:
+        r += divisor
+    if r > divisor / 2:
+        r -= divisor
+    return r
+
+
+def _mask(seg: Segment, field: str, docs: np.ndarray, hit: np.ndarray) -> np.ndarray:
+    out = np.zeros(seg.n, dtype=bool)
+    out[docs[hit]] = True
+    return out
+
+
+def distance_mask(q: GeoDistance, seg: Segment) -> np.ndarray:
+    """``LatLonPoint.newDistanceQuery``: haversine distance <= the radius."""
+    lat, lon = (q.lat, q.lon) if q.validation == "STRICT" else normalize(q.lat, q.lon)
+    docs, lats, lons = points(seg, q.field)
+    return _mask(seg, q.field, docs, arc_distance(lat, lon, lats, lons) <= q.meters)
+
+
+def box_mask(q: GeoBoundingBox, seg: Segment) -> np.ndarray:
+    """``LatLonPoint.newBoxQuery`` on the encoded integers: the lower corner rounded up, the
+    upper one down; a box whose left is east of its right crosses the dateline."""
+    top, left, bottom, right = q.top, q.left, q.bottom, q.right
+    if q.validation == "COERCE":
+        full = (right - left) % 360 == 0 and right > left
+        top, left = normalize(top, left) if not full else (normalize(top, 0)[0], -180.0)
+        bottom, right = normalize(bottom, right) if not full else (normalize(bottom, 0)[0],
+                                                                   180.0)
+    docs, lats, lons = points(seg, q.field)
+    if bottom == 90.0 or (left == 180.0 and right == 180.0):
+        return np.zeros(seg.n, dtype=bool)
+    if left == 180.0 and right < left:
+        left = -180.0
+    elat, elon = encode_lat(lats), encode_lon(lons)
+    hit = (elat >= encode_lat_ceil(bottom)) & (elat <= int(encode_lat(np.array([top]))[0]))
+    lo, hi = encode_lon_ceil(left), int(encode_lon(np.array([right]))[0])
+    hit &= ((elon >= lo) | (elon <= hi)) if right < left else ((elon >= lo) & (elon <= hi))
+    return _mask(seg, q.field, docs, hit)
+
+
+def polygon_mask(q: GeoPolygon, seg: Segment) -> np.ndarray:
+    """Even-odd crossing test of every point against the (closed) ring; a point on an edge
+    counts as inside, as Lucene's ``Polygon2D``."""
+    ring = [normalize(a, b) if q.validation != "STRICT" else (a, b) for a, b in q.points]
+    if ring[0] != ring[-1]:
+        ring.append(ring[0])
+    docs, lats, lons = points(seg, q.field)
+    inside = np.zeros(len(lats), dtype=bool)
+    edge = np.zeros(len(lats), dtype=bool)
+    for (y1, x1), (y2, x2) in zip(ring[:-1], ring[1:]):
+        crosses = (y1 > lats) != (y2 > lats)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            x_at = x1 + (lats - y1) * (x2 - x1) / (y2 - y1)
+        inside ^= crosses & (lons < x_at)
+        cross = (x2 - x1) * (lats - y1) - (y2 - y1) * (lons - x1)
+        edge |= (np.abs(cross) <= 1e-12) & (lons >= min(x1, x2)) & (lons <= max(x1, x2)) \
+            & (lats >= min(y1, y2)) & (lats <= max(y1, y2))
+    return _mask(seg, q.field, docs, inside | edge)
+
+
+def evaluate_geo(q: GeoDistance | GeoBoundingBox | GeoPolygon, seg: Segment,
+                 ctx: Context) -> tuple[np.ndarray, np.ndarray]:
+    """``(mask, constant scores)`` of a geo query over the segment."""
+    if not geo_field(q, ctx):
+        return np.zeros(seg.n, dtype=bool), np.zeros(seg.n, dtype=np.float32)
+    if isinstance(q, GeoDistance):
+        mask = distance_mask(q, seg)
+    elif isinstance(q, GeoBoundingBox):
+        mask = box_mask(q, seg)
+    else:
+        mask = polygon_mask(q, seg)
+    return mask, np.where(mask, np.float32(q.boost), np.float32(0)).astype(np.float32)
+
+
+EVALUATORS = {GeoDistance: evaluate_geo, GeoBoundingBox: evaluate_geo,
+              GeoPolygon: evaluate_geo}

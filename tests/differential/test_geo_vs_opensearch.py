@@ -1,0 +1,163 @@
+"""Geo queries, the ``_geo_distance`` sort and the geo aggregations against the real OpenSearch
+node: the same points in both (OpenSearch in 1 shard, ours in 3), the same requests, and the
+same hits, sort values (within 1e-6 relative), buckets, keys and counts, and bounds and
+centroids within 1e-6 degrees."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+INDEX = "diff_geo"
+MAPPING = {"properties": {"loc": {"type": "geo_point"}, "n": {"type": "long"}}}
+DOCS = {
+    "amsterdam": {"loc": {"lat": 52.374081, "lon": 4.912350}, "n": 1},
+    "antwerp": {"loc": "51.222900,4.405200", "n": 2},
+    "paris": {"loc": [2.336389, 48.861111], "n": 3},
+    "brussels": {"loc": "POINT (4.351697 50.846557)", "n": 4},
+    "ams_museum": {"loc": "u173zy3j0cqv", "n": 5},
+    "fiji": {"loc": {"lat": -17.8, "lon": 178.1}, "n": 6},
+    "samoa": {"loc": {"lat": -13.8, "lon": -172.1}, "n": 7},
+    "two": {"loc": [[4.9, 52.3], [-73.98, 40.75]], "n": 8},
+    "ny": {"loc": {"lat": 40.7143528, "lon": -74.0059731}, "n": 9},
+    "none": {"n": 10},
+    "edge": {"loc": {"lat": 50.0, "lon": 4.0}, "n": 11},
+}
+
+
+def _load(client: httpx.Client, shards: int) -> None:
+    client.delete(f"/{INDEX}")
+    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
+                                                   "number_of_replicas": 0},
+                                      "mappings": MAPPING})
+    assert r.status_code == 200, r.text
+    lines = []
+    for doc_id, src in DOCS.items():
+        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": doc_id}}), orjson.dumps(src)]
+    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
+                    headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+
+
+@pytest.fixture(scope="module")
+def both(opensearch_url: str, base_url: str) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    with httpx.Client(base_url=base_url, timeout=60) as ours, \
+            httpx.Client(base_url=opensearch_url, timeout=60) as theirs:
+        _load(theirs, 1)
+        _load(ours, 3)
+        yield ours, theirs
+        ours.delete(f"/{INDEX}")
+        theirs.delete(f"/{INDEX}")
+
+
+def search(client: httpx.Client, body: dict[str, Any]) -> tuple[int, Any]:
+    r = client.post(f"/{INDEX}/_search", content=orjson.dumps(body),
+                    headers={"content-type": "application/json"})
+    return r.status_code, r.json()
+
+
+def ids(resp: Any) -> list[str]:
+    return sorted(h["_id"] for h in resp["hits"]["hits"])
+
+
+CENTRE_FORMS = [{"lat": 52.0, "lon": 4.5}, [4.5, 52.0], "52.0,4.5", "u15pmus",
+                "POINT (4.5 52.0)"]
+QUERIES = [
+    *({"geo_distance": {"distance": "200km", "loc": c}} for c in CENTRE_FORMS),
+    {"geo_distance": {"distance": 120, "unit": "mi", "loc": [4.5, 52.0]}},
+    {"geo_distance": {"distance": "100nmi", "loc": [4.5, 52.0], "distance_type": "plane"}},
+    {"geo_distance": {"distance": "1000000ft", "loc": [4.5, 52.0], "_name": "n", "boost": 2}},
+    {"geo_distance": {"distance": "2000km", "loc": {"lat": -15, "lon": 179}}},
+    {"geo_distance": {"distance": "2000km", "loc": {"lat": 95, "lon": 0},
+                      "validation_method": "COERCE"}},
+    {"geo_distance": {"distance": "1km", "other": [0, 0], "ignore_unmapped": True}},
+    {"geo_bounding_box": {"loc": {"top_left": {"lat": 53, "lon": 4},
+                                  "bottom_right": {"lat": 50, "lon": 5}}}},
+    {"geo_bounding_box": {"loc": {"top_right": [5, 53], "bottom_left": [4, 50]}}},
+    {"geo_bounding_box": {"loc": {"top": 53, "left": 4, "bottom": 50, "right": 5}}},
+    {"geo_bounding_box": {"loc": {"wkt": "BBOX (4, 5, 53, 50)"}}},
+    {"geo_bounding_box": {"loc": {"top_left": "u1", "bottom_right": "u1"}}},
+    {"geo_bounding_box": {"loc": {"top_left": "POINT (170 0)",
+                                  "bottom_right": "POINT (-170 -20)"}}},
+    {"geo_bounding_box": {"loc": {"top_left": [4.0, 50.0], "bottom_right": [5.0, 49.0]}}},
+    {"geo_bounding_box": {"loc": {"top_left": [3.0, 51.0], "bottom_right": [4.0, 50.0]}}},
+    {"geo_bounding_box": {"loc": {"top_left": [-200, 53], "bottom_right": [5, 50]},
+                          "validation_method": "COERCE"}},
+    {"geo_polygon": {"loc": {"points": [[3, 50], [6, 50], [6, 53], [3, 53]]}}},
+    {"geo_polygon": {"loc": {"points": [{"lat": 40, "lon": -75}, {"lat": 41, "lon": -73},
+                                        {"lat": 40, "lon": -73}]}}},
+    {"bool": {"must_not": {"geo_distance": {"distance": "500km", "loc": "52,4.5"}}}},
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=[str(i) for i in range(len(QUERIES))])
+def test_each_geo_query_form_matches_the_same_documents(both, query) -> None:
+    ours, theirs = both
+    body = {"query": query, "size": 20}
+    (s1, a), (s2, b) = search(ours, body), search(theirs, body)
+    assert (s1, ids(a)) == (s2, ids(b)), (a, b)
+
+
+ERRORS = [
+    {"geo_distance": {"distance": "10km", "loc": {"lat": 95, "lon": 0}}},
+    {"geo_distance": {"distance": "10km", "missing_field": [0, 0]}},
+    {"geo_bounding_box": {"loc": {"top_left": [4, 50], "bottom_right": [5, 53]}}},
+    {"geo_bounding_box": {"loc": {"top_left": [4, 50], "bottom_right": [5, 50]}}},
+    {"geo_bounding_box": {"loc": {"top_left": [4, 51], "bottom_right": [4, 50]}}},
+    {"geo_distance": {"distance": "10km", "n": [0, 0]}},
+]
+
+
+@pytest.mark.parametrize("query", ERRORS, ids=[str(i) for i in range(len(ERRORS))])
+def test_invalid_geo_queries_fail_with_the_same_status_and_type(both, query) -> None:
+    ours, theirs = both
+    (s1, a), (s2, b) = search(ours, {"query": query}), search(theirs, {"query": query})
+    assert s1 == s2 == 400
+    assert a["error"]["root_cause"][0]["type"] == b["error"]["root_cause"][0]["type"]
+
+
+SORTS = [
+    {"loc": [4.5, 52.0], "order": "asc", "unit": "km"},
+    {"loc": "52.0,4.5", "order": "desc"},
+    {"loc": [[4.5, 52.0], [-74, 40.7]], "unit": "mi", "mode": "max"},
+    {"loc": {"lat": 52.0, "lon": 4.5}, "mode": "avg", "distance_type": "plane", "unit": "NM"},
+    {"loc": "u15pmus", "mode": "median", "unit": "m"},
+]
+
+
+def _close(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-6 * max(1.0, abs(b))
+    return a == b
+
+
+@pytest.mark.parametrize("sort", SORTS, ids=[str(i) for i in range(len(SORTS))])
+def test_geo_distance_sort_gives_the_same_order_and_values(both, sort) -> None:
+    ours, theirs = both
+    body = {"sort": [{"_geo_distance": sort}, {"n": "asc"}], "size": 20}
+    (s1, a), (s2, b) = search(ours, body), search(theirs, body)
+    assert s1 == s2 == 200, (a, b)
+    got = [(h["_id"], h["sort"]) for h in a["hits"]["hits"]]
+    want = [(h["_id"], h["sort"]) for h in b["hits"]["hits"]]
+    assert [g[0] for g in got] == [w[0] for w in want]
+    assert all(_close(x, y) for g, w in zip(got, want) for x, y in zip(g[1], w[1])), (got, want)
+
+
+def test_geo_distance_sort_pages_with_search_after(both) -> None:
+    ours, _ = both
+    sort = [{"_geo_distance": {"loc": [4.5, 52.0], "unit": "km"}}, {"n": "asc"}]
+    _, full = search(ours, {"sort": sort, "size": 20})
+    seen, after = [], None
+    while True:
+        body: dict[str, Any] = {"sort": sort, "size": 3}
+        if after is not None:
+            body["search_after"] = after
+        _, page = search(ours, body)
+        if not page["hits"]["hits"]:
+            break
+        seen += [h["_id"] for h in page["hits"]["hits"]]
+        after = page["hits"]["hits"][-1]["sort"]
+    assert seen == [h["_id"] for h in full["hits"]["hits"]]
