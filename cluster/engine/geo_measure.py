@@ -75,8 +75,12 @@ def points(seg: Segment, field: str) -> tuple[np.ndarray, np.ndarray, np.ndarray
     if not isinstance(lat_fd, NumericField) or not isinstance(lon_fd, NumericField):
         empty = np.zeros(0, dtype=np.float64)
         return np.zeros(0, dtype=np.intp), empty, empty
-    return (lat_fd.value_docs.astype(np.intp), quantize_lat(lat_fd.values),
-            quantize_lon(lon_fd.values))
+    docs = lat_fd.value_docs.astype(np.intp)
+    lats, lons = quantize_lat(lat_fd.values), quantize_lon(lon_fd.values)
+    if len(docs) > 1 and bool((docs[1:] < docs[:-1]).any()):    # keep document order
+        order = np.argsort(docs, kind="stable")
+        docs, lats, lons = docs[order], lats[order], lons[order]
+    return docs, lats, lons
 
 
 def arc_distance(lat: float, lon: float, lats: np.ndarray, lons: np.ndarray) -> np.ndarray:
