@@ -27,6 +27,7 @@ DOCS = {
     "ny": {"loc": {"lat": 40.7143528, "lon": -74.0059731}, "n": 9},
     "none": {"n": 10},
     "edge": {"loc": {"lat": 50.0, "lon": 4.0}, "n": 11},
+    "cell": {"loc": "u", "n": 12},
 }
 
 
@@ -127,6 +128,7 @@ SORTS = [
     {"loc": [[4.5, 52.0], [-74, 40.7]], "unit": "mi", "mode": "max"},
     {"loc": {"lat": 52.0, "lon": 4.5}, "mode": "avg", "distance_type": "plane", "unit": "NM"},
     {"loc": "u15pmus", "mode": "median", "unit": "m"},
+    {"loc": [0.0, 45.0], "unit": "km"},
 ]
 
 

@@ -1,0 +1,127 @@
+"""Geo aggregations, queries and the ``_geo_distance`` sort over HTTP (the ``elasticsearch``
+client, real uvicorn + Ray shards), checked against the answers Elasticsearch's reference
+documents for its ``museums`` example, and for the same answers with 1 and 3 shards."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import elasticsearch
+import httpx
+import pytest
+from elasticsearch import Elasticsearch
+
+MUSEUMS = [
+    ("POINT (4.912350 52.374081)", "NEMO Science Museum", "Amsterdam"),
+    ("POINT (4.901618 52.369219)", "Museum Het Rembrandthuis", "Amsterdam"),
+    ("POINT (4.914722 52.371667)", "Nederlands Scheepvaartmuseum", "Amsterdam"),
+    ("POINT (4.405200 51.222900)", "Letterenhuis", "Antwerp"),
+    ("POINT (2.336389 48.861111)", "Musée du Louvre", "Paris"),
+    ("POINT (2.327000 48.860000)", "Musée d'Orsay", "Paris"),
+]
+
+
+@pytest.fixture
+def esc(es: httpx.Client, base_url: str) -> Iterator[Elasticsearch]:
+    client = Elasticsearch(base_url, request_timeout=60)
+    yield client
+    client.close()
+
+
+def _museums(esc: Elasticsearch, index: str, shards: int) -> None:
+    esc.indices.create(index=index, settings={"number_of_shards": shards}, mappings={
+        "properties": {"location": {"type": "geo_point"}, "name": {"type": "text"},
+                       "city": {"type": "keyword"}}})
+    for i, (loc, name, city) in enumerate(MUSEUMS):
+        esc.index(index=index, id=str(i), document={"location": loc, "name": name,
+                                                    "city": city})
+    esc.indices.refresh(index=index)
+
+
+def test_geo_aggregations_answer_as_elasticsearchs_reference_and_for_any_shard_count(
+        esc) -> None:
+    _museums(esc, "museums", 3)
+    _museums(esc, "museums1", 1)
+    aggs = {"hash": {"geohash_grid": {"field": "location", "precision": 3}},
+            "tile": {"geotile_grid": {"field": "location", "precision": 8}},
+            "centroid": {"geo_centroid": {"field": "location"}},
+            "cities": {"terms": {"field": "city"},
+                       "aggs": {"c": {"geo_centroid": {"field": "location"}}}}}
+    got = esc.search(index="museums", size=0, aggs=aggs)["aggregations"]
+    assert got == esc.search(index="museums1", size=0, aggs=aggs)["aggregations"]
+    assert got["hash"]["buckets"] == [{"key": "u17", "doc_count": 3},
+                                      {"key": "u09", "doc_count": 2},
+                                      {"key": "u15", "doc_count": 1}]
+    assert got["tile"]["buckets"] == [{"key": "8/131/84", "doc_count": 3},
+                                      {"key": "8/129/88", "doc_count": 2},
+                                      {"key": "8/131/85", "doc_count": 1}]
+    assert got["centroid"]["count"] == 6
+    assert got["centroid"]["location"] == pytest.approx(
+        {"lat": 51.00982965203002, "lon": 3.9662131341174245}, abs=1e-9)
+    paris = next(b for b in got["cities"]["buckets"] if b["key"] == "Paris")
+    assert paris["c"]["location"] == pytest.approx(
+        {"lat": 48.86055548675358, "lon": 2.3316944623366}, abs=1e-9)
+
+
+def test_geo_bounds_are_the_quantized_extremes_and_wrap_the_dateline(esc) -> None:
+    _museums(esc, "museums", 2)
+    got = esc.search(index="museums", size=0, query={"match": {"name": "musée"}},
+                     aggs={"b": {"geo_bounds": {"field": "location"}}})["aggregations"]["b"]
+    assert got["bounds"]["top_left"] == pytest.approx(
+        {"lat": 48.86111099738628, "lon": 2.3269999679178}, abs=1e-12)
+    assert got["bounds"]["bottom_right"] == pytest.approx(
+        {"lat": 48.85999997612089, "lon": 2.3363889567553997}, abs=1e-12)
+    esc.index(index="museums", id="fiji", document={"location": {"lat": -17.8, "lon": 178.1}},
+              refresh=True)
+    esc.index(index="museums", id="samoa", document={"location": [-172.1, -13.8]},
+              refresh=True)
+    q = {"ids": {"values": ["fiji", "samoa"]}}
+    wrapped = esc.search(index="museums", size=0, query=q,
+                         aggs={"b": {"geo_bounds": {"field": "location"}}})
+    assert wrapped["aggregations"]["b"]["bounds"]["top_left"]["lon"] == pytest.approx(178.1,
+                                                                                       abs=1e-6)
+    flat = esc.search(index="museums", size=0, query=q, aggs={"b": {"geo_bounds": {
+        "field": "location", "wrap_longitude": False}}})
+    assert flat["aggregations"]["b"]["bounds"]["top_left"]["lon"] == pytest.approx(-172.1,
+                                                                                   abs=1e-6)
+    empty = esc.search(index="museums", size=0, query={"match_none": {}},
+                       aggs={"b": {"geo_bounds": {"field": "location"}}})
+    assert empty["aggregations"]["b"] == {}
+
+
+def test_grid_size_keeps_the_most_populated_cells(esc) -> None:
+    _museums(esc, "museums", 3)
+    got = esc.search(index="museums", size=0, aggs={"g": {"geohash_grid": {
+        "field": "location", "precision": 3, "size": 2}}})["aggregations"]["g"]["buckets"]
+    assert [b["key"] for b in got] == ["u17", "u09"]
+
+
+@pytest.mark.parametrize("agg,reason", [
+    ({"geohash_grid": {"field": "location", "precision": 13}},
+     "Invalid geohash aggregation precision of 13. Must be between 1 and 12."),
+    ({"geotile_grid": {"field": "location", "precision": 30}},
+     "Invalid geotile_grid precision of 30. Must be between 0 and 29."),
+    ({"geo_distance": {"field": "location", "ranges": [{"to": 1}]}}, "Missing [origin]"),
+    ({"geo_centroid": {"field": "city"}}, "is not supported for aggregation [geo_centroid]"),
+    ({"geo_bounds": {"field": "location", "bogus": 1}}, "unknown field [bogus]"),
+])
+def test_bad_geo_aggregations_are_refused_by_name(esc, agg, reason) -> None:
+    _museums(esc, "museums", 2)
+    with pytest.raises(elasticsearch.BadRequestError) as err:
+        esc.search(index="museums", size=0, aggs={"a": agg})
+    assert reason in str(err.value.body)
+
+
+def test_geo_queries_and_distance_sort_through_the_client(esc) -> None:
+    _museums(esc, "museums", 3)
+    near = esc.search(index="museums", query={"geo_distance": {
+        "distance": "10km", "location": "52.37,4.9"}})
+    assert sorted(h["_source"]["name"] for h in near["hits"]["hits"]) == sorted(
+        n for _, n, c in MUSEUMS if c == "Amsterdam")
+    box = esc.search(index="museums", query={"geo_bounding_box": {"location": {
+        "wkt": "BBOX (2, 3, 49, 48)"}}})
+    assert {h["_id"] for h in box["hits"]["hits"]} == {"4", "5"}
+    ranked = esc.search(index="museums", sort=[{"_geo_distance": {
+        "location": [2.33, 48.86], "unit": "km"}}])["hits"]["hits"]
+    assert [h["_id"] for h in ranked][:2] in (["5", "4"], ["4", "5"])
+    assert ranked[0]["sort"][0] < ranked[-1]["sort"][0]
+    assert ranked[-1]["_source"]["city"] == "Amsterdam"
