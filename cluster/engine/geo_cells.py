@@ -69,20 +69,30 @@ def tile_string(code: int, zoom: int) -> str:
 
 def geohash_precision(value: Any) -> int:
     """``precision`` of ``geohash_grid``: 1..12, or a distance (``"5km"``) made a level as
-    ``GeoUtils.geoHashLevelsForPrecision``."""
-    if isinstance(value, str) and not value.lstrip("-").isdigit():
-        meters = parse_distance(value)
-        if meters <= 0:
-            return MAX_GEOHASH
-        ratio = 1 + _POLAR / _EQUATOR
-        part = math.ceil(_EQUATOR / (meters / ratio))
-        level = part.bit_length() - 1
-        return min(MAX_GEOHASH, (level + 1) // 5 if part <= (1 << level) else (level + 2) // 5)
+    ``GeoUtils.parsePrecision`` / ``geoHashLevelsForPrecision`` do."""
+    if isinstance(value, str) and not value.strip().lstrip("+-").isdigit():
+        level = _levels_for(parse_distance(value))
+        if level > MAX_GEOHASH:
+            raise IllegalArgument(f"precision too high [{value}]")
+        return level
     p = _int(value, "precision")
     if not 1 <= p <= MAX_GEOHASH:
         raise IllegalArgument(f"Invalid geohash aggregation precision of {p}. Must be between "
                               "1 and 12.")
     return p
+
+
+def _levels_for(meters: float) -> int:
+    """The fewest geohash levels whose cells are no wider than ``meters`` (diagonal)."""
+    if meters <= 0:
+        return 24                     # GeohashPrefixTree.getMaxLevelsPossible()
+    width = math.sqrt(meters * meters / (1 + _POLAR / _EQUATOR) ** 2)
+    part = math.ceil(_EQUATOR / width)
+    if part == 1:
+        return 1
+    bits = math.ceil(math.log(part) / math.log(2))
+    full, left = bits // 5, bits % 5
+    return (full + (left > 0)) + (full + (left > 3))
 
 
 def tile_precision(value: Any) -> int:
