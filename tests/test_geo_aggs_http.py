@@ -125,3 +125,18 @@ def test_geo_queries_and_distance_sort_through_the_client(esc) -> None:
     assert [h["_id"] for h in ranked][:2] in (["5", "4"], ["4", "5"])
     assert ranked[0]["sort"][0] < ranked[-1]["sort"][0]
     assert ranked[-1]["_source"]["city"] == "Amsterdam"
+
+
+def test_top_hits_sort_by_geo_distance_and_geo_queries_explain(esc) -> None:
+    _museums(esc, "museums", 2)
+    got = esc.search(index="museums", size=0, aggs={"cities": {
+        "terms": {"field": "city"}, "aggs": {"nearest": {"top_hits": {"size": 1, "sort": [
+            {"_geo_distance": {"location": [4.9, 52.37], "unit": "km"}}]}}}}})
+    nearest = {b["key"]: b["nearest"]["hits"]["hits"][0]["_id"]
+               for b in got["aggregations"]["cities"]["buckets"]}
+    assert nearest == {"Amsterdam": "1", "Paris": "4", "Antwerp": "3"}
+    explained = esc.search(index="museums", explain=True, query={"geo_distance": {
+        "distance": "1000km", "location": [4.9, 52.37], "_name": "ring"}})
+    hits = explained["hits"]["hits"]
+    assert len(hits) == 6 and all(h["matched_queries"] == ["ring"] for h in hits)
+    assert all(h["_explanation"]["value"] == 1.0 for h in hits)

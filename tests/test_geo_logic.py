@@ -26,7 +26,8 @@ from shardsearch.cluster.engine.query.geo_match import (box_mask, distance_mask,
                                                         polygon_mask)
 from shardsearch.cluster.engine.segment import BufferedDoc, Segment
 from shardsearch.cluster.errors import IllegalArgument, ParsingError
-from shardsearch.cluster.search.aggs.geo import _bounds, _centroid, reduce_geo_stats
+from shardsearch.cluster.search.aggs.geo import _bounds, _centroid
+from shardsearch.cluster.search.aggs.geo_reduce import reduce_geo_stats
 from shardsearch.cluster.search.aggs.reduce import Result
 
 

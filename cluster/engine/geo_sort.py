@@ -112,6 +112,13 @@ def geo_sort_column(sf: Any, parts: list[Any], mapping: Mapping) -> tuple[np.nda
     return (np.concatenate(out) if out else np.zeros(0)), None
 
 
+def geo_sort_values(sf: Any, seg: Any, docs: np.ndarray, mapping: Mapping) -> np.ndarray:
+    """The sort values of ``docs`` of one segment (``top_hits`` and inner hits)."""
+    if not check_geo_sort(sf.geo, mapping):
+        return np.full(len(docs), np.inf)
+    return doc_distances(seg, sf.geo, sf.mode or ("max" if sf.desc else "min"))[docs]
+
+
 def doc_distances(seg: Any, spec: GeoSort, mode: str) -> np.ndarray:
     """Per document of ``seg``: ``mode`` over the distances of all its points to all the
     origins (``GeoUtils.distanceValues``; ``+inf`` without points)."""

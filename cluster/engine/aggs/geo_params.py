@@ -47,7 +47,7 @@ def _distance(p: dict[str, Any], name: str) -> None:
     origins = [k for k in ("origin", "point", "center") if k in p]
     if not origins:
         raise IllegalArgument(f"Missing [origin] in geo_distance aggregator [{name}]")
-    p["_origin"] = point(p[origins[0]], "geo_distance")
+    p["_origin"] = point(p[origins[0]])
     p["_unit"] = parse_unit(p.get("unit", "m"))
     p["_distance_type"] = parse_distance_type(p.get("distance_type", "arc"))
     ranges = p.get("ranges")

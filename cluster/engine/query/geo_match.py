@@ -83,7 +83,7 @@ def _centered(x: float, divisor: float) -> float:
     return r
 
 
-def _mask(seg: Segment, field: str, docs: np.ndarray, hit: np.ndarray) -> np.ndarray:
+def _mask(seg: Segment, docs: np.ndarray, hit: np.ndarray) -> np.ndarray:
     out = np.zeros(seg.n, dtype=bool)
     out[docs[hit]] = True
     return out
@@ -93,7 +93,7 @@ def distance_mask(q: GeoDistance, seg: Segment) -> np.ndarray:
     """``LatLonPoint.newDistanceQuery``: haversine distance <= the radius."""
     lat, lon = (q.lat, q.lon) if q.validation == "STRICT" else normalize(q.lat, q.lon)
     docs, lats, lons = points(seg, q.field)
-    return _mask(seg, q.field, docs, arc_distance(lat, lon, lats, lons) <= q.meters)
+    return _mask(seg, docs, arc_distance(lat, lon, lats, lons) <= q.meters)
 
 
 def box_mask(q: GeoBoundingBox, seg: Segment) -> np.ndarray:
@@ -114,7 +114,7 @@ def box_mask(q: GeoBoundingBox, seg: Segment) -> np.ndarray:
     hit = (elat >= encode_lat_ceil(bottom)) & (elat <= int(encode_lat(np.array([top]))[0]))
     lo, hi = encode_lon_ceil(left), int(encode_lon(np.array([right]))[0])
     hit &= ((elon >= lo) | (elon <= hi)) if right < left else ((elon >= lo) & (elon <= hi))
-    return _mask(seg, q.field, docs, hit)
+    return _mask(seg, docs, hit)
 
 
 def polygon_mask(q: GeoPolygon, seg: Segment) -> np.ndarray:
@@ -134,7 +134,7 @@ def polygon_mask(q: GeoPolygon, seg: Segment) -> np.ndarray:
         cross = (x2 - x1) * (lats - y1) - (y2 - y1) * (lons - x1)
         edge |= (np.abs(cross) <= 1e-12) & (lons >= min(x1, x2)) & (lons <= max(x1, x2)) \
             & (lats >= min(y1, y2)) & (lats <= max(y1, y2))
-    return _mask(seg, q.field, docs, inside | edge)
+    return _mask(seg, docs, inside | edge)
 
 
 def evaluate_geo(q: GeoDistance | GeoBoundingBox | GeoPolygon, seg: Segment,

@@ -56,7 +56,7 @@ class GeoPolygon(Query):
 GEO_QUERIES = (GeoDistance, GeoBoundingBox, GeoPolygon)
 
 
-def point(value: Any, what: str) -> tuple[float, float]:
+def point(value: Any) -> tuple[float, float]:
     """``(lat, lon)`` of a point in a query; Elasticsearch's ``parse_exception`` otherwise."""
     try:
         return parse_point(value)
@@ -105,7 +105,7 @@ def parse_geo_distance(body: dict[str, Any], st: ParseState) -> Query:
     meters = parse_distance(body["distance"], unit)
     if not meters > 0:
         raise IllegalArgument("distance must be greater than zero")
-    lat, lon = point(value, "geo_distance")
+    lat, lon = point(value)
     return GeoDistance(field=field, lat=lat, lon=lon, meters=meters,
                        **_common("geo_distance", body))
 
@@ -182,7 +182,7 @@ def _corner(value: Any, key: str) -> tuple[float, float]:
             raise ParsingError(str(e), es_type="parse_exception") from None
         return (top if key.startswith("top") else bottom,
                 left if key.endswith("left") else right)
-    return point(value, "geo_bounding_box")
+    return point(value)
 
 
 def parse_geo_polygon(body: dict[str, Any], st: ParseState) -> Query:
@@ -193,7 +193,7 @@ def parse_geo_polygon(body: dict[str, Any], st: ParseState) -> Query:
         raise ParsingError("[geo_polygon] query does not support [" +
                            next((k for k in (value if isinstance(value, dict) else {})
                                  if k != "points"), field) + "]")
-    pts = tuple(point(p, "geo_polygon") for p in value["points"])
+    pts = tuple(point(p) for p in value["points"])
     if len(pts) < 3:
         raise ParsingError("too few points defined for geo_polygon query")
     if len(pts) > 10_000:

@@ -1,5 +1,5 @@
-"""The geo aggregations at the coordinator: the exact reduce of ``geo_bounds`` and
-``geo_centroid`` partials, and the responses of all five in Elasticsearch's shapes.
+"""The responses of the geo aggregations in Elasticsearch's shapes (their partials reduce in
+``geo_reduce.py`` and ``reduce.py``).
 
 Grids are cut here, after the reduce: the top ``size`` cells by count, ties broken by the
 cell's code (geohash bits, or tile ``x`` then ``y``) descending, as Elasticsearch's bucket
@@ -19,18 +19,6 @@ from .reduce import Result
 
 _LAT_DECODE = 180.0 / 2.0 ** 32
 _LON_DECODE = 360.0 / 2.0 ** 32
-
-
-def reduce_geo_stats(got: list[tuple[GeoStats, np.ndarray]], n: int) -> GeoStats:
-    """Counts and integer sums add, extremes take their min and max: exact."""
-    out = GeoStats(np.zeros(n, dtype=np.int64), np.zeros((n, 2), dtype=np.int64),
-                   np.full((n, 3), -np.inf), np.full((n, 3), np.inf))
-    for p, m in got:
-        out.count[m] += p.count
-        out.sums[m] += p.sums
-        out.maxs[m] = np.maximum(out.maxs[m], p.maxs)
-        out.mins[m] = np.minimum(out.mins[m], p.mins)
-    return out
 
 
 def render_geo(node: Any, res: Result | None, owner: int | None, ctx: Any) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
 from ...engine.aggs.partials import Distinct, Fixed, GeoStats, Keyed, Stats, Values
 from ...engine.aggs.sketches import merged_digest, merged_estimate
+from .geo_reduce import reduce_geo_stats
 
 
 @dataclass
@@ -80,7 +81,6 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
         from .tophits import reduce_top_hits
         reduce_top_hits(res, got)
     elif isinstance(first, GeoStats) or node.type in ("geo_bounds", "geo_centroid"):
-        from .geo import reduce_geo_stats
         res.extra = reduce_geo_stats(got, n)
     elif isinstance(first, Stats) or (first is None and node.type not in _BUCKET_LIKE
                                       and node.type != "cardinality"):
