@@ -140,3 +140,20 @@ def test_top_hits_sort_by_geo_distance_and_geo_queries_explain(esc) -> None:
     hits = explained["hits"]["hits"]
     assert len(hits) == 6 and all(h["matched_queries"] == ["ring"] for h in hits)
     assert all(h["_explanation"]["value"] == 1.0 for h in hits)
+
+
+def test_a_scroll_sorted_by_geo_distance_pages_through_the_same_order(esc) -> None:
+    _museums(esc, "museums", 3)
+    esc.index(index="museums", id="nowhere", document={"name": "no point"}, refresh=True)
+    sort = [{"_geo_distance": {"location": "48.86,2.33", "order": "desc", "unit": "mi"}}]
+    full = [h["_id"] for h in esc.search(index="museums", sort=sort, size=20)["hits"]["hits"]]
+    assert full[0] == "nowhere"          # +Infinity: first when descending, as Elasticsearch
+    page = esc.search(index="museums", sort=sort, size=2, scroll="1m")
+    seen = [h["_id"] for h in page["hits"]["hits"]]
+    while True:
+        page = esc.scroll(scroll_id=page["_scroll_id"], scroll="1m")
+        if not page["hits"]["hits"]:
+            break
+        seen += [h["_id"] for h in page["hits"]["hits"]]
+    esc.clear_scroll(scroll_id=page["_scroll_id"])
+    assert seen == full

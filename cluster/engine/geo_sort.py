@@ -18,6 +18,7 @@ from .geo import GeoValueError, is_point_array, parse_point
 from .geo_measure import UNITS, distance, parse_distance_type, parse_unit, points
 from .mapping import Mapping
 
+MAX_ORIGINS = 1000           # our bound: the sort's work is O(points × origins)
 _OPTIONS = {"order", "unit", "distance_type", "mode", "ignore_unmapped", "validation_method"}
 
 
@@ -70,8 +71,11 @@ def _origins(value: Any, strict: bool) -> tuple[tuple[float, float], ...]:
     items = [value] if not isinstance(value, list) or is_point_array(value) else value
     if not items:
         raise IllegalArgument("[_geo_distance] requires at least one point")
+    if len(items) > MAX_ORIGINS:
+        raise IllegalArgument(f"[_geo_distance] sorts by at most {MAX_ORIGINS} points, "
+                              f"found [{len(items)}]")
     out = []
-    for item in items[:1000]:
+    for item in items:
         try:
             lat, lon = parse_point(item)
         except GeoValueError as e:

@@ -23,7 +23,6 @@ GEO_PARAMS: dict[str, set[str]] = {
     "geo_centroid": {"field"},
 }
 GEO_METRICS = {"geo_bounds", "geo_centroid"}
-MAX_GRID_SIZE = 65_536
 
 
 def check_geo_agg(p: dict[str, Any], kind: str, name: str) -> None:
@@ -89,7 +88,7 @@ def _grid(p: dict[str, Any], kind: str, name: str) -> None:
             raise XContentParseError(f"[1:1] [{kind}] failed to parse field [{key}]")
         if v < (-1 if key == "shard_size" else 1):
             raise IllegalArgument(f"[{key}] must be greater than 0. Found [{v}] in [{name}]")
-    p["_size"] = min(int(p.get("size", 10_000)), MAX_GRID_SIZE)
+    p["_size"] = int(p.get("size", 10_000))     # bounded by search.max_buckets at render
     bounds = p.get("bounds")
     if bounds is not None:
         if not isinstance(bounds, dict):
