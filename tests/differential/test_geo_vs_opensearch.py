@@ -209,3 +209,32 @@ def test_geo_aggregations_of_no_points_have_elasticsearchs_empty_shapes(both) ->
             "aggs": {"c": {"geo_centroid": {"field": "loc"}}}}
     (_, a), (_, b) = search(ours, body), search(theirs, body)
     assert a["aggregations"] == b["aggregations"]
+
+
+BAD_SORTS = [
+    {"missing_field": [0, 0]},
+    {"n": [0, 0]},
+    {"loc": [0, 0], "mode": "sum"},
+    {"loc": [0, 0], "unit": "parsecs"},
+    {"loc": {"lat": 95, "lon": 0}},
+]
+
+
+@pytest.mark.parametrize("sort", BAD_SORTS, ids=[str(i) for i in range(len(BAD_SORTS))])
+def test_bad_geo_distance_sorts_fail_as_client_errors(both, sort) -> None:
+    """OpenSearch fails them all; a sort on a ``long`` field it fails with a 500, which we
+    answer with a 400 naming the field (no 5xx for what a client sends)."""
+    ours, theirs = both
+    body = {"sort": [{"_geo_distance": sort}]}
+    (s1, a), (s2, b) = search(ours, body), search(theirs, body)
+    assert s1 == 400 and s2 >= 400, (a, b)
+
+
+def test_unmapped_geo_sort_with_ignore_unmapped_sorts_every_document_last(both) -> None:
+    ours, theirs = both
+    body = {"sort": [{"_geo_distance": {"other": [0, 0], "ignore_unmapped": True}},
+                     {"n": "asc"}], "size": 20}
+    (s1, a), (s2, b) = search(ours, body), search(theirs, body)
+    assert s1 == s2 == 200
+    assert [(h["_id"], h["sort"]) for h in a["hits"]["hits"]] == \
+        [(h["_id"], h["sort"]) for h in b["hits"]["hits"]]
