@@ -45,7 +45,15 @@ def test_geo_aggregations_answer_as_elasticsearchs_reference_and_for_any_shard_c
             "tile": {"geotile_grid": {"field": "location", "precision": 8}},
             "centroid": {"geo_centroid": {"field": "location"}},
             "cities": {"terms": {"field": "city"},
-                       "aggs": {"c": {"geo_centroid": {"field": "location"}}}}}
+                       "aggs": {"c": {"geo_centroid": {"field": "location"}}}},
+            "cells": {"geohash_grid": {"field": "location", "precision": 5},
+                      "aggs": {"c": {"geo_centroid": {"field": "location"}},
+                               "far": {"geo_distance": {"field": "location", "unit": "km",
+                                                        "origin": "52.37,4.9",
+                                                        "ranges": [{"from": 100}]}}}},
+            "paris": {"geotile_grid": {"field": "location", "precision": 8, "bounds": {
+                "top_left": [2, 49], "bottom_right": [3, 48]}}},
+            "fullest": {"max_bucket": {"buckets_path": "hash>_count"}}}
     got = esc.search(index="museums", size=0, aggs=aggs)["aggregations"]
     assert got == esc.search(index="museums1", size=0, aggs=aggs)["aggregations"]
     assert got["hash"]["buckets"] == [{"key": "u17", "doc_count": 3},
@@ -57,6 +65,12 @@ def test_geo_aggregations_answer_as_elasticsearchs_reference_and_for_any_shard_c
     assert got["centroid"]["count"] == 6
     assert got["centroid"]["location"] == pytest.approx(
         {"lat": 51.00982965203002, "lon": 3.9662131341174245}, abs=1e-9)
+    assert got["paris"]["buckets"] == [{"key": "8/129/88", "doc_count": 2}]
+    assert got["fullest"] == {"value": 3.0, "keys": ["u17"]}
+    cells = [(b["key"], b["doc_count"], b["c"]["count"], b["far"]["buckets"][0]["doc_count"])
+             for b in got["cells"]["buckets"]]      # ties: the larger cell code first, as ES
+    assert cells == [("u173z", 3, 3, 0), ("u155k", 1, 1, 1), ("u09tv", 1, 1, 1),
+                     ("u09tu", 1, 1, 1)]
     paris = next(b for b in got["cities"]["buckets"] if b["key"] == "Paris")
     assert paris["c"]["location"] == pytest.approx(
         {"lat": 48.86055548675358, "lon": 2.3316944623366}, abs=1e-9)
