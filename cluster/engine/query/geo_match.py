@@ -40,22 +40,34 @@ def geo_field(q: GeoDistance | GeoBoundingBox | GeoPolygon, ctx: Context) -> boo
 
 
 def _check_strict(q: GeoDistance | GeoBoundingBox | GeoPolygon, name: str) -> None:
+    """``checkLatLon``: every bad coordinate in one validation error."""
     if isinstance(q, GeoBoundingBox):
-        for label, v, lim in (("top latitude", q.top, 90), ("left longitude", q.left, 180),
-                              ("bottom latitude", q.bottom, 90),
-                              ("right longitude", q.right, 180)):
-            if not -lim <= v <= lim:
-                raise IllegalArgument(f"{label} is invalid: {_j(v)}",
-                                      es_type="query_shard_exception")
-        return
-    pts = [(q.lat, q.lon)] if isinstance(q, GeoDistance) else list(q.points)
-    for lat, lon in pts:
-        if not -90 <= lat <= 90:
-            raise IllegalArgument(f"illegal latitude value [{_j(lat)}] for [{name}]",
-                                  es_type="query_shard_exception")
-        if not -180 <= lon <= 180:
-            raise IllegalArgument(f"illegal longitude value [{_j(lon)}] for [{name}]",
-                                  es_type="query_shard_exception")
+        bad = [f"{label} is invalid: {_j(v)}" for label, v, lim in (
+            ("top latitude", q.top, 90), ("left longitude", q.left, 180),
+            ("bottom latitude", q.bottom, 90), ("right longitude", q.right, 180))
+            if not -lim <= v <= lim]
+    elif isinstance(q, GeoDistance):
+        bad = _point_errors(q.lat, q.lon, name)
+    else:
+        bad = []
+        for lat, lon in q.points:
+            bad += _point_errors(lat, lon, name)
+        if bad:     # ``geo_polygon`` reports its first bad point itself
+            raise IllegalArgument(bad[0], es_type="query_shard_exception")
+    if bad:
+        raise IllegalArgument(
+            "couldn't validate latitude/ longitude values", es_type="query_shard_exception",
+            caused_by={"type": "query_validation_exception", "reason": "Validation Failed: "
+                       + "".join(f"{i}: {b};" for i, b in enumerate(bad, 1))})
+
+
+def _point_errors(lat: float, lon: float, name: str) -> list[str]:
+    out = []
+    if not -90 <= lat <= 90:
+        out.append(f"illegal latitude value [{_j(lat)}] for [{name}]")
+    if not -180 <= lon <= 180:
+        out.append(f"illegal longitude value [{_j(lon)}] for [{name}]")
+    return out
 
 
 def _j(x: float) -> str:

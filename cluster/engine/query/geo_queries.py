@@ -98,7 +98,7 @@ def parse_geo_distance(body: dict[str, Any], st: ParseState) -> Query:
     options = _COMMON + ("distance", "distance_type", "unit")
     field, value = _field("geo_distance", body, options)
     if "distance" not in body:
-        raise IllegalArgument("geo_distance requires 'distance' to be specified")
+        raise ParsingError("geo_distance requires 'distance' to be specified")
     unit = parse_unit(body["unit"]) if "unit" in body else "m"
     if "distance_type" in body:        # checked; the query itself is always arc (as ES 8)
         parse_distance_type(body["distance_type"])
@@ -166,10 +166,10 @@ def box_corners(spec: dict[str, Any]) -> tuple[float, float, float, float]:
         else:
             raise ParsingError(f"failed to parse bounding box. unexpected field [{key}]",
                                es_type="parse_exception")
-    if any(x != x for x in (t, l_, b, r)):
-        raise ParsingError("failed to parse bounding box. Either the bounding box is "
-                           "malformed or some of its corners are missing",
-                           es_type="parse_exception")
+    for label, x in (("top latitude", t), ("left longitude", l_), ("bottom latitude", b),
+                     ("right longitude", r)):
+        if x != x:      # a corner not given: ``setCorners`` names the first one missing
+            raise IllegalArgument(f"{label} is invalid: NaN")
     return t, l_, b, r
 
 
@@ -195,7 +195,7 @@ def parse_geo_polygon(body: dict[str, Any], st: ParseState) -> Query:
                                  if k != "points"), field) + "]")
     pts = tuple(point(p) for p in value["points"])
     if len(pts) < 3:
-        raise ParsingError("too few points defined for geo_polygon query")
+        raise IllegalArgument("too few points defined for geo_polygon query")
     if len(pts) > 10_000:
         raise IllegalArgument("[geo_polygon] allows at most 10000 points")
     return GeoPolygon(field=field, points=pts, **_common("geo_polygon", body))
