@@ -149,6 +149,11 @@ def test_top_hits_sort_by_geo_distance_and_geo_queries_explain(esc) -> None:
     nearest = {b["key"]: b["nearest"]["hits"]["hits"][0]["_id"]
                for b in got["aggregations"]["cities"]["buckets"]}
     assert nearest == {"Amsterdam": "1", "Paris": "4", "Antwerp": "3"}
+    esc.index(index="museums", id="lost", document={"city": "Paris"}, refresh=True)
+    farthest = esc.search(index="museums", size=0, query={"term": {"city": "Paris"}}, aggs={
+        "far": {"top_hits": {"size": 1, "sort": [{"_geo_distance": {
+            "location": [4.9, 52.37], "order": "desc"}}]}}})["aggregations"]["far"]
+    assert farthest["hits"]["hits"][0]["sort"] == ["Infinity"]   # no point: +Infinity
     explained = esc.search(index="museums", explain=True, query={"geo_distance": {
         "distance": "1000km", "location": [4.9, 52.37], "_name": "ring"}})
     hits = explained["hits"]["hits"]

@@ -8,6 +8,8 @@ query joined. Per hit and per ``nested`` query with ``inner_hits``: the matching
 """
 from __future__ import annotations
 
+import math
+
 from types import SimpleNamespace
 from typing import Any
 
@@ -121,8 +123,9 @@ def _render(node: Q.Nested, block: NestedDocs | None, children: np.ndarray,
                                "_score": float(scores[i]) if by_score else None}
         if source.enabled and show_source:   # False: the mapping's _source is disabled
             hit["_source"] = _child_source(block, c, source)
-        if not by_score:
-            hit["sort"] = key
+        if not by_score:     # a ``_geo_distance`` without a point: "Infinity", as in ES
+            hit["sort"] = [("Infinity" if v > 0 else "-Infinity")
+                           if isinstance(v, float) and math.isinf(v) else v for v in key]
         hits.append(hit)
     max_score = float(scores.max()) if by_score and len(scores) else None
     return {"hits": {"total": {"value": int(len(children)), "relation": "eq"},
