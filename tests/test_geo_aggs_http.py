@@ -176,3 +176,20 @@ def test_a_scroll_sorted_by_geo_distance_pages_through_the_same_order(esc) -> No
         seen += [h["_id"] for h in page["hits"]["hits"]]
     esc.clear_scroll(scroll_id=page["_scroll_id"])
     assert seen == full
+
+
+def test_geo_queries_and_sorts_reach_points_in_nested_documents(esc) -> None:
+    esc.indices.create(index="trips", settings={"number_of_shards": 2}, mappings={
+        "properties": {"stops": {"type": "nested",
+                                 "properties": {"at": {"type": "geo_point"}}}}})
+    esc.index(index="trips", id="ams", document={"stops": [{"at": "52.37,4.9"},
+                                                           {"at": "51.22,4.40"}]})
+    esc.index(index="trips", id="par", document={"stops": [{"at": "48.86,2.33"}]})
+    esc.indices.refresh(index="trips")
+    got = esc.search(index="trips", query={"nested": {"path": "stops", "query": {
+        "geo_distance": {"distance": "20km", "stops.at": [4.4, 51.2]}},
+        "inner_hits": {"sort": [{"_geo_distance": {"stops.at": [4.4, 51.2], "unit": "km"}}]}}})
+    hits = got["hits"]["hits"]
+    assert [h["_id"] for h in hits] == ["ams"]
+    inner = hits[0]["inner_hits"]["stops"]["hits"]["hits"]
+    assert len(inner) == 1 and inner[0]["sort"][0] < 20
