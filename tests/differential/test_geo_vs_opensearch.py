@@ -62,7 +62,9 @@ def search(client: httpx.Client, body: dict[str, Any]) -> tuple[int, Any]:
     return r.status_code, r.json()
 
 
-def ids(resp: Any) -> list[str]:
+def ids(resp: Any) -> list[str] | str:
+    if "error" in resp:
+        return resp["error"]["root_cause"][0]["type"]
     return sorted(h["_id"] for h in resp["hits"]["hits"])
 
 
@@ -77,6 +79,16 @@ QUERIES = [
     {"geo_distance": {"distance": "2000km", "loc": {"lat": 95, "lon": 0},
                       "validation_method": "COERCE"}},
     {"geo_distance": {"distance": "1km", "other": [0, 0], "ignore_unmapped": True}},
+    {"geo_distance": {"distance": "2000km", "loc": {"lat": 95, "lon": 0},
+                      "validation_method": "IGNORE_MALFORMED"}},
+    {"geo_distance": {"distance": "2000km", "loc": {"lat": 45, "lon": 190},
+                      "validation_method": "IGNORE_MALFORMED"}},
+    {"geo_bounding_box": {"loc": {"top": 100, "left": 4, "bottom": 50, "right": 5},
+                          "validation_method": "IGNORE_MALFORMED"}},
+    {"geo_polygon": {"loc": {"points": [[3, 50], [6, 50], [6, 95]]},
+                     "validation_method": "IGNORE_MALFORMED"}},
+    {"geo_polygon": {"loc": {"points": [[3, 50], [6, 50], [6, 95]]},
+                     "validation_method": "COERCE"}},
     {"geo_bounding_box": {"loc": {"top_left": {"lat": 53, "lon": 4},
                                   "bottom_right": {"lat": 50, "lon": 5}}}},
     {"geo_bounding_box": {"loc": {"top_right": [5, 53], "bottom_left": [4, 50]}}},

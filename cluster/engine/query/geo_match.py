@@ -36,7 +36,25 @@ def geo_field(q: GeoDistance | GeoBoundingBox | GeoPolygon, ctx: Context) -> boo
                               f"[{name}] query", es_type="query_shard_exception")
     if q.validation == "STRICT":
         _check_strict(q, name)
+    elif q.validation == "IGNORE_MALFORMED":     # not coerced: Lucene's own checks refuse
+        _check_lucene(q)
     return True
+
+
+def _check_lucene(q: GeoDistance | GeoBoundingBox | GeoPolygon) -> None:
+    """``GeoUtils.checkLatitude`` / ``checkLongitude`` as Lucene's query factories run them."""
+    if isinstance(q, GeoBoundingBox):
+        pts = [(q.bottom, q.left), (q.top, q.right)]
+    else:
+        pts = [(q.lat, q.lon)] if isinstance(q, GeoDistance) else list(q.points)
+    for lat, lon in pts:
+        for what, v, lim in (("latitude", lat, 90.0), ("longitude", lon, 180.0)):
+            if not -lim <= v <= lim:
+                reason = f"invalid {what} {_j(v)}; must be between {-lim} and {lim}"
+                raise IllegalArgument(f"failed to create query: {reason}",
+                                      es_type="query_shard_exception",
+                                      caused_by={"type": "illegal_argument_exception",
+                                                 "reason": reason})
 
 
 def _check_strict(q: GeoDistance | GeoBoundingBox | GeoPolygon, name: str) -> None:
@@ -103,7 +121,7 @@ def _mask(seg: Segment, docs: np.ndarray, hit: np.ndarray) -> np.ndarray:
 
 def distance_mask(q: GeoDistance, seg: Segment) -> np.ndarray:
     """``LatLonPoint.newDistanceQuery``: haversine distance <= the radius."""
-    lat, lon = (q.lat, q.lon) if q.validation == "STRICT" else normalize(q.lat, q.lon)
+    lat, lon = normalize(q.lat, q.lon) if q.validation == "COERCE" else (q.lat, q.lon)
     docs, lats, lons = points(seg, q.field)
     return _mask(seg, docs, arc_distance(lat, lon, lats, lons) <= q.meters)
 
@@ -132,7 +150,7 @@ def box_mask(q: GeoBoundingBox, seg: Segment) -> np.ndarray:
 def polygon_mask(q: GeoPolygon, seg: Segment) -> np.ndarray:
     """Even-odd crossing test of every point against the (closed) ring; a point on an edge
     counts as inside, as Lucene's ``Polygon2D``."""
-    ring = [normalize(a, b) if q.validation != "STRICT" else (a, b) for a, b in q.points]
+    ring = [normalize(a, b) if q.validation == "COERCE" else (a, b) for a, b in q.points]
     if ring[0] != ring[-1]:
         ring.append(ring[0])
     docs, lats, lons = points(seg, q.field)
