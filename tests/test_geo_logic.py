@@ -17,13 +17,13 @@ from shardsearch.cluster.engine.aggs.partials import GeoStats
 from shardsearch.cluster.engine.geo_cells import (geohash_bounds, geohash_codes,
                                                   geohash_precision, geohash_string,
                                                   tile_codes, tile_precision, tile_string)
-from shardsearch.cluster.engine.geo_measure import (arc_distance, encode_lat, parse_distance,
-                                                    plane_distance, quantize_lat, quantize_lon)
+from shardsearch.cluster.engine.geo_measure import (arc_distance, encode_lat, normalize,
+                                                    parse_distance, plane_distance,
+                                                    quantize_lat, quantize_lon)
 from shardsearch.cluster.engine.geo_sort import select
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query.dsl import parse_query
-from shardsearch.cluster.engine.query.geo_match import (box_mask, distance_mask, normalize,
-                                                        polygon_mask)
+from shardsearch.cluster.engine.query.geo_match import box_mask, distance_mask, polygon_mask
 from shardsearch.cluster.engine.segment import BufferedDoc, Segment
 from shardsearch.cluster.errors import IllegalArgument, ParsingError
 from shardsearch.cluster.search.aggs.geo import _bounds, _centroid

@@ -9,6 +9,7 @@ Lucene puts it. Distances are ``GeoUtils.arcDistance`` (haversine on a sphere of
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -136,3 +137,24 @@ def parse_distance_type(value: Any) -> str:
     if text not in ("arc", "plane"):
         raise IllegalArgument(f"No geo distance for [{value}]")
     return text
+
+
+def normalize(lat: float, lon: float) -> tuple[float, float]:
+    """``GeoUtils.normalizePoint``: a latitude past a pole folds back (and the longitude turns
+    half way round); longitudes wrap into (-180, 180]."""
+    shift = 0
+    lat = _centered(lat, 360.0)
+    if lat < -90:
+        lat, shift = -180 - lat, 1
+    elif lat > 90:
+        lat, shift = 180 - lat, 1
+    return lat, _centered(lon + shift * 180, 360.0)
+
+
+def _centered(x: float, divisor: float) -> float:
+    r = math.fmod(x, divisor)
+    if r <= 0:
+        r += divisor
+    if r > divisor / 2:
+        r -= divisor
+    return r

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..errors import IllegalArgument, ParsingError
 from .geo import GeoValueError, is_point_array, parse_point
-from .geo_measure import UNITS, distance, parse_distance_type, parse_unit, points
+from .geo_measure import UNITS, distance, normalize, parse_distance_type, parse_unit, points
 from .mapping import Mapping
 
 MAX_ORIGINS = 1000           # our bound: the sort's work is O(points × origins)
@@ -60,14 +60,17 @@ def parse_geo_sort(opts: Any) -> dict[str, Any]:
     if method not in ("STRICT", "IGNORE_MALFORMED", "COERCE"):
         raise IllegalArgument(f"No enum constant org.elasticsearch.index.query."
                               f"GeoValidationMethod.{opts['validation_method']}")
-    origins = _origins(opts[field], method == "STRICT")
+    origins = _origins(opts[field], method)
     spec = GeoSort(field=field, origins=origins, unit=parse_unit(opts.get("unit", "m")),
                    distance_type=parse_distance_type(opts.get("distance_type", "arc")),
                    ignore_unmapped=opts.get("ignore_unmapped") in (True, "true"))
     return {"field": "_geo_distance", "order": order, "mode": mode, "geo": spec}
 
 
-def _origins(value: Any, strict: bool) -> tuple[tuple[float, float], ...]:
+def _origins(value: Any, method: str) -> tuple[tuple[float, float], ...]:
+    """The points to measure from: range-checked (``STRICT``), wrapped (``COERCE``) or taken
+    as given (``IGNORE_MALFORMED``), as ``GeoDistanceSortBuilder.build``."""
+    strict = method == "STRICT"
     items = [value] if not isinstance(value, list) or is_point_array(value) else value
     if not items:
         raise IllegalArgument("[_geo_distance] requires at least one point")
@@ -84,7 +87,7 @@ def _origins(value: Any, strict: bool) -> tuple[tuple[float, float], ...]:
             raise IllegalArgument(f"illegal latitude value [{lat!r}] for [GeoDistanceSort]")
         if strict and not -180 <= lon <= 180:
             raise IllegalArgument(f"illegal longitude value [{lon!r}] for [GeoDistanceSort]")
-        out.append((lat, lon))
+        out.append(normalize(lat, lon) if method == "COERCE" else (lat, lon))
     return tuple(out)
 
 

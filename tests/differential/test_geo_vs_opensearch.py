@@ -149,6 +149,7 @@ SORTS = [
     {"loc": {"lat": 52.0, "lon": 4.5}, "mode": "avg", "distance_type": "plane", "unit": "NM"},
     {"loc": "u15pmus", "mode": "median", "unit": "m"},
     {"loc": [0.0, 45.0], "unit": "km"},
+    {"loc": {"lat": 95, "lon": 4.5}, "validation_method": "COERCE"},
 ]
 
 

@@ -6,13 +6,11 @@ for p points of the field in the segment (a polygon: O(p * edges)). Scores are c
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ...errors import IllegalArgument
 from ..geo_measure import arc_distance, encode_lat, encode_lat_ceil, encode_lon, \
-    encode_lon_ceil, points
+    encode_lon_ceil, normalize, points
 from ..segment import Segment
 from .context import Context
 from .geo_queries import GeoBoundingBox, GeoDistance, GeoPolygon
@@ -90,27 +88,6 @@ def _point_errors(lat: float, lon: float, name: str) -> list[str]:
 
 def _j(x: float) -> str:
     return repr(float(x))
-
-
-def normalize(lat: float, lon: float) -> tuple[float, float]:
-    """``GeoUtils.normalizePoint``: a latitude past a pole folds back (and the longitude turns
-    half way round); longitudes wrap into (-180, 180]."""
-    shift = 0
-    lat = _centered(lat, 360.0)
-    if lat < -90:
-        lat, shift = -180 - lat, 1
-    elif lat > 90:
-        lat, shift = 180 - lat, 1
-    return lat, _centered(lon + shift * 180, 360.0)
-
-
-def _centered(x: float, divisor: float) -> float:
-    r = math.fmod(x, divisor)
-    if r <= 0:
-        r += divisor
-    if r > divisor / 2:
-        r -= divisor
-    return r
 
 
 def _mask(seg: Segment, docs: np.ndarray, hit: np.ndarray) -> np.ndarray:
