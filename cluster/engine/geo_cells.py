@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import IllegalArgument
-from .geo import GeoValueError, decode_geohash
+from .geo import decode_geohash
 from .geo_measure import encode_lat, encode_lon, parse_distance
 
 BASE32 = "0123456789bcdefghjkmnpqrstuvwxyz"
@@ -113,5 +113,5 @@ def _int(value: Any, name: str) -> int:
                               es_type="number_format_exception") from None
 
 
-__all__ = ["GeoValueError", "geohash_bounds", "geohash_codes", "geohash_precision",
+__all__ = ["geohash_bounds", "geohash_codes", "geohash_precision",
            "geohash_string", "tile_codes", "tile_precision", "tile_string"]
