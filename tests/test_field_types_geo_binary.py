@@ -20,9 +20,9 @@ def test_every_point_format_gives_lat_lon(value) -> None:
     assert parse_point(value) == pytest.approx((41.12, -71.34))
 
 
-def test_geohash_decodes_to_its_cell_centre() -> None:
+def test_geohash_decodes_to_its_cells_south_west_corner() -> None:
     assert decode_geohash("drm3btev3e86") == pytest.approx((41.12, -71.34), abs=1e-6)
-    assert parse_point("u") == (67.5, 22.5)
+    assert parse_point("u") == (45.0, 0.0)
 
 
 @pytest.mark.parametrize("value,text", [
@@ -125,10 +125,11 @@ def test_fields_render_points_as_geojson_whatever_their_source_form(c) -> None:
      "Field [loc] of type [geo_point] is not supported for aggregation [terms]"),
     ({"aggs": {"a": {"max": {"field": "bin"}}}},
      "Field [bin] of type [binary] is not supported for aggregation [max]"),
-    ({"aggs": {"a": {"geo_bounds": {"field": "loc"}}}}, "[geo_bounds] is not supported"),
-    ({"query": {"geo_distance": {"distance": "1km", "loc": [0, 0]}}},
-     "[geo_distance] query is not supported")])
-def test_sorts_aggregations_and_geo_queries_not_built_are_refused(c, body, text) -> None:
+    ({"aggs": {"a": {"geo_bounds": {"field": "bin"}}}},
+     "Field [bin] of type [binary] is not supported for aggregation [geo_bounds]"),
+    ({"query": {"geo_shape": {"loc": {"shape": {"type": "point", "coordinates": [0, 0]}}}}},
+     "[geo_shape] query is not supported")])
+def test_sorts_aggregations_and_geo_shape_not_built_are_refused(c, body, text) -> None:
     status, out = refused(c.search, "gb", body)
     assert status == 400 and text in out
 

@@ -23,6 +23,7 @@ from .query.validation import validate
 from .segment import Segment
 from .shard_messages import ShardHits, ShardQuery
 from .nested_sort import nested_parts
+from .geo_sort import geo_sort_column
 from .sort_columns import RankedStrings, keyword_ranks, sort_column
 from .script_sort import script_sort_column
 from .sorting import (SortField, ascending_keys, check_sortable, coerce_after, column_kind,
@@ -159,6 +160,8 @@ def collect(core: Any, q: ShardQuery, cancel: Cancellation, partial: bool = Fals
             col, miss = RankedStrings(r[0], r[1]), r[0] < 0
         elif sf.script is not None:
             col, miss = script_sort_column(sf, parts, scores, core.mapping, cancel)
+        elif sf.geo is not None:
+            col, miss = geo_sort_column(sf, parts, core.mapping)
         else:
             col, miss = sort_column(sf, ft, kind, s_parts, scores, ties)
         columns.append(col)

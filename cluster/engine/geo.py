@@ -93,7 +93,9 @@ def _from_string(text: str, ignore_z: bool) -> tuple[float, float]:
 
 
 def decode_geohash(text: str) -> tuple[float, float]:
-    """The centre of a geohash's cell (as Elasticsearch's ``GeoPoint.resetFromGeoHash``)."""
+    """The south-west corner of a geohash's cell, as Elasticsearch's
+    ``GeoPoint.resetFromGeoHash`` (``Geohash.decodeLatitude``: the cell's lowest encoded
+    value)."""
     if not text or len(text) > 12 or any(c not in _BASE32 for c in text):
         raise GeoValueError(f"unsupported symbol [{_bad_symbol(text)}] in geohash [{text}]")
     lat_lo, lat_hi, lon_lo, lon_hi = -90.0, 90.0, -180.0, 180.0
@@ -109,7 +111,7 @@ def decode_geohash(text: str) -> tuple[float, float]:
                 mid = (lat_lo + lat_hi) / 2
                 lat_lo, lat_hi = (mid, lat_hi) if bit else (lat_lo, mid)
             even = not even
-    return (lat_lo + lat_hi) / 2, (lon_lo + lon_hi) / 2
+    return lat_lo, lon_lo
 
 
 def _bad_symbol(text: str) -> str:

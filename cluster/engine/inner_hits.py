@@ -8,6 +8,8 @@ query joined. Per hit and per ``nested`` query with ``inner_hits``: the matching
 """
 from __future__ import annotations
 
+import math
+
 from types import SimpleNamespace
 from typing import Any
 
@@ -89,19 +91,20 @@ def shard_inner_hits(core: Any, query: Q.Query, stats: Any, addrs: list[int]
             mask, scores = matched[(k, seg.uid)]
             children = np.flatnonzero(mask & (block.rows_in("") == row))
             per[name] = _render(node, block, children, scores[children], core.index,
-                                core.mapping.source_enabled)
+                                core.mapping.source_enabled, core.mapping)
         out.append(per)
     return out
 
 
 def _render(node: Q.Nested, block: NestedDocs | None, children: np.ndarray,
-            scores: np.ndarray, index: str, show_source: bool = True) -> dict[str, Any]:
+            scores: np.ndarray, index: str, show_source: bool = True,
+            mapping: Any = None) -> dict[str, Any]:
     opts = node.inner_hits
     sorts = parse_sort(opts.get("sort")) or (SortField("_score", "desc"),)
     by_score = all(sf.field == "_score" for sf in sorts)
     keys: list[list[Any]] = []
     if block is not None and len(children):
-        view = SimpleNamespace(segments=[block])
+        view = SimpleNamespace(segments=[block], mapping=mapping)
         rows = Rows([children], [np.zeros(len(children), np.int64)], 1,
                     [scores.astype(np.float32)])
         cols = [_column(sf, view, rows) for sf in sorts]   # type: ignore[arg-type]
@@ -121,8 +124,9 @@ def _render(node: Q.Nested, block: NestedDocs | None, children: np.ndarray,
                                "_score": float(scores[i]) if by_score else None}
         if source.enabled and show_source:   # False: the mapping's _source is disabled
             hit["_source"] = _child_source(block, c, source)
-        if not by_score:
-            hit["sort"] = key
+        if not by_score:     # a ``_geo_distance`` without a point: "Infinity", as in ES
+            hit["sort"] = [("Infinity" if v > 0 else "-Infinity")
+                           if isinstance(v, float) and math.isinf(v) else v for v in key]
         hits.append(hit)
     max_score = float(scores.max()) if by_score and len(scores) else None
     return {"hits": {"total": {"value": int(len(children)), "relation": "eq"},

@@ -47,6 +47,7 @@ class SortField:
     nested: Any = None            # ``(path, filter query or None)`` (``nested_sort.py``)
     script: Any = None                 # ``_script`` sorts: the compiled script (script_sort.py)
     script_type: str | None = None     # ... and its type, ``number`` or ``string``
+    geo: Any = None                    # ``_geo_distance`` sorts: ``geo_sort.GeoSort``
 
     @property
     def desc(self) -> bool:
@@ -84,6 +85,10 @@ def parse_sort(spec: Any) -> tuple[SortField, ...]:
             if name == "_script":
                 from .script_sort import parse_script_sort
                 out.append(SortField(**parse_script_sort(opts)))
+                continue
+            if name in ("_geo_distance", "_geoDistance"):
+                from .geo_sort import parse_geo_sort
+                out.append(SortField(**parse_geo_sort(opts)))
                 continue
             if isinstance(opts, str):
                 opts = {"order": opts}
@@ -134,7 +139,8 @@ def parse_sort_param(value: str) -> tuple[SortField, ...]:
 
 def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
     """Reject sorts Elasticsearch rejects (text fields; unmapped without ``unmapped_type``)."""
-    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None:
+    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None \
+            or sf.geo is not None:
         return
     if ft is None:
         if sf.unmapped_type is None:
@@ -167,6 +173,8 @@ def column_kind(sf: SortField, ft: FieldType | None) -> str:
         return "tiebreak"
     if sf.script is not None:
         return "float" if sf.script_type == "number" else "keyword"
+    if sf.geo is not None:
+        return "float"
     if ft is None:
         ut = sf.unmapped_type or "keyword"
         ft = FieldType(sf.field, ut)
@@ -414,7 +422,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
 
 
 def field_type_for_sort(sf: SortField, mapping: Mapping) -> FieldType | None:
-    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None:
+    if sf.field in ("_score", "_doc", "_shard_doc") or sf.script is not None \
+            or sf.geo is not None:
         return None
     return mapping.get(sf.field)
 

@@ -5,7 +5,7 @@ values; the coordinator reduces the partials exactly (``cluster/search/aggs``).
 """
 from __future__ import annotations
 
-from . import bucket, composite, ip_range, metric, nested  # noqa: F401 - each registers its collectors
+from . import bucket, composite, geo, ip_range, metric, nested  # noqa: F401 - each registers its collectors
 from .collect import ShardView, collect
 from .parse import AggNode, AggRequest, parse_aggs
 

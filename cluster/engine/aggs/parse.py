@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from .geo_params import GEO_METRICS, GEO_PARAMS, check_geo_agg
 from .ip_values import check_ip_ranges
 from ..query.dsl import parse_query
 from ..query.nodes import Query
@@ -49,6 +50,7 @@ PARAMS: dict[str, set[str]] = {
     "percentiles": VALUE_SOURCE | {"percents", "keyed", "tdigest"},
     "percentile_ranks": VALUE_SOURCE | {"values", "keyed", "tdigest"},
     "median_absolute_deviation": VALUE_SOURCE | {"compression"},
+    **GEO_PARAMS,
 }
 SOURCE_PARAMS = {
     "terms": {"field", "missing_bucket", "missing_order", "order", "value_type"},
@@ -59,7 +61,7 @@ SOURCE_PARAMS = {
 PIPELINE_TYPES = {"avg_bucket", "max_bucket", "min_bucket", "sum_bucket", "stats_bucket",
                   "cumulative_sum", "derivative", "bucket_sort"}
 METRIC_TYPES = {"top_hits", "percentiles", "percentile_ranks", "median_absolute_deviation", "avg", "sum", "min", "max", "stats", "extended_stats", "value_count",
-                "cardinality", "weighted_avg"}
+                "cardinality", "weighted_avg"} | GEO_METRICS
 # Elasticsearch aggregations this service does not run: refused by name with a 400
 NOT_SUPPORTED = {
      "extended_stats_bucket",
@@ -67,7 +69,6 @@ NOT_SUPPORTED = {
     "moving_fn", "serial_diff", "significant_terms", "significant_text", "rare_terms",
     "multi_terms", "children", "parent", "sampler",
     "diversified_sampler", "adjacency_matrix", "auto_date_histogram", "variable_width_histogram",
-    "geo_distance", "geohash_grid", "geotile_grid", "geo_bounds", "geo_centroid",
     "scripted_metric", "matrix_stats", "string_stats",
     "boxplot", "t_test", "top_metrics", "rate", "random_sampler", "categorize_text",
     "frequent_item_sets", "time_series", "cumulative_cardinality", "moving_percentiles",
@@ -261,6 +262,8 @@ def _check_node(node: AggNode, depth: int) -> None:
         for part in ("value", "weight"):
             if not isinstance(p.get(part), dict) or "field" not in p[part]:
                 raise IllegalArgument(f"[{part}] must have a [field] in aggregation [{name}]")
+    if kind in GEO_PARAMS:
+        check_geo_agg(p, kind, name)
     if kind == "composite":
         _check_composite(p, name, depth)
     if kind == "terms":

@@ -76,4 +76,17 @@ class Fixed:
     value_kind: str = "double"
 
 
-Partial = Stats | Distinct | Values | Keyed | Fixed
+@dataclass
+class GeoStats:
+    """geo_bounds, geo_centroid: per owner, the point count, the sums of the points' 32-bit
+    encoded latitudes and longitudes (integers: exact, so the centroid is the same for 1 and N
+    shards), and the extremes ``top``, ``bottom`` and, apart for east and west of Greenwich,
+    the leftmost and rightmost longitudes (``InternalGeoBounds``)."""
+
+    count: np.ndarray        # int64[n]
+    sums: np.ndarray         # int64[n, 2]: encoded lat, lon
+    maxs: np.ndarray         # float64[n, 3]: top, pos_right, neg_right (-inf when none)
+    mins: np.ndarray         # float64[n, 3]: bottom, pos_left, neg_left (+inf when none)
+
+
+Partial = Stats | Distinct | Values | Keyed | Fixed | GeoStats

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..geo_sort import geo_sort_values
 from ..sorting import SortField, parse_sort
 from .collect import Rows, ShardView, concat
 from .parse import AggNode
@@ -49,6 +50,9 @@ def _column(sf: SortField, view: ShardView, rows: Rows) -> np.ndarray:
             continue
         if sf.field == "_doc":
             parts.append(seg.seq[docs].astype(np.float64))
+            continue
+        if sf.geo is not None:     # ``_geo_distance`` (``geo_sort.py``)
+            parts.append(geo_sort_values(sf, seg, docs, view.mapping))
             continue
         fd = seg.fields.get(sf.field)
         vals = np.full(len(docs), None, dtype=object)

@@ -20,6 +20,7 @@ from .bool_prefix import parse_match_bool_prefix
 from .combined_fields import parse_combined_fields
 from .more_like_this import parse_more_like_this
 from .fuzzy_query import parse_fuzzy
+from .geo_queries import PARSERS as GEO_PARSERS
 from .intervals_dsl import parse_intervals
 from .spans import SPAN_QUERIES, parse_span
 from .nodes import Bool, ConstantScore, DisMax, MatchAll, MatchNone, Query
@@ -226,6 +227,7 @@ _PARSERS = {
     "fuzzy": parse_fuzzy,
     **{n: (lambda b, st, n=n: parse_span(n, b, st)) for n in SPAN_QUERIES},
     **parse_scoring.parsers(_parse),
+    **GEO_PARSERS,
 }
 
 

@@ -39,6 +39,7 @@ from .cross_fields import CrossFieldsGroup, evaluate_cross_fields
 from .more_like_this import MoreLikeThis
 from .mlt_terms import mlt_query
 from .fuzzy_query import evaluate_fuzzy
+from .geo_match import EVALUATORS as GEO_EVALUATORS
 from .pattern_syntax import lucene_regex, wildcard_regex
 from .patterns import LinearPattern
 from .rewrite import analyze_for, query_text
@@ -529,4 +530,5 @@ _EVAL: dict[type, Any] = {
     CrossFieldsGroup: evaluate_cross_fields,
     MoreLikeThis: lambda q, seg, ctx: evaluate(mlt_query(q, ctx.mapping, ctx.stats), seg, ctx),
     **function_score.evaluators(evaluate),
+    **GEO_EVALUATORS,
 }

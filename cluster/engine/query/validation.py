@@ -20,6 +20,8 @@ from .intervals import check_intervals
 from .intervals_dsl import Intervals
 from .combined_fields import CombinedFields
 from .combined_scoring import check_combined_fields
+from .geo_match import geo_field
+from .geo_queries import GEO_QUERIES
 from .pattern_syntax import lucene_regex
 from .rewrite import analyze_for, expand
 
@@ -187,6 +189,9 @@ def _validate_values(q: Q.Query, ctx: Context) -> None:
         return
     if isinstance(q, S.DistanceFeature):
         distance_feature_parameters(q, ctx)
+        return
+    if isinstance(q, GEO_QUERIES):
+        geo_field(q, ctx)
         return
     field = getattr(q, "field", None)
     ft = ctx.mapping.get(field) if isinstance(field, str) else None

@@ -16,8 +16,9 @@ import numpy as np
 
 from ...engine.aggs.collect import group
 from ...engine.aggs.parse import PIPELINE_TYPES, AggNode
-from ...engine.aggs.partials import Distinct, Fixed, Keyed, Stats, Values
+from ...engine.aggs.partials import Distinct, Fixed, GeoStats, Keyed, Stats, Values
 from ...engine.aggs.sketches import merged_digest, merged_estimate
+from .geo_reduce import reduce_geo_stats
 
 
 @dataclass
@@ -79,13 +80,16 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
     elif node.type == "top_hits":
         from .tophits import reduce_top_hits
         reduce_top_hits(res, got)
+    elif isinstance(first, GeoStats) or node.type in ("geo_bounds", "geo_centroid"):
+        res.extra = reduce_geo_stats(got, n)
     elif isinstance(first, Stats) or (first is None and node.type not in _BUCKET_LIKE
                                       and node.type != "cardinality"):
         res.stats = _reduce_stats([(p, m) for p, m in got], n)
     elif isinstance(first, Distinct) or node.type == "cardinality":
         res.distinct = _reduce_distinct(got, n)
     elif isinstance(first, Keyed) or node.type in ("terms", "histogram", "date_histogram",
-                                                   "composite"):
+                                                   "composite", "geohash_grid",
+                                                   "geotile_grid"):
         _reduce_keyed(res, got)
     else:
         _reduce_fixed(res, got)
@@ -93,7 +97,8 @@ def _reduce(node: AggNode, got: list[tuple[Any, np.ndarray]], n: int) -> Result:
 
 
 _BUCKET_LIKE = {"composite", "terms", "histogram", "date_histogram", "range", "date_range",
-                "ip_range", "filter", "filters", "missing", "global", "nested", "reverse_nested"}
+                "ip_range", "filter", "filters", "missing", "global", "nested", "reverse_nested",
+                "geo_distance", "geohash_grid", "geotile_grid"}
 
 
 def _reduce_stats(got: list[tuple[Stats, np.ndarray]], n: int) -> Stats:
@@ -185,7 +190,7 @@ def _reduce_fixed(res: Result, got: list[tuple[Fixed, np.ndarray]]) -> None:
 
 
 def _width(node: AggNode) -> int:
-    if node.type in ("range", "date_range", "ip_range"):
+    if node.type in ("range", "date_range", "ip_range", "geo_distance"):
         return len(node.params["ranges"])
     if node.type == "filters":
         return len(node.queries) + bool(node.params.get("other_bucket"))

@@ -30,7 +30,9 @@ TYPED = {"avg": "avg", "sum": "sum", "min": "min", "max": "max", "stats": "stats
          "missing": "missing", "global": "global", "composite": "composite",
          "nested": "nested", "reverse_nested": "reverse_nested",
          "top_hits": "top_hits", "percentiles": "tdigest_percentiles", "percentile_ranks": "tdigest_percentile_ranks",
-         "median_absolute_deviation": "median_absolute_deviation"}
+         "median_absolute_deviation": "median_absolute_deviation",
+         **{k: k for k in ("geo_distance", "geohash_grid", "geotile_grid", "geo_bounds",
+                           "geo_centroid")}}
 
 
 class TooManyBuckets(SearchError):
@@ -119,6 +121,9 @@ def render_one(node: AggNode, res: Result | None, owner: int | None, ctx: Render
         return render_fixed(node, res, owner, ctx)
     if node.type in ("percentiles", "percentile_ranks"):
         return render_percentiles(node, res, owner, ctx)
+    if node.type.startswith("geo"):
+        from .geo import render_geo
+        return render_geo(node, res, owner, ctx)
     if node.type == "median_absolute_deviation":
         return render_mad(node, res, owner, ctx)
     if node.type == "top_hits":

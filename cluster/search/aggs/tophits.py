@@ -3,6 +3,7 @@ render hits as the search's hits look (``_index``, ``_id``, ``_score``, ``_sourc
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,8 +62,9 @@ def render_top_hits(node: AggNode, res: Result | None, owner: int | None) -> dic
             src = orjson.loads(doc["_source"])
             hit["_source"] = src if sf_filter.is_identity else filter_source(
                 src, sf_filter.includes, sf_filter.excludes)
-        if not by_score:
-            hit["sort"] = key
+        if not by_score:     # a ``_geo_distance`` without a point: "Infinity", as in ES
+            hit["sort"] = [("Infinity" if v > 0 else "-Infinity")
+                           if isinstance(v, float) and math.isinf(v) else v for v in key]
         hits.append(hit)
     total = int(res.counts[owner]) if res is not None and res.counts is not None \
         and owner is not None else 0
