@@ -249,6 +249,18 @@ def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     return TermDict(distinct), tids
 
 
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of int32 keys, by stable radix passes over their
+    16-bit halves when none is negative: NumPy radix-sorts 16-bit integers but merge-sorts
+    wider ones (2.85M term ids of half of GCIDE: 0.14 → 0.05-0.09 s)."""
+    if not len(keys) or int(keys.min()) < 0:
+        return np.argsort(keys, kind="stable")
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if int(keys.max()) < 1 << 16:
+        return low
+    return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")]
+
+
 def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
                    n_docs: int) -> Postings:
     """CSR postings from one entry per token occurrence. ``docs`` (then ``poss``) must be
@@ -256,7 +268,7 @@ def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
     stable sort on the term id alone give the (term, doc, position) order. O(P log P)."""
     n_terms = len(terms)
     t = np.asarray(tids, dtype=np.int32)
-    order = np.argsort(t, kind="stable")
+    order = stable_order(t)
     t = t[order]
     d = np.asarray(docs, dtype=np.int32)[order]
     key_change = np.ones(len(t), dtype=bool)
