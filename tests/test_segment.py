@@ -176,3 +176,16 @@ def test_radix_stable_order_is_numpys_stable_argsort(keys):
 
     a = np.asarray(keys, dtype=np.int32)
     assert np.array_equal(stable_order(a), np.argsort(a, kind="stable"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet="abc\u00e9", max_size=3), max_size=30))
+def test_term_ids_are_the_ranks_of_the_values_among_the_sorted_distinct_values(values):
+    """``postings.sorted_ids``: the distinct values sorted, and each value's rank among them
+    (also for no value and for one, where ``itemgetter`` answers differently)."""
+    from shardsearch.cluster.engine.postings import sorted_ids
+
+    terms, tids = sorted_ids(values)
+    distinct = sorted(set(values))
+    assert terms.between(0, len(terms)) == distinct
+    assert tids.tolist() == [distinct.index(v) for v in values]
