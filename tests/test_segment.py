@@ -148,3 +148,44 @@ def test_postings_give_exact_frequencies_and_positions_above_one_byte():
     assert pos_docs.tolist() == [0] * 300 + [1] + [2] * 256
     assert positions.tolist() == list(range(300)) + [1] + list(range(256))
     assert post.get("x")[1].tolist() == [1, 1] and post.get("z") is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c", "_ignored"]),
+                                st.lists(st.integers(0, 9), max_size=3), max_size=4),
+                max_size=12))
+def test_fields_are_gathered_in_one_pass_as_a_scan_per_field_would(per_doc):
+    """``entries_by_field``: each field's (document, values) in document order, fields in
+    the order they first occur — what scanning every document once per field gives."""
+    from itertools import chain
+
+    from shardsearch.cluster.engine.segment import entries_by_field
+
+    by_scan = {f: [(i, d[f]) for i, d in enumerate(per_doc) if f in d]
+               for f in dict.fromkeys(chain.from_iterable(per_doc))}
+    got = entries_by_field(per_doc)
+    assert list(got) == list(by_scan) and got == by_scan
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(-5, (1 << 31) - 1) | st.integers(0, 70_000), max_size=200))
+def test_radix_stable_order_is_numpys_stable_argsort(keys):
+    """``postings.stable_order`` (two 16-bit radix passes) orders exactly as NumPy's stable
+    argsort: equal keys keep their order, negative keys take the plain path."""
+    from shardsearch.cluster.engine.postings import stable_order
+
+    a = np.asarray(keys, dtype=np.int32)
+    assert np.array_equal(stable_order(a), np.argsort(a, kind="stable"))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.text(alphabet="abc\u00e9", max_size=3), max_size=30))
+def test_term_ids_are_the_ranks_of_the_values_among_the_sorted_distinct_values(values):
+    """``postings.sorted_ids``: the distinct values sorted, and each value's rank among them
+    (also for no value and for one, where ``itemgetter`` answers differently)."""
+    from shardsearch.cluster.engine.postings import sorted_ids
+
+    terms, tids = sorted_ids(values)
+    distinct = sorted(set(values))
+    assert terms.between(0, len(terms)) == distinct
+    assert tids.tolist() == [distinct.index(v) for v in values]

@@ -209,3 +209,30 @@ def test_only_expunge_deletes_rewrites_just_the_segments_over_the_allowed_share(
     assert core.segments[1] is b and core.segments[0] is not a
     assert core.segments[0].n == 7 and core.doc_count() == 17
     assert core.merges["dropped"] == 3
+
+
+def test_a_refresh_runs_at_most_one_full_garbage_collection() -> None:
+    """A full collection walks every tracked object of the process (~40 ms in a shard
+    worker, whose heap holds Ray's and our modules' objects): a refresh frees its write buffer
+    by reference counting and runs one collection, after the segment is laid out."""
+    import gc
+
+    from shardsearch.cluster.engine.mapping import Mapping
+    from shardsearch.cluster.engine.shard import ShardCore
+    from shardsearch.cluster.engine.writes import WriteOp
+
+    core = ShardCore("idx", 0, Mapping.from_body({"properties": {"t": {"type": "text"}}}))
+    core.apply([WriteOp(op="index", id=str(i), seq=i + 1, source=b'{"t": "a b %d"}' % i)
+                for i in range(500)])
+    full: list[int] = []
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start" and info["generation"] == 2:
+            full.append(1)
+
+    gc.callbacks.append(note)
+    try:
+        core.refresh()
+    finally:
+        gc.callbacks.remove(note)
+    assert len(full) == 1 and core.doc_count() == 500

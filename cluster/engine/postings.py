@@ -8,6 +8,7 @@ choice.
 """
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from typing import Any
@@ -245,8 +246,22 @@ def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     ids: dict[str, int] = dict.fromkeys(values)   # type: ignore[arg-type]
     distinct = sorted(ids)
     ids.update(zip(distinct, range(len(distinct))))
-    tids = np.fromiter(map(ids.__getitem__, values), dtype=np.int32, count=len(values))
+    # one ``itemgetter`` call looks every value up in C (~20 % faster than ``map``)
+    found = operator.itemgetter(*values)(ids) if len(values) > 1 else [ids[v] for v in values]
+    tids = np.fromiter(found, dtype=np.int32, count=len(values))
     return TermDict(distinct), tids
+
+
+def stable_order(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of int32 keys, by stable radix passes over their
+    16-bit halves when none is negative: NumPy radix-sorts 16-bit integers but merge-sorts
+    wider ones (2.85M term ids of half of GCIDE: 0.14 → 0.05-0.09 s)."""
+    if not len(keys) or int(keys.min()) < 0:
+        return np.argsort(keys, kind="stable")
+    low = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
+    if int(keys.max()) < 1 << 16:
+        return low
+    return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")]
 
 
 def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
@@ -256,7 +271,7 @@ def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
     stable sort on the term id alone give the (term, doc, position) order. O(P log P)."""
     n_terms = len(terms)
     t = np.asarray(tids, dtype=np.int32)
-    order = np.argsort(t, kind="stable")
+    order = stable_order(t)
     t = t[order]
     d = np.asarray(docs, dtype=np.int32)[order]
     key_change = np.ones(len(t), dtype=bool)

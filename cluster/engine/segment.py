@@ -235,10 +235,13 @@ class NoRouting:
         return self.n
 
 
-def release_free_memory() -> None:
+def release_free_memory(collect: bool = True) -> None:
     """Give freed heap memory back to the operating system (glibc ``malloc_trim``; no-op
-    elsewhere). Called after a refresh, which frees a whole write buffer at once."""
-    gc.collect()
+    elsewhere). Called after a refresh, which frees a whole write buffer at once. With
+    ``collect``, a full cyclic collection first (~40 ms in a shard worker, whose heap holds
+    Ray's and our modules' objects: a refresh runs one, not one per release)."""
+    if collect:
+        gc.collect()
     try:
         import ctypes
         ctypes.CDLL("libc.so.6").malloc_trim(0)
@@ -341,12 +344,11 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
                  field_types: dict[str, FieldType]) -> dict[str, FieldData]:
     """The columns of ``n`` parsed documents (a segment's, or a nested block's)."""
     fields: dict[str, FieldData] = {}
-    for fname in dict.fromkeys(itertools.chain.from_iterable(per_doc)):
+    for fname, entries in entries_by_field(per_doc).items():
         ft = field_types.get(fname) or (IGNORED_FIELD if fname == "_ignored" else None)
         kind = ft.kind if ft is not None else None
         if ft is None or not ft.index and not ft.doc_values and kind not in ("geo", "binary"):
             continue
-        entries = [(i, f[fname]) for i, f in enumerate(per_doc) if fname in f]
         if kind == "geo":      # latitudes in the field's column, longitudes beside (geo.py)
             fields[fname] = _build_numeric([(i, [p[0] for p in v]) for i, v in entries], n, ft)
             fields[fname + LON_SUFFIX] = _build_numeric(
@@ -358,6 +360,21 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
         elif kind in ("numeric", "date", "boolean", "range"):
             fields[fname] = _build_numeric(entries, n, ft)
     return fields
+
+
+def entries_by_field(per_doc: list[dict[str, list[Any]]]
+                     ) -> dict[str, list[tuple[int, list[Any]]]]:
+    """Each field's ``(document, values)`` entries in document order, the fields in the order
+    they first occur: one pass over the documents (a scan of every document per field took
+    twice as long on GCIDE, 0.29 vs 0.14 s for 63,000 documents of 10 fields)."""
+    out: dict[str, list[tuple[int, list[Any]]]] = {}
+    for i, f in enumerate(per_doc):
+        for fname, values in f.items():
+            entries = out.get(fname)
+            if entries is None:
+                out[fname] = entries = []
+            entries.append((i, values))
+    return out
 
 
 @lru_cache(maxsize=256)

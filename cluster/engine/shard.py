@@ -225,7 +225,7 @@ class ShardCore(Merging):
             built = Segment.build(docs, self.mapping.fields, gen)   # collector paused inside
             self.buffer = {}
             del docs
-            release_free_memory()
+            release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
             # 60,000 documents): the segment's copy, its id strings (``Segment.ids``) and the
