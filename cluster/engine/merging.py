@@ -33,6 +33,7 @@ from .merge_policy import (AUTO_MERGE_MAX_BYTES, FORCE_MERGE_MAX_STEPS, MergePol
                            dropped_share, find_merge, force_groups, segment_bytes)
 from .segment import NEVER, Segment
 from .segment_merge import droppable, kept_rows, merge_rows
+from .source_cache import BlockCache
 
 
 @dataclass
@@ -106,6 +107,7 @@ class Merging:
     generation: int
     merge_policy: MergePolicy
     retired: list[tuple[int, list[Segment]]]
+    source_cache: BlockCache
     readable_from: int
     merges: dict[str, int]
     merge_due: Callable[[], None] | None
@@ -215,6 +217,7 @@ class Merging:
             else:
                 for s in segs:
                     self.by_uid.pop(s.uid, None)
+                self.source_cache.drop_segments({s.uid for s in segs})
         self.retired = keep
 
     def can_read(self, generation: int) -> bool:

@@ -36,6 +36,7 @@ from .gcpause import gc_paused
 from .nested import NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
+from .source_cache import BlockCache
 
 NEVER = np.iinfo(np.int32).max
 POSITION_INCREMENT_GAP = 100
@@ -171,6 +172,17 @@ class SourceStore:
         view = memoryview(self.blob)[int(self.block_at[b]):int(self.block_at[b + 1])]
         return zlib.decompressobj().decompress(view, int(self.offsets[upto]) - base)
 
+    def _cached_block(self, b: int, upto: int, need: int, cache: BlockCache | None,
+                      uid: int) -> bytes:
+        """:meth:`_block` (``need`` bytes of it), through ``cache`` when there is one."""
+        if cache is None:
+            return self._block(b, upto)
+        data = cache.get((uid, b), need)
+        if data is None:
+            data = self._block(b, upto)
+            cache.put((uid, b), data)
+        return data
+
     def _block_of(self, i: int) -> int:
         return int(np.searchsorted(self.first_doc, i, side="right")) - 1
 
@@ -185,27 +197,33 @@ class SourceStore:
         base = int(self.offsets[int(self.first_doc[b])])
         return data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
 
-    def take(self, docs: list[int]) -> list[bytes]:
-        """The sources of ``docs`` (any order), decompressing each block they touch once.
-        O(len(docs) log len(docs)) plus the blocks' decompression."""
+    def take(self, docs: list[int], cache: BlockCache | None = None, uid: int = 0
+             ) -> list[bytes]:
+        """The sources of ``docs`` (any order), decompressing each block they touch once —
+        or not at all when ``cache`` (a shard's, ``source_cache.py``; ``uid`` names this
+        segment in it) holds it. O(len(docs) log len(docs)) plus the blocks' decompression."""
         if not docs:
             return []
         idx = np.asarray(docs, dtype=np.int64)
-        blocks = np.searchsorted(self.first_doc, idx, side="right") - 1
+        # in first_doc's own dtype: a mixed one would convert the whole column per call
+        blocks = np.searchsorted(self.first_doc, idx.astype(self.first_doc.dtype),
+                                 side="right").astype(np.int64) - 1
         order = np.argsort(blocks, kind="stable")
-        by_block = blocks[order]
-        cuts = (np.flatnonzero(by_block[1:] != by_block[:-1]) + 1).tolist()
+        by_block, want = blocks[order], idx[order]
+        lo = np.flatnonzero(np.concatenate(([True], by_block[1:] != by_block[:-1])))
+        off = self.offsets
+        base = off[self.first_doc[by_block]].astype(np.int64)
+        starts = (off[want].astype(np.int64) - base).tolist()
+        ends = (off[want + 1].astype(np.int64) - base).tolist()
+        upto = np.maximum.reduceat(want, lo) + 1
+        need = (off[upto].astype(np.int64) - base[lo]).tolist()
+        rows = order.tolist()
+        bounds = lo.tolist() + [len(rows)]
         out: list[bytes] = [b""] * len(docs)
-        for lo, hi in zip([0] + cuts, cuts + [len(order)]):
-            rows = order[lo:hi]
-            want = idx[rows]
-            b = int(by_block[lo])
-            data = self._block(b, int(want.max()) + 1)
-            base = int(self.offsets[int(self.first_doc[b])])
-            starts = (self.offsets[want].astype(np.int64) - base).tolist()
-            ends = (self.offsets[want + 1].astype(np.int64) - base).tolist()
-            for r, s, e in zip(rows.tolist(), starts, ends):
-                out[r] = data[s:e]
+        for g, (b, u) in enumerate(zip(by_block[lo].tolist(), upto.tolist())):
+            data = self._cached_block(b, u, need[g], cache, uid)
+            for k in range(bounds[g], bounds[g + 1]):
+                out[rows[k]] = data[starts[k]:ends[k]]
         return out
 
     def __len__(self) -> int:

@@ -52,6 +52,8 @@ from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import MergePolicy
 from .merging import Merging
+from .page_fetch import fetch_page
+from .source_cache import BlockCache
 from .shard_counters import count, count_writes, new_counters
 
 
@@ -66,6 +68,7 @@ class ShardCore(Merging):
         self.buffer: dict[str, BufferedDoc] = {}
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
+        self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
         self.live: dict[str, int] = {}   # id -> address (see ``locate``) of its live version
         self.tombstones: dict[str, tuple[int, int]] = {}   # id -> (seq, version) of a delete
         self.generation = 0
@@ -281,16 +284,7 @@ class ShardCore(Merging):
     def fetch(self, addrs: list[int]) -> list[FetchedDoc]:
         """The fetch phase: documents at the addresses of one page (from the query phase)."""
         t0 = time.perf_counter_ns()
-        rows: dict[int, list[int]] = {}
-        for a in addrs:
-            rows.setdefault(int(a) >> 32, []).append(int(a) & 0xFFFFFFFF)
-        sources = {uid: dict(zip(r, self.by_uid[uid].sources.take(r)))
-                   for uid, r in rows.items()}   # each compressed block read once
-        out = []
-        for a in addrs:
-            seg, i = self.locate(int(a))
-            out.append(FetchedDoc(str(seg.ids[i]), sources[seg.uid][i], int(seg.version[i]),
-                                  int(seg.seq[i]), seg.routing[i], ignored_fields(seg, i)))
+        out = fetch_page(self.by_uid, addrs, self.source_cache)
         count(self.counters, "fetch", 1, t0)
         return out
 
