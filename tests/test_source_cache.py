@@ -88,3 +88,22 @@ def test_fetched_documents_are_the_same_with_and_without_the_block_cache(ops, se
         model.pop(k, None)
     _check(core, list(core.live.values()), model)
     assert core.source_cache.bytes <= cache_bytes
+
+
+def test_the_block_cache_stays_within_its_bytes_and_forgets_merged_away_segments() -> None:
+    """Least recently used blocks go first; a shorter prefix is never served for a longer
+    need; dropping a segment frees its blocks at once."""
+    from shardsearch.cluster.engine.source_cache import ENTRY_BYTES
+
+    cache = BlockCache(3 * (1000 + ENTRY_BYTES))
+    for b in range(3):
+        cache.put((1, b), bytes(1000))
+    assert cache.get((1, 0), 1000) is not None          # (1, 0) is now the most recent
+    cache.put((2, 0), bytes(1000))                      # evicts (1, 1), the least recent
+    assert cache.get((1, 1), 1) is None and len(cache) == 3
+    assert cache.bytes <= cache.max_bytes
+    assert cache.get((1, 0), 1001) is None              # too short a prefix: a miss
+    cache.drop_segments({1})
+    assert len(cache) == 1 and cache.bytes == 1000 + ENTRY_BYTES
+    cache.put((3, 0), bytes(cache.max_bytes))           # larger than the whole cache: not kept
+    assert cache.get((3, 0), 0) is None

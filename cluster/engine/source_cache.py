@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-SOURCE_CACHE_BYTES = 16 << 20   # per shard; 0 disables the cache
+SOURCE_CACHE_BYTES = 16 << 20   # per shard (``ShardCore.source_cache``); 0 disables it
+ENTRY_BYTES = 160               # key tuple, bytes header and dict node: counted with the data
 
 
 class BlockCache:
@@ -45,22 +46,22 @@ class BlockCache:
 
     def put(self, key: tuple[int, int], data: bytes) -> None:
         """Keep ``data`` for ``key`` (replacing a shorter prefix), evicting the oldest blocks."""
-        if len(data) > self.max_bytes:
+        if len(data) + ENTRY_BYTES > self.max_bytes:
             return
         old = self._blocks.pop(key, None)
         if old is not None:
-            self.bytes -= len(old)
+            self.bytes -= len(old) + ENTRY_BYTES
         self._blocks[key] = data
-        self.bytes += len(data)
+        self.bytes += len(data) + ENTRY_BYTES
         while self.bytes > self.max_bytes:
             _, gone = self._blocks.popitem(last=False)
-            self.bytes -= len(gone)
+            self.bytes -= len(gone) + ENTRY_BYTES
 
     def drop_segments(self, uids: set[int]) -> None:
         """Forget the blocks of segments that are gone (merged away and retired): their memory
         goes back at once instead of when they age out."""
         for key in [k for k in self._blocks if k[0] in uids]:
-            self.bytes -= len(self._blocks.pop(key))
+            self.bytes -= len(self._blocks.pop(key)) + ENTRY_BYTES
 
     def __len__(self) -> int:
         return len(self._blocks)
