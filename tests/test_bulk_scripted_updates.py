@@ -84,7 +84,8 @@ def test_a_failing_script_fails_only_its_item(docs: Elasticsearch) -> None:
     assert run["status"] == 400 and run["error"]["type"] == "illegal_argument_exception"
     assert run["error"]["reason"] == "failed to execute script"
     assert run["error"]["caused_by"]["type"] == "script_exception"
-    assert compile_["status"] == 400 and compile_["error"]["type"] == "script_exception"
+    assert compile_["status"] == 400
+    assert compile_["error"]["caused_by"]["reason"] == "compile error"
     assert missing["status"] == 404
     assert missing["error"]["type"] == "document_missing_exception"
     assert good["result"] == "updated" and _source(docs, "3")["n"] == 30

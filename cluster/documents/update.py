@@ -22,7 +22,7 @@ from typing import Any
 
 import orjson
 
-from ..engine.script import UPDATE_CONTEXT, Compiled, compile_script
+from ..engine.script import parse_script_object
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import FetchedDoc
 from ..engine.source_filter import SourceFilter, filter_source, parse_source
@@ -58,7 +58,7 @@ class UpdateRequest:
     refresh: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     require_alias: bool = False            # ``index`` must be an alias (its write index)
-    script: Compiled | None = None         # compiled where it runs (the coordinator)
+    script: Any = None                     # the script object, compiled when it runs
     scripted_upsert: bool = False
 
 
@@ -106,9 +106,15 @@ def parse_update(index: str, doc_id: str, body: Any, *, routing: str | None = No
                          _flag(body, "detect_noop", True), routing, if_seq_no,
                          if_primary_term, retry_on_conflict, source, refresh,
                          require_alias=require_alias,
-                         script=None if script is None else compile_script(script,
-                                                                           UPDATE_CONTEXT),
+                         script=None if script is None else _checked_script(script),
                          scripted_upsert=_flag(body, "scripted_upsert", False))
+
+
+def _checked_script(script: Any) -> Any:
+    """The script object, its shape checked now (as Elasticsearch parses it with the request);
+    its source is compiled only when it runs, so an upsert that never runs it never fails."""
+    parse_script_object(script)
+    return script
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ..engine.script import Compiled, json_value
+from ..engine.script import UPDATE_CONTEXT, Compiled, compile_script, json_value
 from ..errors import IllegalArgument, SearchError
 
 
@@ -38,13 +38,14 @@ def apply_update_script(source: dict[str, Any] | None, script: Compiled,
     return "noop", None
 
 
-def plan_scripted(script: Compiled, scripted_upsert: bool, upsert: dict[str, Any] | None,
+def plan_scripted(script: Any, scripted_upsert: bool, upsert: dict[str, Any] | None,
                   current: dict[str, Any] | None, meta: dict[str, Any]
                   ) -> tuple[str, dict[str, Any] | None]:
     """``(action, source)`` of a scripted update, as ``UpdateHelper`` decides: over an existing
     document the script runs (``index``, ``delete`` or ``noop``); over a missing one ``upsert``
     is created as it is, or run through the script first with ``scripted_upsert``. ``meta``
-    holds ``_id``, ``_index``, ``_routing`` and ``_version`` (0: missing). Pure but the clock."""
+    holds ``_id``, ``_index``, ``_routing`` and ``_version`` (0: missing). Pure but the clock.
+    The script compiles only when it runs, and a compile error fails like a run error."""
     if current is not None:
         return _run(script, current, meta, False)
     if upsert is None:
@@ -56,10 +57,11 @@ def plan_scripted(script: Compiled, scripted_upsert: bool, upsert: dict[str, Any
     return _run(script, upsert, meta, True)
 
 
-def _run(script: Compiled, source: dict[str, Any] | None, meta: dict[str, Any],
+def _run(script: Any, source: dict[str, Any] | None, meta: dict[str, Any],
          creating: bool) -> tuple[str, dict[str, Any] | None]:
     try:
-        return apply_update_script(source, script, meta, creating)
+        return apply_update_script(source, compile_script(script, UPDATE_CONTEXT), meta,
+                                   creating)
     except SearchError as e:
         if e.es_type != "script_exception":
             raise
