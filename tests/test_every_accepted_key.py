@@ -257,8 +257,8 @@ UPDATE_BODY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "detect_noop": ({"doc": {"n": 7}}, {"doc": {"n": 7}, "detect_noop": False}),
     "_source": ({"doc": {"n": 8}}, {"doc": {"n": 8}, "_source": True}),
     "script": ({"doc": {"n": 9}}, {"doc": {"n": 9}, "script": "x"}),
-    "scripted_upsert": ({"script": "ctx._source.n = 3", "upsert": {"n": 1}},
-                        {"script": "ctx._source.n = 3", "upsert": {"n": 1},
+    "scripted_upsert": ({"script": "ctx._source.n = 3", "upsert": {"n": 1}, "_source": True},
+                        {"script": "ctx._source.n = 3", "upsert": {"n": 1}, "_source": True,
                          "scripted_upsert": True}),
 }
 
