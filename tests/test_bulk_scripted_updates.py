@@ -124,3 +124,12 @@ def test_a_script_writes_after_the_writes_before_it(docs: Elasticsearch) -> None
         {"_op_type": "update", "_index": INDEX, "_id": "1", "script": "ctx._source.n += 1"}])
     assert [i["_version"] for i in items] == [2, 3, 4]
     assert _source(docs, "1")["n"] == 101
+
+
+def test_the_bulk_source_parameter_is_the_default_of_update_items(docs: Elasticsearch) -> None:
+    ops = [{"update": {"_index": INDEX, "_id": "1"}}, {"script": "ctx._source.n = 5"},
+           {"update": {"_index": INDEX, "_id": "2", "_source": False}},
+           {"script": "ctx._source.n = 6"}]
+    items = docs.bulk(operations=ops, source_includes=["n"])["items"]
+    assert items[0]["update"]["get"]["_source"] == {"n": 5}
+    assert "get" not in items[1]["update"]

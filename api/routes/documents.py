@@ -326,6 +326,11 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
     with gc_paused():   # thousands of small objects that all live until the response
         items = parse_bulk(raw, index, params.get("routing"))
     await resolve_bulk_scripts(coord, raw, items)
+    if any(k in params for k in ("_source", "_source_includes", "_source_excludes")):
+        default = source_from_params(params, SourceFilter())   # for updates that do not say
+        for item in items:
+            if item["action"] == "update" and "_source_meta" not in item:
+                item["_source_default"] = default
     if bool_param(params, "require_alias"):   # the default of items that do not say
         for item in items:
             item.setdefault("require_alias", True)

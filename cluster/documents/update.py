@@ -204,7 +204,7 @@ async def update(c: WriteTarget, req: UpdateRequest) -> dict[str, Any]:
         out = (await bulk(c, [item], req.refresh))["items"][0][plan.action]
         if out.get("status") == 409 and attempt < req.retry_on_conflict:
             continue
-        if "error" not in out and req.source is not None and plan.source is not None:
+        if "error" not in out and _wants_get(req) and plan.source is not None:
             out["get"] = _get_section(out, plan.source, req.source)
         return out
     raise AssertionError("unreachable: the last attempt returns")
@@ -218,9 +218,15 @@ def _noop(req: UpdateRequest, doc: FetchedDoc | None) -> dict[str, Any]:
     out = {"_index": req.index, "_id": req.id, "_version": doc.version, "result": "noop",
            "_shards": {"total": 0, "successful": 0, "failed": 0}, "_seq_no": doc.seq,
            "_primary_term": 1, "status": 200}
-    if req.source is not None:
+    if _wants_get(req):
         out["get"] = _get_section(out, orjson.loads(doc.source), req.source)
     return out
+
+
+def _wants_get(req: UpdateRequest) -> bool:
+    """A ``get`` section only when a source is asked for: ``_source: false`` gives none, as
+    Elasticsearch's ``UpdateHelper.extractGetResult`` answers null."""
+    return req.source is not None and req.source.enabled
 
 
 def _get_section(out: dict[str, Any], source: dict[str, Any], wanted: SourceFilter

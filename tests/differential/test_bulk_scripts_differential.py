@@ -54,6 +54,7 @@ def test_scripted_bulk_items_agree_with_opensearch(scratch) -> None:
              + _item("update", "nope", {"script": inc})
              + _item("update", "1", {"script": "ctx._source.tags.add('b')"},
                      _source={"includes": ["tags"]})
+             + _item("update", "2", {"script": "ctx._source.n = 20"}, _source=False)
              + _item("index", "4", {"n": 4})
              + _item("update", "4", {"script": "ctx._source.n *= 2"}))
     answers = []
@@ -64,7 +65,7 @@ def test_scripted_bulk_items_agree_with_opensearch(scratch) -> None:
         answers.append([(k, v["status"], v.get("result"), v.get("_version"),
                          (v.get("error") or {}).get("type"),
                          ((v.get("error") or {}).get("caused_by") or {}).get("type"),
-                         (v.get("get") or {}).get("_source"))
+                         "get" in v, (v.get("get") or {}).get("_source"))
                         for item in r.json()["items"] for k, v in item.items()])
     assert answers[0] == answers[1]
     docs = []
