@@ -108,7 +108,7 @@ def test_a_stored_script_id_runs_and_a_missing_one_fails_its_item(docs: Elastics
 def test_item_source_and_if_seq_no_apply_to_scripted_items(docs: Elasticsearch) -> None:
     seq = docs.get(index=INDEX, id="1")["_seq_no"]
     items = _bulk(docs, [
-        {"_op_type": "update", "_index": INDEX, "_id": "1", "_source": ["n"],
+        {"_op_type": "update", "_index": INDEX, "_id": "1", "_source": {"includes": ["n"]},
          "if_seq_no": seq, "if_primary_term": 1, "script": "ctx._source.n = 7"},
         {"_op_type": "update", "_index": INDEX, "_id": "1", "if_seq_no": seq,
          "if_primary_term": 1, "script": "ctx._source.n = 8"}])
@@ -133,3 +133,14 @@ def test_the_bulk_source_parameter_is_the_default_of_update_items(docs: Elastics
     items = docs.bulk(operations=ops, source_includes=["n"])["items"]
     assert items[0]["update"]["get"]["_source"] == {"n": 5}
     assert "get" not in items[1]["update"]
+
+
+def test_an_array_in_an_action_line_is_a_malformed_line(docs: Elasticsearch,
+                                                       es: Any) -> None:
+    raw = b'{"update": {"_index": "bsu", "_id": "1", "_source": ["n"]}}\n' \
+          b'{"script": "ctx._source.n = 1"}\n'
+    r = es.post("/_bulk", content=raw, headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 400, r.text
+    assert r.json()["error"]["reason"] == ("Malformed action/metadata line [1], expected a "
+                                           "simple value for field [_source] but found "
+                                           "[START_ARRAY]")

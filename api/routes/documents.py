@@ -241,6 +241,9 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
         if key not in _META_KEYS:
             raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
                                   f"parameter [{key}]")
+        if isinstance(meta[key], list):
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected a "
+                                  f"simple value for field [{key}] but found [START_ARRAY]")
     if meta.get("op_type") not in (None, "index", "create") or \
             meta.get("op_type") == "create" and action not in ("index", "create"):
         raise IllegalArgument(f"Action/metadata line [{line_no}] has an [op_type] that does "
