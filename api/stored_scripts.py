@@ -52,3 +52,23 @@ def _update_failure(e: SearchError) -> SearchError:
         return e
     return IllegalArgument("failed to execute script", caused_by=e.to_cause())
 
+
+
+async def resolve_bulk_scripts(coord: CoordinatorClient, raw: bytes,
+                               items: list[dict[str, Any]]) -> None:
+    """The stored scripts of a ``_bulk``'s update bodies put in place, in one call for all
+    their ids (bytes without an ``"id"`` key: nothing walked); a missing one fails only its
+    item, as ``_update`` fails."""
+    if b'"id"' not in raw:
+        return
+    bodies = [it for it in items if it["action"] == "update" and "error" not in it
+              and isinstance(it.get("source"), dict) and "script" in it["source"]]
+    ids = list(dict.fromkeys(i for it in bodies for i in referenced_ids(it["source"])))
+    if not ids:
+        return
+    scripts = await fetch_scripts(coord, ids)
+    for it in bodies:
+        try:
+            it["source"] = substitute(it["source"], scripts)
+        except SearchError as e:
+            it["error"] = _update_failure(e).to_cause()

@@ -27,8 +27,7 @@ from .documents.by_query_request import ByQuery
 from .documents.get import GetOptions, get_doc
 from .documents.mget import mget
 from .documents.tasks import TaskRegistry
-from .documents.update import UpdateRequest, update, write_target
-from .documents.update_script import update_with_script
+from .documents.update import UpdateRequest, parse_update, update
 from .engine.query.nodes import Query
 from .indices import nodes, segments
 from .indices.admin import IndexAdmin
@@ -247,17 +246,10 @@ class Coordinator:
         return await mget(self.indices, self.backend, items, self.admin.read_index)
 
     async def update_script(self, index: str, doc_id: str, body: dict[str, Any],
-                            routing: str | None = None, refresh: bool = False,
-                            retry_on_conflict: int = 0, require_alias: bool = False
-                            ) -> dict[str, Any]:
-        """``_update`` with a script (``documents/update_script.py``), at the write index
-        of an alias (which ``require_alias`` demands ``index`` be)."""
-        if require_alias:
-            req = write_target(self.admin, UpdateRequest(index, doc_id, routing=routing,
-                                                         require_alias=True))
-            index, routing = req.index, req.routing
-        return await update_with_script(self.get_doc, self.bulk, index, doc_id, body, routing,
-                                        refresh, retry_on_conflict)
+                            options: dict[str, Any]) -> dict[str, Any]:
+        """``_update`` with a script: parsed here, where it is compiled and runs
+        (``documents/update.py``); ``options`` are :func:`parse_update`'s keywords."""
+        return await update(self.admin, parse_update(index, doc_id, body, **options))
 
     async def by_query(self, job: ByQuery) -> tuple[int, dict[str, Any]]:
         """``_delete_by_query``, ``_update_by_query``, ``_reindex`` (``documents/by_query.py``):

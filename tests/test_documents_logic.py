@@ -38,8 +38,23 @@ def test_a_missing_document_is_upserted_or_reported() -> None:
     assert (e.value.status, e.value.es_type) == (404, "document_missing_exception")
 
 
+def test_a_scripted_plan_follows_ctx_op_and_runs_upserts_only_when_scripted() -> None:
+    def plan(body: dict, current: dict | None) -> tuple:
+        p = plan_update(parse_update("i", "1", body), current, version=3)
+        return p.action, p.source
+    assert plan({"script": "ctx._source.n = ctx._version"}, {"n": 1}) == ("index", {"n": 3})
+    assert plan({"script": "ctx.op = 'delete'"}, {"n": 1}) == ("delete", {"n": 1})
+    assert plan({"script": "ctx.op = 'noop'"}, {"n": 1})[0] == "noop"
+    assert plan({"script": "ctx._source.n = nope", "upsert": {"n": 0}}, None) == \
+        ("create", {"n": 0})
+    assert plan({"script": "ctx._source.n = 9", "upsert": {}, "scripted_upsert": True},
+                None) == ("create", {"n": 9})
+
+
 @pytest.mark.parametrize("body, kwargs, text", [
-    ({"doc": {}, "script": "x"}, {}, "[script] is not supported"),
+    ({"doc": {}, "script": "x"}, {}, "can't provide both script and doc"),
+    ({"script": "x", "doc_as_upsert": True}, {},
+     "doc must be specified if doc_as_upsert is enabled"),
     ({"upsert": {}}, {}, "script or doc is missing"),
     ({"doc": {}, "x": 1}, {}, "[UpdateRequest] unknown field [x]"),
     ({"doc": {}}, {"if_seq_no": 1, "retry_on_conflict": 1},

@@ -257,7 +257,9 @@ UPDATE_BODY_CHANGES: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     "detect_noop": ({"doc": {"n": 7}}, {"doc": {"n": 7}, "detect_noop": False}),
     "_source": ({"doc": {"n": 8}}, {"doc": {"n": 8}, "_source": True}),
     "script": ({"doc": {"n": 9}}, {"doc": {"n": 9}, "script": "x"}),
-    "scripted_upsert": ({"doc": {"n": 9}}, {"doc": {"n": 9}, "scripted_upsert": True}),
+    "scripted_upsert": ({"script": "ctx._source.n = 3", "upsert": {"n": 1}, "_source": True},
+                        {"script": "ctx._source.n = 3", "upsert": {"n": 1}, "_source": True,
+                         "scripted_upsert": True}),
 }
 
 
@@ -295,11 +297,11 @@ def test_an_mget_url_parameter_changes_the_answer(acc: httpx.Client, key: str) -
 def test_an_update_body_key_changes_the_answer(acc: httpx.Client, key: str) -> None:
     without, with_key = UPDATE_BODY_CHANGES[key]
     doc_id = f"upd-{key}"
-    if key not in ("upsert", "doc_as_upsert"):
+    if key not in ("upsert", "doc_as_upsert", "scripted_upsert"):
         acc.put(f"/acc/_doc/{doc_id}", json={"n": 7})
     a = acc.post(f"/acc/_update/{doc_id}", json=without)
     acc.delete(f"/acc/_doc/{doc_id}")
-    if key not in ("upsert", "doc_as_upsert"):
+    if key not in ("upsert", "doc_as_upsert", "scripted_upsert"):
         acc.put(f"/acc/_doc/{doc_id}", json={"n": 7})
     b = acc.post(f"/acc/_update/{doc_id}", json=with_key)
     acc.delete(f"/acc/_doc/{doc_id}")

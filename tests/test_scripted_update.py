@@ -82,10 +82,12 @@ def test_a_runtime_error_is_failed_to_execute_script(doc: httpx.Client) -> None:
     assert err["caused_by"]["caused_by"]["type"] == "null_pointer_exception"
 
 
-def test_a_compile_error_names_its_position(doc: httpx.Client) -> None:
+def test_a_compile_error_is_failed_to_execute_script_naming_its_position(
+        doc: httpx.Client) -> None:
     r = _update(doc, {"script": "ctx._source.n = nope"})
     assert r.status_code == 400, r.text
-    cause = r.json()["error"]
+    assert r.json()["error"]["reason"] == "failed to execute script"
+    cause = r.json()["error"]["caused_by"]
     assert cause["type"] == "script_exception" and cause["reason"] == "compile error"
     assert cause["position"]["offset"] == 16 and cause["lang"] == "painless"
 
@@ -105,6 +107,11 @@ def test_the_lang_url_parameter_must_be_painless(doc: httpx.Client) -> None:
 def test_script_and_doc_together_are_refused(doc: httpx.Client) -> None:
     r = _update(doc, {"script": "ctx._source.n = 2", "doc": {"n": 3}})
     assert r.status_code == 400 and "script and doc" in r.text
+
+
+def test_a_broken_script_never_run_does_not_fail_an_upsert(doc: httpx.Client) -> None:
+    r = _update(doc, {"script": "ctx._source.n = nope", "upsert": {"n": 4}}, doc_id="4")
+    assert r.status_code == 201 and r.json()["result"] == "created", r.text
 
 
 def test_concurrent_scripted_increments_are_never_lost(doc: httpx.Client) -> None:

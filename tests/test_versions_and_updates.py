@@ -169,9 +169,17 @@ def test_update_honours_if_seq_no_and_routing(es) -> None:
     assert es.get("/u/_doc/1?routing=k").json()["_source"] == {"a": 2}
 
 
+def test_a_scripted_update_honours_if_seq_no_and_source(es) -> None:
+    seq = es.put("/u/_doc/1", json={"a": 1, "b": 2}).json()["_seq_no"]
+    body = {"script": {"source": "ctx._source.a += 1"}}
+    stale = es.post(f"/u/_update/1?if_seq_no={seq + 5}&if_primary_term=1", json=body)
+    assert stale.status_code == 409, stale.text
+    ok = es.post(f"/u/_update/1?if_seq_no={seq}&if_primary_term=1&_source_includes=a",
+                 json=body)
+    assert ok.status_code == 200 and ok.json()["get"]["_source"] == {"a": 2}, ok.text
+
+
 @pytest.mark.parametrize("body, params, text", [
-    ({"script": {"source": "ctx._source.a += 1"}}, "?if_seq_no=1&if_primary_term=1",
-     "[if_seq_no] with a script in _update is not supported"),
     ({"doc": {"a": 1}}, "?lang=painless", "[lang] is not supported"),
     ({"doc": {"a": 1}, "colour": 1}, "", "[UpdateRequest] unknown field [colour]"),
     ({"upsert": {"a": 1}}, "", "script or doc is missing"),

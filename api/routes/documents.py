@@ -20,7 +20,7 @@ from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, int_param, query_params, refresh_param
-from ..stored_scripts import body_with_stored_scripts
+from ..stored_scripts import body_with_stored_scripts, resolve_bulk_scripts
 
 router = APIRouter()
 
@@ -112,31 +112,25 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
     body = await body_with_stored_scripts(request, coord, for_update=True)
-    if isinstance(body, dict) and "script" in body:    # cluster/documents/update_script.py
-        if params.get("lang", "painless") != "painless":
-            raise IllegalArgument(f"script_lang not supported [{params['lang']}]")
-        for key in ("if_seq_no", "if_primary_term", "_source", "_source_includes",
-                    "_source_excludes"):
-            if key in params:   # the scripted path reads and writes its own version
-                raise IllegalArgument(f"[{key}] with a script in _update is not supported by "
-                                      "this server")
-        return _single_result(await coord.call(
-            "update_script", index, doc_id, body, params.get("routing"), refresh_param(params),
-            int_param(params, "retry_on_conflict") or 0, bool_param(params, "require_alias")),
-            params)
-    if "lang" in params:
+    scripted = isinstance(body, dict) and "script" in body
+    if not scripted and "lang" in params:
         raise IllegalArgument("[lang] is not supported by this server without a script")
+    if params.get("lang", "painless") != "painless":
+        raise IllegalArgument(f"script_lang not supported [{params['lang']}]")
     conditions = write_conditions({"action": "update",
                                    "if_seq_no": int_param(params, "if_seq_no"),
                                    "if_primary_term": int_param(params, "if_primary_term")})
     wants_source = any(k in params for k in ("_source", "_source_includes", "_source_excludes"))
-    req = parse_update(index, doc_id, body,
-                       routing=params.get("routing"), if_seq_no=conditions.get("if_seq_no"),
-                       if_primary_term=conditions.get("if_primary_term"),
-                       retry_on_conflict=int_param(params, "retry_on_conflict") or 0,
-                       source=source_from_params(params, SourceFilter()) if wants_source
-                       else None, refresh=refresh_param(params),
-                       require_alias=bool_param(params, "require_alias"))
+    options = {"routing": params.get("routing"), "if_seq_no": conditions.get("if_seq_no"),
+               "if_primary_term": conditions.get("if_primary_term"),
+               "retry_on_conflict": int_param(params, "retry_on_conflict") or 0,
+               "source": source_from_params(params, SourceFilter()) if wants_source else None,
+               "refresh": refresh_param(params),
+               "require_alias": bool_param(params, "require_alias")}
+    if scripted:   # compiled and run where the document is read: the coordinator
+        return _single_result(await coord.call("update_script", index, doc_id, body, options),
+                              params)
+    req = parse_update(index, doc_id, body, **options)
     return _single_result(await coord.call("update", req), params)
 
 
@@ -247,6 +241,9 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
         if key not in _META_KEYS:
             raise IllegalArgument(f"Action/metadata line [{line_no}] contains an unknown "
                                   f"parameter [{key}]")
+        if isinstance(meta[key], list):
+            raise IllegalArgument(f"Malformed action/metadata line [{line_no}], expected a "
+                                  f"simple value for field [{key}] but found [START_ARRAY]")
     if meta.get("op_type") not in (None, "index", "create") or \
             meta.get("op_type") == "create" and action not in ("index", "create"):
         raise IllegalArgument(f"Action/metadata line [{line_no}] has an [op_type] that does "
@@ -331,6 +328,12 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
                           es_type="action_request_validation_exception", status=400)
     with gc_paused():   # thousands of small objects that all live until the response
         items = parse_bulk(raw, index, params.get("routing"))
+    await resolve_bulk_scripts(coord, raw, items)
+    if any(k in params for k in ("_source", "_source_includes", "_source_excludes")):
+        default = source_from_params(params, SourceFilter())   # for updates that do not say
+        for item in items:
+            if item["action"] == "update" and "_source_meta" not in item:
+                item["_source_default"] = default
     if bool_param(params, "require_alias"):   # the default of items that do not say
         for item in items:
             item.setdefault("require_alias", True)

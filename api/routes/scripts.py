@@ -10,6 +10,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import SearchError
+from ...cluster.indices.script_contexts import script_contexts, script_languages
 from ...cluster.indices.stored_scripts import referenced_ids, substitute
 from ...cluster.search.msearch import (max_concurrent, ndjson_pairs, parse_msearch,
                                        run_msearch)
@@ -83,6 +84,18 @@ async def get_script(script_id: str, request: Request, coord: Coord) -> JSONResp
 async def delete_script(script_id: str, request: Request, coord: Coord) -> JSONResponse:
     _params(request, _PUT_PARAMS - {"context"})
     return JSONResponse(await coord.call("delete_script", script_id))
+
+
+@router.get("/_script_context")
+async def get_script_context(request: Request) -> JSONResponse:
+    _params(request, COMMON)
+    return JSONResponse(script_contexts())
+
+
+@router.get("/_script_language")
+async def get_script_language(request: Request) -> JSONResponse:
+    _params(request, COMMON)
+    return JSONResponse(script_languages())
 
 
 # --- search templates --------------------------------------------------------------------------

@@ -52,7 +52,8 @@ async def _one_update(c: WriteTarget, item: dict[str, Any], refresh: bool) -> di
                            routing=item.get("routing"), if_seq_no=cond.get("if_seq_no"),
                            if_primary_term=cond.get("if_primary_term"),
                            retry_on_conflict=int(item.get("retry_on_conflict") or 0),
-                           source=None if meta_source is None else parse_source(meta_source),
+                           source=item.get("_source_default") if meta_source is None
+                           else parse_source(meta_source),
                            refresh=refresh, require_alias=bool(item.get("require_alias")))
         if item.get("id") is None:
             raise SearchError("Validation Failed: 1: id is missing;",

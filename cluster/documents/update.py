@@ -5,7 +5,8 @@ The path of one update, as Elasticsearch's ``UpdateHelper`` runs it on the prima
 1. **read** the current document (real-time get) with its ``_seq_no``;
 2. **plan** the new source (:func:`plan_update`, pure): ``doc`` deep-merged into it, or
    ``upsert`` / ``doc`` (``doc_as_upsert``) when it is missing; ``noop`` when the merge changes
-   nothing and ``detect_noop`` (default true) is on. A script step would go here;
+   nothing and ``detect_noop`` (default true) is on. A ``script`` instead runs over ``ctx``
+   (``update_script.py``) and may also ask for ``delete``;
 3. **write** it conditionally: ``index`` with ``if_seq_no`` = the seq read in 1 (``create``
    when the document was missing), so a write that came in between makes this one a 409;
 4. **retry** from 1 on that 409, at most ``retry_on_conflict`` times (default 0). A caller's own
@@ -21,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from ..engine.script import parse_script_object
 from ..engine.shard_calls import ShardCalls
 from ..engine.shard_messages import FetchedDoc
 from ..engine.source_filter import SourceFilter, filter_source, parse_source
@@ -30,11 +32,11 @@ from ..errors import (ActionRequestValidation, IllegalArgument, IndexNotFound, S
 from ..indices.aliases import aliased
 from ..indices.routing import shard_for
 from .bulk import WriteTarget, bulk
+from .update_script import noop_result, plan_scripted
 
-#: Keys of an update body (``script`` and ``scripted_upsert`` are refused: no scripts here).
+#: Keys of an update body (Elasticsearch's ``UpdateRequest`` parser).
 BODY_KEYS = {"doc", "upsert", "doc_as_upsert", "detect_noop", "_source", "script",
              "scripted_upsert"}
-SCRIPT_KEYS = ("script", "scripted_upsert")
 MAX_RETRIES = 100
 
 
@@ -56,6 +58,8 @@ class UpdateRequest:
     refresh: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
     require_alias: bool = False            # ``index`` must be an alias (its write index)
+    script: Any = None                     # the script object, compiled when it runs
+    scripted_upsert: bool = False
 
 
 def _flag(body: dict[str, Any], key: str, default: bool) -> bool:
@@ -75,17 +79,17 @@ def parse_update(index: str, doc_id: str, body: Any, *, routing: str | None = No
     for key in body:
         if key not in BODY_KEYS:
             raise XContentParseError(f"[UpdateRequest] unknown field [{key}]")
-    for key in SCRIPT_KEYS:
-        if key in body:
-            raise IllegalArgument(f"[{key}] is not supported by this server: scripts are not "
-                                  "implemented")
-    doc, upsert = body.get("doc"), body.get("upsert")
+    doc, upsert, script = body.get("doc"), body.get("upsert"), body.get("script")
     for key, value in (("doc", doc), ("upsert", upsert)):
         if value is not None and not isinstance(value, dict):
             raise XContentParseError(f"[UpdateRequest] failed to parse field [{key}]")
     errors = []
-    if doc is None:
+    if doc is None and script is None:
         errors.append("script or doc is missing")
+    if doc is not None and script is not None:
+        errors.append("can't provide both script and doc")
+    if doc is None and body.get("doc_as_upsert") is True:
+        errors.append("doc must be specified if doc_as_upsert is enabled")
     if if_seq_no is not None and retry_on_conflict > 0:
         errors.append("compare and write operations can not be retried")
     if if_seq_no is not None and upsert is not None:
@@ -101,7 +105,16 @@ def parse_update(index: str, doc_id: str, body: Any, *, routing: str | None = No
     return UpdateRequest(index, doc_id, doc, upsert, _flag(body, "doc_as_upsert", False),
                          _flag(body, "detect_noop", True), routing, if_seq_no,
                          if_primary_term, retry_on_conflict, source, refresh,
-                         require_alias=require_alias)
+                         require_alias=require_alias,
+                         script=None if script is None else _checked_script(script),
+                         scripted_upsert=_flag(body, "scripted_upsert", False))
+
+
+def _checked_script(script: Any) -> Any:
+    """The script object, its shape checked now (as Elasticsearch parses it with the request);
+    its source is compiled only when it runs, so an upsert that never runs it never fails."""
+    parse_script_object(script)
+    return script
 
 
 @dataclass(frozen=True)
@@ -109,11 +122,18 @@ class UpdatePlan:
     """What step 2 decided: ``noop``, ``index`` (over the read version) or ``create``."""
 
     action: str
-    source: dict[str, Any]
+    source: dict[str, Any] | None
 
 
-def plan_update(req: UpdateRequest, current: dict[str, Any] | None) -> UpdatePlan:
-    """The new source of the document (``current`` None: it is missing). Pure."""
+def plan_update(req: UpdateRequest, current: dict[str, Any] | None,
+                version: int = 0) -> UpdatePlan:
+    """The new source of the document (``current`` None: it is missing; ``version`` its
+    version, for a script's ``ctx._version``). Pure but a script's clock."""
+    if req.script is not None:
+        meta = {"_id": req.id, "_index": req.index, "_routing": req.routing,
+                "_version": version}
+        return UpdatePlan(*plan_scripted(req.script, req.scripted_upsert, req.upsert, current,
+                                         meta))
     if current is None:
         if req.upsert is not None:
             return UpdatePlan("create", req.upsert)
@@ -171,12 +191,11 @@ async def update(c: WriteTarget, req: UpdateRequest) -> dict[str, Any]:
             if doc is not None and (err := _conflict_with_caller(req, doc, sid)) is not None:
                 raise err
             current = orjson.loads(doc.source) if doc is not None else None
-            plan = plan_update(req, current)
+            plan = plan_update(req, current, 0 if doc is None else doc.version)
         except SearchError as e:
             return {"_index": req.index, "_id": req.id, "status": e.status,
                     "error": e.to_cause()}
         if plan.action == "noop":
-            assert doc is not None
             return _noop(req, doc)
         item = {"action": plan.action, "index": req.index, "id": req.id,
                 "source": plan.source, "routing": req.routing}
@@ -185,19 +204,29 @@ async def update(c: WriteTarget, req: UpdateRequest) -> dict[str, Any]:
         out = (await bulk(c, [item], req.refresh))["items"][0][plan.action]
         if out.get("status") == 409 and attempt < req.retry_on_conflict:
             continue
-        if "error" not in out and req.source is not None:
+        if "error" not in out and _wants_get(req) and plan.source is not None:
             out["get"] = _get_section(out, plan.source, req.source)
         return out
     raise AssertionError("unreachable: the last attempt returns")
 
 
-def _noop(req: UpdateRequest, doc: FetchedDoc) -> dict[str, Any]:
+def _noop(req: UpdateRequest, doc: FetchedDoc | None) -> dict[str, Any]:
+    """A ``noop``; over a missing document (a scripted upsert's script said so) there is no
+    version: Elasticsearch's unassigned ``_seq_no`` and ``_version`` 0."""
+    if doc is None:
+        return noop_result(req.index, req.id, 0, -2)
     out = {"_index": req.index, "_id": req.id, "_version": doc.version, "result": "noop",
            "_shards": {"total": 0, "successful": 0, "failed": 0}, "_seq_no": doc.seq,
            "_primary_term": 1, "status": 200}
-    if req.source is not None:
+    if _wants_get(req):
         out["get"] = _get_section(out, orjson.loads(doc.source), req.source)
     return out
+
+
+def _wants_get(req: UpdateRequest) -> bool:
+    """A ``get`` section only when a source is asked for: ``_source: false`` gives none, as
+    Elasticsearch's ``UpdateHelper.extractGetResult`` answers null."""
+    return req.source is not None and req.source.enabled
 
 
 def _get_section(out: dict[str, Any], source: dict[str, Any], wanted: SourceFilter
