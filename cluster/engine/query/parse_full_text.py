@@ -208,7 +208,13 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
         fields = parse_fields(body["fields"], name)
     elif "default_field" in body:
         fields = parse_fields([body["default_field"]], name)
+    mtype = str(body.get("type", "best_fields")).lower()
+    if not simple and mtype not in _MULTI_MATCH_TYPES:
+        raise ParsingError(f"[{name}] query does not support type {mtype}")
+    tb = body.get("tie_breaker")
     return QueryString(query=text_value(body["query"]), fields=fields,
+                       type=mtype, tie_breaker=None if tb is None
+                       else float_option(name, "tie_breaker", tb),
                        default_operator=operator_option(body.get("default_operator", "or")),
                        simple=simple, lenient=bool(body.get("lenient", False)),
                        analyzer=body.get("analyzer"),

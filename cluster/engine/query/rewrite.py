@@ -173,7 +173,7 @@ def _has_terms(ft: FieldType | None) -> bool:
 
 def _lenient(q: Q.Query) -> Q.Query:
     """``q`` with every ``match`` made lenient (``query_string``'s ``lenient: true``)."""
-    if isinstance(q, Q.Match):
+    if isinstance(q, (Q.Match, Q.MultiMatch)):
         return dataclasses.replace(q, lenient=True)
     if isinstance(q, Q.Bool):
         return dataclasses.replace(q, must=tuple(map(_lenient, q.must)),
@@ -277,8 +277,12 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                       must_not=tuple(_expand(s, mapping) for s in q.must_not),
                       minimum_should_match=q.minimum_should_match, boost=q.boost)
     if isinstance(q, Q.DisMax):
-        return Q.DisMax(queries=tuple(_expand(s, mapping) for s in q.queries),
-                        tie_breaker=q.tie_breaker, boost=q.boost)
+        subs = tuple(_expand(s, mapping) for s in q.queries)
+        if len(subs) == 1 and isinstance(subs[0], Q.DisMax) and subs[0].tie_breaker == 0.0:
+            # one field pattern: its fields joined with this tie breaker (query strings)
+            return Q.DisMax(queries=subs[0].queries, tie_breaker=q.tie_breaker,
+                            boost=q.boost * subs[0].boost)
+        return Q.DisMax(queries=subs, tie_breaker=q.tie_breaker, boost=q.boost)
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=_expand(q.filter, mapping), boost=q.boost)
     if isinstance(q, Q.Nested):
