@@ -83,10 +83,37 @@ def _cases(kind: str) -> list[dict[str, Any]]:
     if kind == "query_string":
         out += [{kind: {"query": t, "fields": ["title", "body^2"], **ty}}
                 for t in ("quick dog", "quick*", '"quick dog"') for ty in TYPES]
-        out += [{kind: {"query": "quick dog", "tie_breaker": 0.5}}]
+        out += [{kind: {"query": t, **ty}} for t in ("quick dog", "42 quick", "quick*")
+                for ty in TYPES]
+        out += [{kind: {"query": "quick dog", "tie_breaker": 0.5}},
+                {kind: {"query": "title:(quick dog) OR body:lazy", "type": "most_fields"}},
+                {kind: {"query": "quick dog^2 lazy fox", "fields": ["title*", "body"]}},
+                {kind: {"query": "quick dog", "fields": ["title", "body"],
+                        "minimum_should_match": 2}},
+                {kind: {"query": "lazy AND quick", "fields": ["title*", "body"]}},
+                {kind: {"query": "quick dog", "fields": ["title", "tag"], "lenient": True,
+                        "type": "cross_fields"}}]
     return out
 
 
 @pytest.mark.parametrize("query", _cases("query_string") + _cases("simple_query_string"))
 def test_query_strings_over_fields_score_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+ERRORS = [
+    {"query_string": {"query": "quick*", "fields": ["title", "tag", "n"]}},
+    {"query_string": {"query": "dog~1", "fields": ["title", "n"]}},
+    {"simple_query_string": {"query": "quick*", "fields": ["n"]}},
+    {"simple_query_string": {"query": "dog~1", "fields": ["title", "n"]}},
+    {"query_string": {"query": "quick", "type": "nope"}},
+    {"query_string": {"query": "quick", "type": "PHRASE"}},
+    {"query_string": {"query": "n:quick*", "fields": ["title"]}},
+    {"query_string": {"query": "quick", "tie_breaker": "x"}},
+    {"simple_query_string": {"query": "quick", "type": "best_fields"}},
+]
+
+
+@pytest.mark.parametrize("query", ERRORS)
+def test_bad_query_strings_over_fields_fail_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query})

@@ -127,9 +127,14 @@ class _ClassicParser:
         occur = None
         if self._peek().kind in _MODIFIERS:
             occur = _MODIFIERS[self._take().kind]
-        elif self.b.grouped(fields) and self._joins(0) and self._joins(1):
+        elif self.b.grouped(fields) and self._after_conjunction() is False \
+                and self._joins(0) and self._joins(1):
             return None, self._multi_term(fields)
         return occur, self._primary(fields, depth)
+
+    def _after_conjunction(self) -> bool:
+        """Lucene reads one clause, never a run of words, right after ``AND``/``OR``."""
+        return self.k > 0 and self.toks[self.k - 1].kind in ("AND", "OR")
 
     def _joins(self, k: int) -> bool:
         """Lucene's ``MultiTerm`` rule: a plain word joins the run when the token after it is
