@@ -97,8 +97,14 @@ class QueryBuilder:
             len(fields) > 1 or is_pattern(fields[0][0])
             or self.mtype in ("phrase", "phrase_prefix", "bool_prefix"))
 
+    def _same_per_word(self, text: str) -> bool:
+        """A single word as ``best_fields`` with no tie breaker: the same as a ``DisMax`` of
+        one ``match`` per field, kept in that plainer shape."""
+        return self.mtype == "best_fields" and self.group_tie is None \
+            and not any(c in WHITESPACE for c in text)
+
     def match(self, fields: Fields, text: str) -> Query:
-        if self.grouped(fields):
+        if self.grouped(fields) and not self._same_per_word(text):
             assert self.mtype is not None
             return MultiMatch(fields=tuple(fields), text=text, type=self.mtype,
                               operator=self.operator, tie_breaker=self.group_tie,
@@ -129,6 +135,8 @@ class QueryBuilder:
 
     def star(self, fields: Fields) -> Query:
         """``*``: every document for the ``*`` field, else documents that have the field."""
+        if len(fields) == 1 and fields[0][0] == "*":
+            return MatchAll(boost=fields[0][1])
         return self.per_field(fields, lambda f, b: MatchAll(boost=b) if f == "*"
                               else Exists(field=f, boost=b))
 
