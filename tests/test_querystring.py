@@ -8,7 +8,8 @@ from shardsearch.cluster.errors import ParsingError, SearchError, TooManyClauses
 from shardsearch.cluster.engine.query.parse_full_text import simple_flags
 from shardsearch.cluster.engine.query.nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions,
                                                     Match, MatchAll, MatchNone, MatchPhrase,
-                                                    Prefix, QueryString, Range, Wildcard)
+                                                    MultiMatch, Prefix, QueryString, Range,
+                                                    Wildcard)
 from shardsearch.cluster.engine.query.query_string import expand_query_string
 
 ALL = [("*", 1.0)]
@@ -19,8 +20,12 @@ def qs(query: str, fields=ALL, **kw):
     return expand_query_string(QueryString(query=query, **kw), fields)
 
 
-def sqs(query: str, fields=ALL, **kw):
-    """Expand a ``simple_query_string`` with ``fields`` as the default fields."""
+F = [("f", 1.0)]
+
+
+def sqs(query: str, fields=F, **kw):
+    """Expand a ``simple_query_string`` with ``fields`` (one field ``f`` unless given) as the
+    default fields."""
     return expand_query_string(QueryString(query=query, simple=True, **kw), fields)
 
 
@@ -28,9 +33,19 @@ def m(text: str, field: str = "*", **kw) -> Match:
     return Match(field=field, text=text, **kw)
 
 
+def mm(text: str, fields=ALL, **kw) -> MultiMatch:
+    """Words side by side over several fields (or a pattern): one ``best_fields`` text."""
+    return MultiMatch(fields=tuple(fields), text=text, **kw)
+
+
 def fz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
     """A query string's fuzzy term on the default fields (``*``, a pattern)."""
     return Fuzzy(field="*", value=text, options=options, field_pattern=True, **kw)
+
+
+def sfz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
+    """A simple query string's fuzzy term on field ``f``."""
+    return Fuzzy(field="f", value=text, options=options, field_pattern=True, **kw)
 
 
 def not_(*queries) -> Bool:
@@ -44,10 +59,36 @@ def test_a_single_bare_word_is_a_match_on_the_default_field():
     assert qs("quick") == m("quick")
 
 
-def test_bare_words_are_joined_with_the_default_operator():
-    assert qs("quick fox") == Bool(should=(m("quick"), m("fox")))
-    assert qs("quick fox", default_operator="and") == Bool(
-        must=(m("quick", operator="and"), m("fox", operator="and")))
+def test_bare_words_on_one_field_are_joined_with_the_default_operator():
+    t = "title"
+    assert qs("quick fox", [(t, 1.0)]) == Bool(should=(m("quick", t), m("fox", t)))
+    assert qs("quick fox", [(t, 1.0)], default_operator="and") == Bool(
+        must=(m("quick", t, operator="and"), m("fox", t, operator="and")))
+
+
+def test_bare_words_side_by_side_over_several_fields_are_one_multi_match_of_the_type():
+    assert qs("quick fox") == mm("quick fox")
+    assert qs("quick fox", default_operator="and") == mm("quick fox", operator="and")
+    two = [("title", 2.0), ("body", 1.0)]
+    assert qs("quick fox", two, type="most_fields", tie_breaker=0.2) == mm(
+        "quick fox", two, type="most_fields", tie_breaker=0.2)
+    assert qs("fox", [("title", 1.0)], type="phrase") == mm("fox", [("title", 1.0)],
+                                                            type="phrase")
+
+
+def test_a_run_of_words_stops_at_a_boost_a_field_or_a_conjunction():
+    assert qs("a b^2 c") == Bool(should=(m("a"), m("b", boost=2.0), m("c")))
+    assert qs("a b title:c") == Bool(should=(mm("a b"), m("c", "title")))
+    assert qs("a title:b c") == Bool(should=(m("a"), m("b", "title"), m("c")))
+    assert qs("a OR b c") == Bool(should=(m("a"), m("b"), m("c")))
+
+
+def test_other_per_field_queries_use_the_types_tie_breaker():
+    assert qs("fo*", type="most_fields") == DisMax(queries=(Prefix(field="*", value="fo"),),
+                                                   tie_breaker=1.0)
+    assert qs("fo*", [("t", 1.0), ("u", 1.0)], tie_breaker=0.3) == DisMax(
+        queries=(Prefix(field="t", value="fo"), Prefix(field="u", value="fo")),
+        tie_breaker=0.3)
 
 
 def test_field_value_is_a_match_on_that_field():
@@ -135,7 +176,7 @@ def test_symbol_operators_mean_the_same_as_the_keywords():
 
 
 def test_lowercase_keywords_are_plain_words():
-    assert qs("a and b") == Bool(should=(m("a"), m("and"), m("b")))
+    assert qs("a and b") == mm("a and b")
 
 
 def test_and_binds_tighter_than_or():
@@ -145,8 +186,9 @@ def test_and_binds_tighter_than_or():
 
 
 def test_juxtaposition_with_default_and_binds_like_and():
-    a, b, c = (m(x, operator="and") for x in "abc")
-    assert qs("a b OR c", default_operator="and") == Bool(should=(Bool(must=(a, b)), c))
+    a, b, c = (m(x, "t", operator="and") for x in "abc")
+    assert qs("a b OR c", [("t", 1.0)], default_operator="and") == Bool(
+        should=(Bool(must=(a, b)), c))
 
 
 def test_chains_of_one_operator_are_flat():
@@ -216,12 +258,12 @@ def test_term_boost_multiplies_the_field_boost():
 def test_a_caret_boosts_phrases_groups_and_ranges():
     assert qs('"a b"~1^3') == MatchPhrase(field="*", text="a b", slop=1, boost=3.0)
     assert qs('"a b"^3~1') == MatchPhrase(field="*", text="a b", slop=1, boost=3.0)
-    assert qs("(a b)^2") == Bool(should=(m("a"), m("b")), boost=2.0)
+    assert qs("(a b)^2") == mm("a b", boost=2.0)
     assert qs("n:[1 TO 2]^4") == Range(field="n", gte="1", lte="2", boost=4.0)
 
 
 def test_the_query_string_boost_applies_to_the_whole_query():
-    assert qs("a b", boost=2.0) == Bool(should=(m("a"), m("b")), boost=2.0)
+    assert qs("a b", boost=2.0) == mm("a b", boost=2.0)
 
 
 def test_term_tilde_is_a_fuzzy_term_with_the_query_fuzziness_or_its_own():
@@ -375,57 +417,57 @@ def test_deep_nesting_is_refused_before_running_out_of_stack():
 
 
 def test_simple_bare_words_are_joined_with_the_default_operator():
-    assert sqs("quick fox") == Bool(should=(m("quick"), m("fox")))
+    assert sqs("quick fox") == Bool(should=(m("quick", "f"), m("fox", "f")))
     assert sqs("quick fox", default_operator="and") == Bool(
-        must=(m("quick", operator="and"), m("fox", operator="and")))
+        must=(m("quick", "f", operator="and"), m("fox", "f", operator="and")))
 
 
 def test_simple_plus_is_and_and_pipe_is_or():
-    assert sqs("a + b") == Bool(must=(m("a"), m("b")))
+    assert sqs("a + b") == Bool(must=(m("a", "f"), m("b", "f")))
     assert sqs("a | b", default_operator="and") == Bool(
-        should=(m("a", operator="and"), m("b", operator="and")))
+        should=(m("a", "f", operator="and"), m("b", "f", operator="and")))
 
 
 def test_simple_operators_apply_left_to_right():
-    assert sqs("a | b + c") == Bool(must=(Bool(should=(m("a"), m("b"))), m("c")))
-    assert sqs("a + b | c") == Bool(should=(Bool(must=(m("a"), m("b"))), m("c")))
+    assert sqs("a | b + c") == Bool(must=(Bool(should=(m("a", "f"), m("b", "f"))), m("c", "f")))
+    assert sqs("a + b | c") == Bool(should=(Bool(must=(m("a", "f"), m("b", "f"))), m("c", "f")))
 
 
 def test_simple_minus_negates_the_next_clause():
-    assert sqs("-a") == not_(m("a"))
-    assert sqs("a -b") == Bool(should=(m("a"), not_(m("b"))))
-    assert sqs("a + -b") == Bool(must=(m("a"), not_(m("b"))))
+    assert sqs("-a") == not_(m("a", "f"))
+    assert sqs("a -b") == Bool(should=(m("a", "f"), not_(m("b", "f"))))
+    assert sqs("a + -b") == Bool(must=(m("a", "f"), not_(m("b", "f"))))
 
 
 def test_simple_double_minus_cancels_and_a_detached_minus_is_ignored():
-    assert sqs("--a") == m("a")
-    assert sqs("- a") == m("a")
+    assert sqs("--a") == m("a", "f")
+    assert sqs("- a") == m("a", "f")
 
 
 def test_simple_quoted_phrase_with_slop():
-    assert sqs('"quick fox"') == MatchPhrase(field="*", text="quick fox")
-    assert sqs('"quick fox"~3') == MatchPhrase(field="*", text="quick fox", slop=3)
+    assert sqs('"quick fox"') == MatchPhrase(field="f", text="quick fox")
+    assert sqs('"quick fox"~3') == MatchPhrase(field="f", text="quick fox", slop=3)
 
 
 def test_simple_trailing_star_is_a_prefix_and_other_stars_are_text():
-    assert sqs("qui*") == Prefix(field="*", value="qui")
-    assert sqs("q*k") == m("q*k")
-    assert sqs("*") == MatchAll()
+    assert sqs("qui*") == Prefix(field="f", value="qui")
+    assert sqs("q*k") == m("q*k", "f")
+    assert sqs("*", ALL) == MatchAll()
 
 
 def test_simple_parentheses_group_clauses():
-    assert sqs("(a | b) + c") == Bool(must=(Bool(should=(m("a"), m("b"))), m("c")))
+    assert sqs("(a | b) + c") == Bool(must=(Bool(should=(m("a", "f"), m("b", "f"))), m("c", "f")))
 
 
 def test_simple_term_tilde_is_a_fuzzy_term_of_n_edits_or_two():
-    assert sqs("fox~0") == m("fox")
-    assert sqs("fox~1.5") == m("fox")          # not an integer: no edits, as Lucene
-    assert sqs("fox~1") == fz("fox", FuzzyOptions(fuzziness=1))
-    assert sqs("fox~") == fz("fox", FuzzyOptions(fuzziness=2))
+    assert sqs("fox~0") == m("fox", "f")
+    assert sqs("fox~1.5") == m("fox", "f")          # not an integer: no edits, as Lucene
+    assert sqs("fox~1") == sfz("fox", FuzzyOptions(fuzziness=1))
+    assert sqs("fox~") == sfz("fox", FuzzyOptions(fuzziness=2))
 
 
 def test_simple_field_syntax_is_plain_text():
-    assert sqs("title:fox") == m("title:fox")
+    assert sqs("title:fox") == m("title:fox", "f")
 
 
 def test_simple_several_fields_add_their_scores():
@@ -435,14 +477,14 @@ def test_simple_several_fields_add_their_scores():
 
 
 def test_simple_escapes_operators():
-    assert sqs(r"a\+b") == m("a+b")
-    assert sqs(r'"a \"b\""') == MatchPhrase(field="*", text='a "b"')
+    assert sqs(r"a\+b") == m("a+b", "f")
+    assert sqs(r'"a \"b\""') == MatchPhrase(field="f", text='a "b"')
 
 
 def test_simple_drops_an_unclosed_quote_or_parenthesis():
-    assert sqs('"quick fox') == Bool(should=(m("quick"), m("fox")))
-    assert sqs("(a b") == Bool(should=(m("a"), m("b")))
-    assert sqs("a b)") == Bool(should=(m("a"), m("b")))
+    assert sqs('"quick fox') == Bool(should=(m("quick", "f"), m("fox", "f")))
+    assert sqs("(a b") == Bool(should=(m("a", "f"), m("b", "f")))
+    assert sqs("a b)") == Bool(should=(m("a", "f"), m("b", "f")))
 
 
 @pytest.mark.parametrize("query", [
@@ -460,7 +502,7 @@ def test_simple_with_nothing_to_search_matches_nothing():
 
 
 def test_simple_more_than_thirty_levels_of_parentheses_are_too_many_nested_clauses():
-    assert sqs("(" * 30 + "a" + ")" * 30) == m("a")
+    assert sqs("(" * 30 + "a" + ")" * 30) == m("a", "f")
     with pytest.raises(TooManyClauses):
         sqs("(" * 31 + "a" + ")" * 31)
 
@@ -474,20 +516,21 @@ def test_simple_unbalanced_input_stays_fast():
 
 def test_minimum_should_match_applies_to_the_top_level_boolean_of_simple_query_string():
     assert sqs("a b c", minimum_should_match=2) == Bool(
-        should=(m("a"), m("b"), m("c")), minimum_should_match=2)
+        should=(m("a", "f"), m("b", "f"), m("c", "f")), minimum_should_match=2)
 
 
 def test_minimum_should_match_applies_to_the_top_level_boolean_of_query_string():
-    got = qs("a b c", minimum_should_match="2")
+    got = qs("a b c", [("title", 1.0)], minimum_should_match="2")
     assert isinstance(got, Bool) and got.minimum_should_match == "2"
+    assert qs("a b c", minimum_should_match="2") == mm("a b c")   # no boolean on top
 
 
 def test_minimum_should_match_leaves_a_single_clause_alone():
-    assert sqs("a", minimum_should_match=2) == m("a")
+    assert sqs("a", minimum_should_match=2) == m("a", "f")
 
 
 def test_simple_flags_without_fuzzy_keep_the_tilde_in_the_term():
-    assert sqs("fox~1", fuzzy_operator=False) == m("fox~1")
+    assert sqs("fox~1", fuzzy_operator=False) == m("fox~1", "f")
     assert simple_flags("ALL") and simple_flags(-1) and simple_flags("")
     assert not simple_flags("AND|OR|NOT|PREFIX|PHRASE|PRECEDENCE|ESCAPE|WHITESPACE|NEAR|SLOP")
     assert not simple_flags(0x3FF & ~256)
@@ -501,4 +544,9 @@ def test_simple_flags_that_turn_off_other_operators_are_refused_by_name():
 
 
 def test_simple_fuzziness_above_two_is_two():
-    assert sqs("fox~3") == fz("fox", FuzzyOptions(fuzziness=2))
+    assert sqs("fox~3") == sfz("fox", FuzzyOptions(fuzziness=2))
+
+
+def test_simple_query_string_sums_the_fields_of_a_pattern():
+    assert sqs("fo*", ALL) == DisMax(queries=(Prefix(field="*", value="fo"),), tie_breaker=1.0)
+    assert sqs("fox", ALL) == DisMax(queries=(m("fox"),), tie_breaker=1.0)

@@ -179,6 +179,8 @@ class QueryString(Query):
     minimum_should_match: Any = None
     fuzzy: FuzzyOptions = field(default_factory=FuzzyOptions)   # term~ and term~N
     fuzzy_operator: bool = True     # simple_query_string's FUZZY flag
+    type: str = "best_fields"       # query_string: how a text over several fields combines
+    tie_breaker: float | None = None    # query_string: None = the type's own
 
 
 @dataclass(frozen=True)

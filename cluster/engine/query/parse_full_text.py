@@ -209,6 +209,8 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
     elif "default_field" in body:
         fields = parse_fields([body["default_field"]], name)
     return QueryString(query=text_value(body["query"]), fields=fields,
+                       type=_query_string_type(body.get("type", "best_fields")),
+                       tie_breaker=_tie_breaker(name, body.get("tie_breaker")),
                        default_operator=operator_option(body.get("default_operator", "or")),
                        simple=simple, lenient=bool(body.get("lenient", False)),
                        analyzer=body.get("analyzer"),
@@ -217,6 +219,27 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        fuzzy_operator=simple_flags(body.get("flags", "ALL")) if simple
                        else True,
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
+
+
+def _query_string_type(value: Any) -> str:
+    """``MultiMatchQueryBuilder.Type.parse``: exact names only."""
+    if value not in _MULTI_MATCH_TYPES:
+        raise ParsingError(f"failed to parse [multi_match] query type [{value}]. unknown type.",
+                           es_type="parse_exception")
+    return str(value)
+
+
+def _tie_breaker(name: str, value: Any) -> float | None:
+    """``parser.floatValue()``: a bad numeric string fails as Java's ``parseFloat``."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise ParsingError(f"For input string: \"{value}\"",
+                               es_type="number_format_exception") from None
+    return float_option(name, "tie_breaker", value)
 
 
 PARSERS = {

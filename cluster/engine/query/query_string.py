@@ -35,10 +35,11 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
     """
     fields = tuple(qs.fields) or tuple(default_fields)
-    # query_string keeps the best field's score; simple_query_string adds the fields' scores
-    # (Elasticsearch builds it as most_fields, a dis_max with tie_breaker 1)
+    # simple_query_string adds the fields' scores (Elasticsearch builds it as most_fields);
+    # query_string combines them as its ``type`` does
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
-                           tie_breaker=1.0 if qs.simple else 0.0, fuzzy=qs.fuzzy)
+                           tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
+                           mtype=None if qs.simple else qs.type)
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
@@ -56,6 +57,7 @@ def _with_minimum_should_match(query: Query, spec: Any) -> Query:
 
 _CLAUSE_START = {"TERM", "PHRASE", "RANGE", "REGEX", "LPAREN", "PLUS", "MINUS", "NOT"}
 _MODIFIERS = {"PLUS": "must", "MINUS": "must_not", "NOT": "must_not"}
+_NOT_AFTER_RUN = {"COLON", "BOOST", "SLOP"}
 
 
 class _ClassicParser:
@@ -125,7 +127,31 @@ class _ClassicParser:
         occur = None
         if self._peek().kind in _MODIFIERS:
             occur = _MODIFIERS[self._take().kind]
+        elif self.b.grouped(fields) and self._after_conjunction() is False \
+                and self._joins(0) and self._joins(1):
+            return None, self._multi_term(fields)
         return occur, self._primary(fields, depth)
+
+    def _after_conjunction(self) -> bool:
+        """Lucene reads one clause, never a run of words, right after ``AND``/``OR``."""
+        return self.k > 0 and self.toks[self.k - 1].kind in ("AND", "OR")
+
+    def _joins(self, k: int) -> bool:
+        """Lucene's ``MultiTerm`` rule: a plain word joins the run when the token after it is
+        neither ``:``, ``^`` nor ``~``."""
+        tok = self._peek(k)
+        return (tok.kind == "TERM" and isinstance(tok.value, Word) and not tok.value.wildcards
+                and self._peek(k + 1).kind not in _NOT_AFTER_RUN)
+
+    def _multi_term(self, fields: Fields) -> Query:
+        """Plain words side by side, analysed together as one text over the fields (Lucene's
+        ``splitOnWhitespace=false``), so each field scores the whole run."""
+        words = []
+        while self._joins(0):
+            tok = self._take()
+            assert isinstance(tok.value, Word)
+            words.append(tok.value.text)
+        return self.b.match(fields, " ".join(words))
 
     def _primary(self, fields: Fields, depth: int) -> Query:
         tok = self._peek()

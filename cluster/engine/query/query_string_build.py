@@ -8,13 +8,21 @@ from typing import Callable, Sequence
 
 from ...errors import TooManyClauses
 from .nodes import (Bool, DisMax, Exists, Fuzzy, FuzzyOptions, Match, MatchAll, MatchPhrase,
-                    Prefix, Query, Range, Regexp, Wildcard)
+                    MultiMatch, Prefix, Query, Range, Regexp, Wildcard)
 from .parse_helpers import MAX_CLAUSE_COUNT
 
 Fields = Sequence[tuple[str, float]]
 Clause = tuple[str | None, Query]   # (occur: 'must' | 'should' | 'must_not' | None, query)
 
 WHITESPACE = " \t\n\r\u3000"
+
+#: ``MultiMatchQueryBuilder.Type.tieBreaker()``: the tie breaker each type defaults to
+TYPE_TIE_BREAKER = {"best_fields": 0.0, "most_fields": 1.0, "cross_fields": 0.0,
+                    "phrase": 0.0, "phrase_prefix": 0.0, "bool_prefix": 1.0}
+
+
+def is_pattern(name: str) -> bool:
+    return "*" in name or "?" in name
 
 
 def too_deep() -> TooManyClauses:
@@ -55,24 +63,52 @@ def combine(items: list[Clause], default_occur: str) -> Clause:
 
 
 class QueryBuilder:
-    """Makes the leaf nodes for one field, or a ``DisMax`` over several fields."""
+    """Makes the leaf nodes for one field, or a ``DisMax`` over several fields.
+
+    ``mtype`` is ``query_string``'s ``type``: its text over several fields (or a pattern) is
+    one ``multi_match`` of that type (``QueryStringQueryParser.getFieldQuery``), and its other
+    per-field queries are joined with the type's tie breaker unless ``tie_breaker`` is given.
+    ``simple_query_string`` (no ``mtype``) sums the fields (``tie_breaker`` 1)."""
 
     def __init__(self, default_operator: str, analyzer: str | None,
-                 tie_breaker: float = 0.0, fuzzy: FuzzyOptions | None = None) -> None:
+                 tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
+                 mtype: str | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
-        self.tie_breaker = tie_breaker
+        self.mtype = mtype
+        self.group_tie = tie_breaker
+        self.tie_breaker = tie_breaker if tie_breaker is not None \
+            else TYPE_TIE_BREAKER.get(mtype or "most_fields", 0.0)
         self.fuzzy_options = fuzzy or FuzzyOptions()
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
-        """One node per field; several fields are combined with ``DisMax``."""
+        """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
+        that wraps it) are combined with ``DisMax``."""
         if len(fields) == 1:
             name, boost = fields[0]
-            return make(name, boost)
+            if not is_pattern(name) or self.tie_breaker == 0.0:
+                return make(name, boost)
         return DisMax(queries=tuple(make(name, boost) for name, boost in fields),
                       tie_breaker=self.tie_breaker)
 
+    def grouped(self, fields: Fields) -> bool:
+        """Whether text for ``fields`` is one ``multi_match`` rather than a query per word."""
+        return self.mtype is not None and (
+            len(fields) > 1 or is_pattern(fields[0][0])
+            or self.mtype in ("phrase", "phrase_prefix", "bool_prefix"))
+
+    def _same_per_word(self, text: str) -> bool:
+        """A single word as ``best_fields`` with no tie breaker: the same as a ``DisMax`` of
+        one ``match`` per field, kept in that plainer shape."""
+        return self.mtype == "best_fields" and self.group_tie is None \
+            and not any(c in WHITESPACE for c in text)
+
     def match(self, fields: Fields, text: str) -> Query:
+        if self.grouped(fields) and not self._same_per_word(text):
+            assert self.mtype is not None
+            return MultiMatch(fields=tuple(fields), text=text, type=self.mtype,
+                              operator=self.operator, tie_breaker=self.group_tie,
+                              analyzer=self.analyzer)
         return self.per_field(fields, lambda f, b: Match(
             field=f, text=text, operator=self.operator, analyzer=self.analyzer, boost=b))
 
@@ -99,6 +135,8 @@ class QueryBuilder:
 
     def star(self, fields: Fields) -> Query:
         """``*``: every document for the ``*`` field, else documents that have the field."""
+        if len(fields) == 1 and fields[0][0] == "*":
+            return MatchAll(boost=fields[0][1])
         return self.per_field(fields, lambda f, b: MatchAll(boost=b) if f == "*"
                               else Exists(field=f, boost=b))
 

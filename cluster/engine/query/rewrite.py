@@ -24,6 +24,8 @@ from .cross_fields import CrossFieldsGroup, cross_fields_query
 from .more_like_this import MoreLikeThis
 from .mlt_terms import candidates
 from .fuzzy_query import scored_spec
+from .index_field import pattern_on_term_field_error
+from ...errors import IllegalArgument
 
 _SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
 
@@ -142,11 +144,19 @@ def phrase_prefix_terms(q: Q.MatchPhrase, ft: FieldType | None) -> list[Any]:
 _LOWERCASING = {"standard", "default", "simple"}
 
 
-def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = None
-                          ) -> Q.Query:
+def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = None,
+                          lenient: bool = True) -> Q.Query:
     """``query_string``'s wildcard and prefix terms through the field's normalizer, as
     Elasticsearch's multi-term analysis does: lowercased on a text field whose analyzer
-    lowercases (``Fo*`` finds ``fox``), left as written on keyword fields."""
+    lowercases (``Fo*`` finds ``fox``), left as written on keyword fields. On a field without
+    a term dictionary they find nothing when lenient, else fail as Elasticsearch fails them."""
+    if not lenient and isinstance(q, (Q.Prefix, Q.Fuzzy)):
+        err = pattern_on_term_field_error(q, mapping.get(q.field))
+        if err is not None:
+            err = err.replace(", text and wildcard", " and text")
+            raise IllegalArgument(err if isinstance(q, Q.Prefix) else
+                                  f"failed to create query: {err}",
+                                  es_type="query_shard_exception")
     if isinstance(q, Q.Fuzzy) and not _has_terms(mapping.get(q.field)):
         return Q.MatchNone()     # a number or date: a query string's fuzzy term finds nothing
     if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Fuzzy)):
@@ -159,11 +169,12 @@ def normalize_multi_terms(q: Q.Query, mapping: Mapping, analyzer: str | None = N
         return dataclasses.replace(q, pattern=q.pattern.lower())
     if isinstance(q, Q.Bool):
         return dataclasses.replace(
-            q, **{k: tuple(normalize_multi_terms(s, mapping, analyzer) for s in getattr(q, k))
+            q, **{k: tuple(normalize_multi_terms(s, mapping, analyzer, lenient)
+                           for s in getattr(q, k))
                   for k in ("must", "should", "filter", "must_not")})
     if isinstance(q, Q.DisMax):
-        return dataclasses.replace(q, queries=tuple(normalize_multi_terms(s, mapping, analyzer)
-                                                    for s in q.queries))
+        return dataclasses.replace(q, queries=tuple(
+            normalize_multi_terms(s, mapping, analyzer, lenient) for s in q.queries))
     return q
 
 
@@ -173,7 +184,7 @@ def _has_terms(ft: FieldType | None) -> bool:
 
 def _lenient(q: Q.Query) -> Q.Query:
     """``q`` with every ``match`` made lenient (``query_string``'s ``lenient: true``)."""
-    if isinstance(q, Q.Match):
+    if isinstance(q, (Q.Match, Q.MultiMatch)):
         return dataclasses.replace(q, lenient=True)
     if isinstance(q, Q.Bool):
         return dataclasses.replace(q, must=tuple(map(_lenient, q.must)),
@@ -213,12 +224,23 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             return Q.MatchNone()
         if q.type == "cross_fields":
             return cross_fields_query(q, fields, mapping, lenient, analyze_for)
-        if q.type in ("phrase", "phrase_prefix"):
-            subs: list[Q.Query] = [Q.MatchPhrase(field=f, text=q.text, boost=fb,
-                                                 analyzer=q.analyzer, slop=q.slop,
-                                                 prefix=q.type == "phrase_prefix",
-                                                 max_expansions=q.max_expansions)
-                                   for f, fb in fields]
+        if q.type in ("phrase", "phrase_prefix", "bool_prefix") and lenient:
+            # a field that is not text: one exact term, or nothing (Elasticsearch's lenient
+            # ``MatchQueryParser`` on a keyword-analyzed field)
+            fields = [(f, fb) for f, fb in fields
+                      if mapping.fields[f].kind == "text" or q.type != "phrase_prefix"
+                      or _has_terms(mapping.fields[f])]
+            if not fields:
+                return Q.MatchNone()
+        if q.type in ("phrase", "phrase_prefix", "bool_prefix") and lenient and any(
+                mapping.fields[f].kind != "text" and q.type != "phrase_prefix"
+                for f, _ in fields):
+            subs: list[Q.Query] = [_lenient_phrase(q, f, fb, mapping) for f, fb in fields]
+        elif q.type in ("phrase", "phrase_prefix"):
+            subs = [Q.MatchPhrase(field=f, text=q.text, boost=fb, analyzer=q.analyzer,
+                                  slop=q.slop, prefix=q.type == "phrase_prefix",
+                                  max_expansions=q.max_expansions)
+                    for f, fb in fields]
         elif q.type == "bool_prefix":
             subs = [bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
                                             operator=q.operator, boost=fb,
@@ -248,7 +270,9 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
             out = resolve_query(out, mapping.aliases)
         if q.lenient:
             out = _lenient(out)
-        return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer)
+        # lenient by default over all fields (``QueryStringQueryBuilder.doToQuery``)
+        lenient = q.lenient or any(p == "*" for p, _ in defaults)
+        return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer, lenient)
     if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
         fields = resolve_fields(q.field, mapping)
         subs = [expand(Q.Match(field=f, text=q.text, operator=q.operator,
@@ -277,8 +301,12 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
                       must_not=tuple(_expand(s, mapping) for s in q.must_not),
                       minimum_should_match=q.minimum_should_match, boost=q.boost)
     if isinstance(q, Q.DisMax):
-        return Q.DisMax(queries=tuple(_expand(s, mapping) for s in q.queries),
-                        tie_breaker=q.tie_breaker, boost=q.boost)
+        subs = tuple(_expand(s, mapping) for s in q.queries)
+        if len(subs) == 1 and isinstance(subs[0], Q.DisMax) and subs[0].tie_breaker == 0.0:
+            # one field pattern: its fields joined with this tie breaker (query strings)
+            return Q.DisMax(queries=subs[0].queries, tie_breaker=q.tie_breaker,
+                            boost=q.boost * subs[0].boost)
+        return Q.DisMax(queries=subs, tie_breaker=q.tie_breaker, boost=q.boost)
     if isinstance(q, Q.ConstantScore):
         return Q.ConstantScore(filter=_expand(q.filter, mapping), boost=q.boost)
     if isinstance(q, Q.Nested):
@@ -294,12 +322,30 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     return q
 
 
+def _lenient_phrase(q: Q.MultiMatch, f: str, fb: float, mapping: Mapping) -> Q.Query:
+    """One field of a lenient phrase-type ``multi_match``: a field that is not text matches
+    the whole text as one term, leniently."""
+    if mapping.fields[f].kind != "text" and (
+            q.type != "bool_prefix" or not _has_terms(mapping.fields[f])):
+        return expand(Q.Match(field=f, text=q.text, boost=fb, analyzer=q.analyzer,
+                              lenient=True), mapping)
+    if q.type == "bool_prefix":
+        return bool_prefix_query(MatchBoolPrefix(field=f, text=q.text, analyzer=q.analyzer,
+                                                 operator=q.operator, boost=fb,
+                                                 minimum_should_match=q.minimum_should_match,
+                                                 fuzzy=q.fuzzy), mapping)
+    return Q.MatchPhrase(field=f, text=q.text, boost=fb, analyzer=q.analyzer, slop=q.slop,
+                         prefix=q.type == "phrase_prefix", max_expansions=q.max_expansions)
+
+
 def bool_prefix_query(q: MatchBoolPrefix, mapping: Mapping) -> Q.Query:
     """The query as term clauses and a final prefix clause for this mapping. A field that is
     not text is matched as ``match`` would (one exact term)."""
     ft = mapping.get(q.field)
     if ft is None:
         return Q.MatchNone()
+    if ft.kind == "keyword" and ft.type != "ip":   # the whole text, a prefix (MatchQuery)
+        return Q.Prefix(field=q.field, value=query_text(q.text), boost=q.boost)
     if ft.kind != "text":
         return Q.Match(field=q.field, text=q.text, analyzer=q.analyzer, boost=q.boost)
     terms = analyze_for(ft, q.text, q.analyzer)

@@ -1,0 +1,119 @@
+"""``query_string`` and ``simple_query_string`` over several fields against a real OpenSearch
+node: with no fields (``index.query.default_field`` = ``*``), field patterns, boosts, every
+``type`` and ``tie_breaker``, the per-field queries are combined as Elasticsearch combines them,
+on an index with text, keyword, a text field with a ``.keyword`` subfield and a numeric field
+(queried leniently). Same hits, same scores (ours on 3 shards, OpenSearch on 1)."""
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from .test_differential import check
+
+pytestmark = pytest.mark.slow
+
+INDEX = "qsfields"
+WORDS = "quick quickly brown fox dog dogs lazy jumps over the red 42 7".split()
+MAPPING = {"properties": {
+    "title": {"type": "text", "fields": {"keyword": {"type": "keyword"}}},
+    "body": {"type": "text"},
+    "tag": {"type": "keyword"},
+    "n": {"type": "integer"}}}
+
+
+def _documents() -> list[tuple[str, dict[str, Any]]]:
+    rng = random.Random(19)
+    docs = []
+    for i in range(60):
+        src: dict[str, Any] = {"title": " ".join(rng.choice(WORDS)
+                                                 for _ in range(rng.randint(1, 3))),
+                               "n": rng.choice((7, 42, i))}
+        if rng.random() < 0.8:
+            src["body"] = " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 9)))
+        if rng.random() < 0.7:
+            src["tag"] = rng.choice(("quick", "dog", "brown fox", "lazy", "quickly"))
+        docs.append((f"q{i:03d}", src))
+    return docs
+
+
+def _load(client: Any, shards: int) -> None:
+    client.delete(f"/{INDEX}")
+    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
+                                                   "number_of_replicas": 0},
+                                      "mappings": MAPPING})
+    assert r.status_code == 200, r.text
+    lines = []
+    for doc_id, src in _documents():
+        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": doc_id}}), orjson.dumps(src)]
+    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
+                    headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+
+
+@pytest.fixture(scope="module")
+def qs_pair(pair: Any) -> Iterator[Any]:
+    _load(pair.theirs, 1)
+    _load(pair.ours, 3)
+    yield pair
+    pair.ours.delete(f"/{INDEX}")
+    pair.theirs.delete(f"/{INDEX}")
+
+
+TEXTS = ["quick", "quick dog", "quick*", '"quick dog"', "42", "brown fox", "dog~1",
+         "quick dog -lazy"]
+FIELDS: list[dict[str, Any]] = [
+    {}, {"fields": ["*"]}, {"fields": ["title*"]}, {"fields": ["title^2", "body"]},
+    {"fields": ["title", "tag", "n"]}, {"default_operator": "AND"},
+    {"fields": ["title", "body"], "default_operator": "AND"},
+]
+TYPES: list[dict[str, Any]] = [
+    {"type": t, **extra}
+    for t in ("best_fields", "most_fields", "cross_fields", "phrase", "phrase_prefix",
+              "bool_prefix")
+    for extra in ({}, {"tie_breaker": 0.3})
+]
+
+
+def _cases(kind: str) -> list[dict[str, Any]]:
+    out = [{kind: {"query": t, **f}} for t in TEXTS for f in FIELDS]
+    if kind == "query_string":
+        out += [{kind: {"query": t, "fields": ["title", "body^2"], **ty}}
+                for t in ("quick dog", "quick*", '"quick dog"') for ty in TYPES]
+        out += [{kind: {"query": t, **ty}} for t in ("quick dog", "42 quick", "quick*")
+                for ty in TYPES]
+        out += [{kind: {"query": "quick dog", "tie_breaker": 0.5}},
+                {kind: {"query": "title:(quick dog) OR body:lazy", "type": "most_fields"}},
+                {kind: {"query": "quick dog^2 lazy fox", "fields": ["title*", "body"]}},
+                {kind: {"query": "quick dog", "fields": ["title", "body"],
+                        "minimum_should_match": 2}},
+                {kind: {"query": "lazy AND quick", "fields": ["title*", "body"]}},
+                {kind: {"query": "quick dog", "fields": ["title", "tag"], "lenient": True,
+                        "type": "cross_fields"}}]
+    return out
+
+
+@pytest.mark.parametrize("query", _cases("query_string") + _cases("simple_query_string"))
+def test_query_strings_over_fields_score_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+ERRORS = [
+    {"query_string": {"query": "quick*", "fields": ["title", "tag", "n"]}},
+    {"query_string": {"query": "dog~1", "fields": ["title", "n"]}},
+    {"simple_query_string": {"query": "quick*", "fields": ["n"]}},
+    {"simple_query_string": {"query": "dog~1", "fields": ["title", "n"]}},
+    {"query_string": {"query": "quick", "type": "nope"}},
+    {"query_string": {"query": "quick", "type": "PHRASE"}},
+    {"query_string": {"query": "n:quick*", "fields": ["title"]}},
+    {"query_string": {"query": "quick", "tie_breaker": "x"}},
+    {"simple_query_string": {"query": "quick", "type": "best_fields"}},
+]
+
+
+@pytest.mark.parametrize("query", ERRORS)
+def test_bad_query_strings_over_fields_fail_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query})
