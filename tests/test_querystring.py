@@ -179,16 +179,19 @@ def test_lowercase_keywords_are_plain_words():
     assert qs("a and b") == mm("a and b")
 
 
-def test_and_binds_tighter_than_or():
+def test_and_and_or_join_flat_as_lucenes_add_clause():
+    """No precedence: ``AND`` requires both neighbours, ``OR`` leaves the next one optional."""
     a, b, c = m("a"), m("b"), m("c")
-    assert qs("a AND b OR c") == Bool(should=(Bool(must=(a, b)), c))
-    assert qs("a OR b AND c") == Bool(should=(a, Bool(must=(b, c))))
+    assert qs("a AND b OR c") == Bool(must=(a, b), should=(c,))
+    assert qs("a OR b AND c") == Bool(must=(b, c), should=(a,))
 
 
-def test_juxtaposition_with_default_and_binds_like_and():
+def test_or_under_the_and_default_makes_the_previous_clause_optional():
     a, b, c = (m(x, "t", operator="and") for x in "abc")
     assert qs("a b OR c", [("t", 1.0)], default_operator="and") == Bool(
-        should=(Bool(must=(a, b)), c))
+        must=(a,), should=(b, c))
+    assert qs("a OR b c", [("t", 1.0)], default_operator="and") == Bool(
+        must=(c,), should=(a, b))
 
 
 def test_chains_of_one_operator_are_flat():

@@ -96,6 +96,19 @@ def _cases(kind: str) -> list[dict[str, Any]]:
     return out
 
 
+#: ``AND``/``OR`` without parentheses join flat, as Lucene's ``addClause`` joins them
+CONJUNCTIONS = ["quick OR dog AND lazy", "quick AND dog OR lazy", "quick OR dog lazy",
+                "quick dog AND lazy", "quick AND NOT dog OR fox", "+quick dog OR lazy",
+                "quick OR -dog AND fox", "(quick OR dog) AND lazy"]
+
+
+@pytest.mark.parametrize("query", [{"query_string": {"query": t, "fields": ["title", "body"],
+                                                     "default_operator": op}}
+                                   for t in CONJUNCTIONS for op in ("OR", "AND")])
+def test_and_or_without_parentheses_join_as_lucene(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
 @pytest.mark.parametrize("query", _cases("query_string") + _cases("simple_query_string"))
 def test_query_strings_over_fields_score_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})

@@ -4,9 +4,10 @@ Pure parsing: text is never analyzed here. Bare words become ``Match`` nodes (an
 where the mapping is known) and field names may stay patterns (``title*``, ``*``) that the
 caller expands against the mapping.
 
-``query_string`` follows Lucene's classic parser, with one simplification of its precedence:
-``AND`` binds tighter than ``OR``, clauses written side by side are joined with the default
-operator, and ``+``/``-``/``NOT`` mark the next clause as required/prohibited. Bad syntax raises
+``query_string`` follows Lucene's classic parser: clauses are joined flat as its ``addClause``
+joins them (no precedence: ``AND`` requires both neighbours, ``OR`` under the ``AND`` default
+makes the previous clause optional), clauses side by side take the default operator, and
+``+``/``-``/``NOT`` mark the next clause as required/prohibited. Bad syntax raises
 ``ParsingError`` (``query_shard_exception``) with Elasticsearch's wording.
 
 ``simple_query_string`` follows Lucene's ``SimpleQueryParser``: operators apply left to right,
@@ -57,15 +58,14 @@ def _with_minimum_should_match(query: Query, spec: Any) -> Query:
 
 _CLAUSE_START = {"TERM", "PHRASE", "RANGE", "REGEX", "LPAREN", "PLUS", "MINUS", "NOT"}
 _MODIFIERS = {"PLUS": "must", "MINUS": "must_not", "NOT": "must_not"}
-_NOT_AFTER_RUN = {"COLON", "BOOST", "SLOP"}
+_NOT_AFTER_RUN = {"COLON", "BOOST", "SLOP", "AND", "OR"}   # allowedPostMultiTerm
 
 
 class _ClassicParser:
     """Recursive descent over ``query_string`` tokens::
 
         query   := or EOF
-        or      := and ( ["OR" | juxtaposition if default OR] and )*
-        and     := clause ( ["AND" | juxtaposition if default AND] clause )*
+        or      := clause ( ["AND" | "OR" | juxtaposition] clause )*   (flat: addClause)
         clause  := [ "+" | "-" | "NOT" ] primary
         primary := [field ":"] ( term | phrase | range | "(" or ")" ) [ "~" N ] [ "^" N ]
     """
@@ -99,29 +99,42 @@ class _ClassicParser:
         self.k = min(self.k + 1, len(self.toks) - 1)
         return tok
 
-    def _juxtaposed(self, operator: str) -> bool:
-        return self.b.operator == operator and self._peek().kind in _CLAUSE_START
-
     # -- grammar
     def _or(self, fields: Fields, depth: int) -> Clause:
-        items = [self._and(fields, depth)]
+        """Lucene's ``Query`` production: clauses and their conjunctions, joined flat by
+        ``QueryParserBase.addClause``. There is no precedence: ``AND`` makes the clauses on
+        both of its sides required, ``OR`` (under the ``AND`` default operator) makes the one
+        before it optional, so ``a OR b AND c`` is ``a +b +c``."""
+        clauses: list[list[Any]] = []
+        conj = None
+        first = clause = self._clause(fields, depth)
         while True:
-            if self._peek().kind == "OR":
-                self._take()
-            elif not self._juxtaposed("or"):
+            self._add_clause(clauses, conj, *clause)
+            if self._peek().kind in ("AND", "OR"):
+                conj = self._take().kind
+            elif self._peek().kind in _CLAUSE_START:
+                conj = None
+            else:
                 break
-            items.append(self._and(fields, depth))
-        return combine(items, "should")
+            clause = self._clause(fields, depth)
+        return first if len(clauses) == 1 else combine([(o, q) for o, q in clauses], "should")
 
-    def _and(self, fields: Fields, depth: int) -> Clause:
-        items = [self._clause(fields, depth)]
-        while True:
-            if self._peek().kind == "AND":
-                self._take()
-            elif not self._juxtaposed("and"):
-                break
-            items.append(self._clause(fields, depth))
-        return combine(items, "must")
+    def _add_clause(self, clauses: list[list[Any]], conj: str | None, mods: str | None,
+                    query: Query) -> None:
+        """``QueryParserBase.addClause``: the conjunction may change the previous clause's
+        occur, then this clause's occur follows from the modifiers, the conjunction and the
+        default operator."""
+        if clauses and clauses[-1][0] != "must_not":
+            if conj == "AND":
+                clauses[-1][0] = "must"
+            elif conj == "OR" and self.b.operator == "and":
+                clauses[-1][0] = "should"
+        prohibited = mods == "must_not"
+        if self.b.operator == "or":
+            required = mods == "must" or (conj == "AND" and not prohibited)
+        else:
+            required = not prohibited and conj != "OR"
+        clauses.append(["must_not" if prohibited else "must" if required else "should", query])
 
     def _clause(self, fields: Fields, depth: int) -> Clause:
         occur = None
