@@ -75,18 +75,19 @@ def node_metrics(samples: list[dict[str, Any]], heap_max: int | None,
     if not procs:
         return {}
     host = procs[0]
+    oldest = min(procs, key=lambda s: (s["started"], s["pid"]))   # the node's pid and uptime
     heap = sum(s["rss"] for s in procs)
     heap_max = int(heap_max or host["ram_total"])
     fds = None if any(s["fds"] is None for s in procs) else sum(s["fds"] for s in procs)
     out: dict[str, Any] = {
-        "pid": procs[0]["pid"], "heap.current": heap, "heap.max": heap_max,
+        "pid": oldest["pid"], "heap.current": heap, "heap.max": heap_max,
         "heap.percent": _percent(heap, heap_max), "ram.current": host["ram_used"],
         "ram.max": host["ram_total"], "ram.percent": _percent(host["ram_used"],
                                                               host["ram_total"]),
         "file_desc.current": fds, "file_desc.max": host["fd_max"],
         "file_desc.percent": _percent(fds, host["fd_max"]),
         "cpu": str(int(round(host["cpu"]))),
-        "uptime": int(((now or time.time()) - min(s["started"] for s in procs)) * 1000)}
+        "uptime": int(((now or time.time()) - oldest["started"]) * 1000)}
     for key, value in zip(("load_1m", "load_5m", "load_15m"), host["load"] or (None,) * 3):
         out[key] = None if value is None else f"{value:.2f}"
     total, avail = host["disk_total"], host["disk_avail"]
