@@ -11,6 +11,7 @@ from .fuzzy_query import QUERY_STRING_KEYS, fuzzy_options
 from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
 from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
                             is_value, require_field, text_value, token_name)
+from .unsupported_options import check_query_string_options
 
 _MATCH_OPTS = {"query", "operator", "minimum_should_match", "analyzer", "zero_terms_query",
                "fuzziness", "lenient", "prefix_length", "max_expansions", "fuzzy_rewrite",
@@ -203,6 +204,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
             raise ParsingError(f"[{name}] unknown token [{token_name(v)}] after [{k}]")
     if "query" not in body:
         raise ParsingError(f"[{name}] must be provided with a [query]")
+    check_query_string_options(name, body)
     fields: tuple[tuple[str, float], ...] = ()
     if "fields" in body:
         fields = parse_fields(body["fields"], name)

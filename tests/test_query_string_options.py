@@ -1,0 +1,98 @@
+"""Never accept and ignore: ``query_string``, ``simple_query_string``, ``prefix``,
+``wildcard`` and ``regexp`` options this server does not implement are refused with a 400
+naming them, unless their value is Elasticsearch's default (which cannot change an answer).
+Real Ray, real uvicorn."""
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def idx(es: httpx.Client) -> httpx.Client:
+    es.put("/t", json={"mappings": {"properties": {"title": {"type": "text"},
+                                                   "k": {"type": "keyword"}}}})
+    for i, t in enumerate(["quick brown fox", "lazy dog", "foxes run"]):
+        es.put(f"/t/_doc/{i}?refresh=true", json={"title": t, "k": t})
+    return es
+
+
+def _search(es: httpx.Client, query: dict[str, Any]) -> httpx.Response:
+    return es.post("/t/_search", json={"query": query})
+
+
+QS_NON_DEFAULT = [
+    ("quote_analyzer", "standard"), ("quote_field_suffix", ".exact"), ("time_zone", "+01:00"),
+    ("allow_leading_wildcard", False), ("enable_position_increments", False),
+    ("phrase_slop", 2), ("escape", True), ("max_determinized_states", 500),
+    ("rewrite", "scoring_boolean"), ("rewrite", "top_terms_5"),
+]
+QS_DEFAULT = [
+    ("allow_leading_wildcard", True), ("enable_position_increments", "true"),
+    ("phrase_slop", 0), ("escape", False), ("max_determinized_states", 10000),
+    ("rewrite", "constant_score"), ("rewrite", "constant_score_blended"),
+    ("rewrite", "constant_score_boolean"),
+]
+
+
+@pytest.mark.parametrize("key,value", QS_NON_DEFAULT)
+def test_query_string_option_other_than_default_is_refused_by_name(idx, key, value) -> None:
+    r = _search(idx, {"query_string": {"query": "fox*", "default_field": "title", key: value}})
+    assert r.status_code == 400, r.text
+    reason = r.json()["error"]["reason"]
+    assert f"[{key}]" in reason or f"{key} [{value}]" in reason
+
+
+@pytest.mark.parametrize("key,value", QS_DEFAULT)
+def test_query_string_option_at_default_is_accepted(idx, key, value) -> None:
+    r = _search(idx, {"query_string": {"query": "fox*", "default_field": "title", key: value}})
+    assert r.status_code == 200, r.text
+    assert {h["_id"] for h in r.json()["hits"]["hits"]} == {"0", "2"}
+
+
+def test_simple_query_string_quote_field_suffix_is_refused_by_name(idx) -> None:
+    r = _search(idx, {"simple_query_string": {"query": "\"lazy dog\"", "fields": ["title"],
+                                              "quote_field_suffix": ".exact"}})
+    assert r.status_code == 400 and "[quote_field_suffix]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("kind,value", [("prefix", "fox"), ("wildcard", "fox*"),
+                                        ("regexp", "fox.*")])
+@pytest.mark.parametrize("rewrite", ["scoring_boolean", "top_terms_boost_3"])
+def test_multi_term_scoring_rewrite_is_refused_by_name(idx, kind, value, rewrite) -> None:
+    r = _search(idx, {kind: {"title": {"value": value, "rewrite": rewrite}}})
+    assert r.status_code == 400, r.text
+    assert f"rewrite [{rewrite}]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("kind,value", [("prefix", "fox"), ("wildcard", "fox*"),
+                                        ("regexp", "fox.*")])
+@pytest.mark.parametrize("rewrite", ["constant_score", "constant_score_boolean"])
+def test_multi_term_constant_rewrite_gives_the_constant_score(idx, kind, value, rewrite) -> None:
+    r = _search(idx, {kind: {"title": {"value": value, "rewrite": rewrite, "boost": 2}}})
+    assert r.status_code == 200, r.text
+    assert [h["_score"] for h in r.json()["hits"]["hits"]] == [2.0, 2.0]
+
+
+def test_unknown_rewrite_fails_as_elasticsearch_does(idx) -> None:
+    r = _search(idx, {"prefix": {"title": {"value": "fox", "rewrite": "nope"}}})
+    assert r.status_code == 400
+    assert "Failed to parse rewrite_method [nope]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("key,value", [("max_determinized_states", 20),
+                                       ("flags_value", 1)])
+def test_regexp_option_other_than_default_is_refused_by_name(idx, key, value) -> None:
+    r = _search(idx, {"regexp": {"title": {"value": "fox.*", key: value}}})
+    assert r.status_code == 400, r.text
+    assert f"[{key}]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("key,value", [("max_determinized_states", 10000),
+                                       ("flags_value", 65535), ("flags_value", -1)])
+def test_regexp_option_at_default_is_accepted(idx, key, value) -> None:
+    r = _search(idx, {"regexp": {"title": {"value": "fox.*", key: value}}})
+    assert r.status_code == 200, r.text
+    assert {h["_id"] for h in r.json()["hits"]["hits"]} == {"0", "2"}
