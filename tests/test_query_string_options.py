@@ -25,13 +25,13 @@ def _search(es: httpx.Client, query: dict[str, Any]) -> httpx.Response:
 
 QS_NON_DEFAULT = [
     ("quote_analyzer", "standard"), ("quote_field_suffix", ".exact"), ("time_zone", "+01:00"),
-    ("allow_leading_wildcard", False), ("enable_position_increments", False),
-    ("phrase_slop", 2), ("escape", True), ("max_determinized_states", 500),
+    ("enable_position_increments", False), ("max_determinized_states", 500),
     ("rewrite", "scoring_boolean"), ("rewrite", "top_terms_5"),
 ]
 QS_DEFAULT = [
     ("allow_leading_wildcard", True), ("enable_position_increments", "true"),
-    ("phrase_slop", 0), ("escape", False), ("max_determinized_states", 10000),
+    ("phrase_slop", 0), ("escape", False), ("allow_leading_wildcard", "false"),
+    ("max_determinized_states", 10000),
     ("rewrite", "constant_score"), ("rewrite", "constant_score_blended"),
     ("rewrite", "constant_score_boolean"),
 ]
@@ -96,3 +96,42 @@ def test_regexp_option_at_default_is_accepted(idx, key, value) -> None:
     r = _search(idx, {"regexp": {"title": {"value": "fox.*", key: value}}})
     assert r.status_code == 200, r.text
     assert {h["_id"] for h in r.json()["hits"]["hits"]} == {"0", "2"}
+
+
+def _qs_ids(es: httpx.Client, query: str, **opts: Any) -> set[str]:
+    r = _search(es, {"query_string": {"query": query, "default_field": "title", **opts}})
+    assert r.status_code == 200, r.text
+    return {h["_id"] for h in r.json()["hits"]["hits"]}
+
+
+def test_phrase_slop_applies_to_phrases_without_a_tilde(idx) -> None:
+    assert _qs_ids(idx, '"quick fox"') == set()
+    assert _qs_ids(idx, '"quick fox"', phrase_slop=1) == {"0"}
+    assert _qs_ids(idx, '"quick fox"~0', phrase_slop=1) == set()
+
+
+def test_negative_phrase_slop_is_refused_by_name(idx) -> None:
+    r = _search(idx, {"query_string": {"query": '"a b"', "phrase_slop": -1}})
+    assert r.status_code == 400 and "[phrase_slop]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("text", ["*ox", "?ox", "title:*ox*"])
+def test_leading_wildcard_refused_when_not_allowed(idx, text) -> None:
+    r = _search(idx, {"query_string": {"query": text, "default_field": "title",
+                                       "allow_leading_wildcard": False}})
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["root_cause"][0]["type"] == "query_shard_exception", err
+    assert err["failed_shards"][0]["reason"]["caused_by"]["reason"] == (f"Cannot parse '{text}': '*' or '?' not allowed as "
+                                          "first character in WildcardQuery")
+
+
+def test_trailing_wildcard_and_star_allowed_without_leading_wildcards(idx) -> None:
+    assert _qs_ids(idx, "fox*", allow_leading_wildcard=False) == {"0", "2"}
+    assert _qs_ids(idx, "*", allow_leading_wildcard=False) == {"0", "1", "2"}
+
+
+def test_escape_takes_every_operator_literally(idx) -> None:
+    assert _qs_ids(idx, "fox*") == {"0", "2"}
+    assert _qs_ids(idx, "fox*", escape=True) == {"0"}
+    assert _qs_ids(idx, "lazy -dog", escape=True) == {"1"}

@@ -220,7 +220,19 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),
                        fuzzy_operator=simple_flags(body.get("flags", "ALL")) if simple
                        else True,
+                       phrase_slop=_phrase_slop(name, body.get("phrase_slop", 0)),
+                       allow_leading_wildcard=bool_option(
+                           name, "allow_leading_wildcard", body.get("allow_leading_wildcard", True)),
+                       escape=bool_option(name, "escape", body.get("escape", False)),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
+
+
+def _phrase_slop(name: str, value: Any) -> int:
+    """A phrase's slop cannot be negative (Lucene's ``PhraseQuery``): refused by name."""
+    slop = int_option(name, "phrase_slop", value)
+    if slop < 0:
+        raise IllegalArgument(f"[{name}] [phrase_slop] cannot be negative")
+    return slop
 
 
 def _query_string_type(value: Any) -> str:

@@ -39,11 +39,12 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
     # query_string combines them as its ``type`` does
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
-                           mtype=None if qs.simple else qs.type)
+                           mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop)
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
-        query = _ClassicParser(qs.query, fields, builder).parse()
+        text = lucene_escape(qs.query) if qs.escape else qs.query
+        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
 
 
@@ -70,8 +71,10 @@ class _ClassicParser:
         primary := [field ":"] ( term | phrase | range | "(" or ")" ) [ "~" N ] [ "^" N ]
     """
 
-    def __init__(self, text: str, fields: Fields, builder: QueryBuilder) -> None:
+    def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
+                 allow_leading_wildcard: bool = True) -> None:
         self.text = text
+        self.allow_leading_wildcard = allow_leading_wildcard
         self.fields = fields
         self.b = builder
         self.toks: list[Tok] = []
@@ -88,6 +91,11 @@ class _ClassicParser:
         except SyntaxFault:
             raise ParsingError(f"Failed to parse query [{self.text}]",
                                es_type="query_shard_exception") from None
+        except LeadingWildcard as e:
+            raise ParsingError(f"Failed to parse query [{self.text}]",
+                               es_type="query_shard_exception",
+                               caused_by={"type": "parse_exception",
+                                          "reason": f"Cannot parse '{self.text}': {e}"}) from None
         return as_query(result)
 
     # -- token helpers
@@ -204,7 +212,8 @@ class _ClassicParser:
             return boosted(as_query(inner), boost)
         if tok.kind == "PHRASE":
             slop, boost = self._modifiers()
-            return boosted(self.b.phrase(fields, str(tok.value), _slop(slop)), boost)
+            slop_n = _slop(slop, self.b.phrase_slop)
+            return boosted(self.b.phrase(fields, str(tok.value), slop_n), boost)
         if tok.kind == "REGEX":
             _, boost = self._modifiers()
             return boosted(self.b.regexp(fields, str(tok.value)), boost)
@@ -229,6 +238,8 @@ class _ClassicParser:
                 return self.b.star(fields)
             if wild == [len(word.chars) - 1] and text.endswith("*"):
                 return self.b.prefix(fields, text[:-1])
+            if not self.allow_leading_wildcard and 0 in wild:
+                raise LeadingWildcard()
             return self.b.wildcard(fields, word.pattern)
         if explicit and len(text) > 1 and text[0] in "<>":
             return self._comparison(fields, text)
@@ -245,10 +256,27 @@ class _ClassicParser:
         return self.b.range(fields, None, value, True, inclusive)
 
 
-def _slop(text: str | None) -> int:
+class LeadingWildcard(Exception):
+    """``allow_leading_wildcard: false`` and a wildcard term starting with ``*`` or ``?``."""
+
+    def __str__(self) -> str:
+        return "'*' or '?' not allowed as first character in WildcardQuery"
+
+
+#: what Lucene's ``QueryParser.escape`` escapes (whitespace and words such as AND are kept)
+_LUCENE_SPECIAL = set('\\+-!():^[]"{}~*?|&/')
+
+
+def lucene_escape(text: str) -> str:
+    """``query_string``'s ``escape: true``: every operator character taken literally."""
+    return "".join("\\" + c if c in _LUCENE_SPECIAL else c for c in text)
+
+
+def _slop(text: str | None, default: int) -> int:
+    """Lucene's ``handleQuotedTerm``: ``~N`` (a float, truncated), else ``phrase_slop``."""
     if not text:
-        return 0
+        return default
     try:
         return int(float(text))
     except ValueError:
-        return 0
+        return default

@@ -72,7 +72,7 @@ class QueryBuilder:
 
     def __init__(self, default_operator: str, analyzer: str | None,
                  tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
-                 mtype: str | None = None) -> None:
+                 mtype: str | None = None, phrase_slop: int = 0) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.mtype = mtype
@@ -80,6 +80,7 @@ class QueryBuilder:
         self.tie_breaker = tie_breaker if tie_breaker is not None \
             else TYPE_TIE_BREAKER.get(mtype or "most_fields", 0.0)
         self.fuzzy_options = fuzzy or FuzzyOptions()
+        self.phrase_slop = phrase_slop
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
@@ -108,7 +109,7 @@ class QueryBuilder:
             assert self.mtype is not None
             return MultiMatch(fields=tuple(fields), text=text, type=self.mtype,
                               operator=self.operator, tie_breaker=self.group_tie,
-                              analyzer=self.analyzer)
+                              analyzer=self.analyzer, slop=self.phrase_slop)
         return self.per_field(fields, lambda f, b: Match(
             field=f, text=text, operator=self.operator, analyzer=self.analyzer, boost=b))
 

@@ -1,0 +1,83 @@
+"""``query_string`` options against a real OpenSearch node: ``phrase_slop`` (quoted phrases
+without ``~N``, and unquoted text of ``type: phrase``), ``allow_leading_wildcard: false`` (its
+error) and ``escape: true`` (the text taken literally). Same hits, same scores, same errors
+(ours on 3 shards, OpenSearch on 1)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+
+from .test_differential import check
+
+pytestmark = pytest.mark.slow
+
+INDEX = "qsopts"
+TITLES = ["quick brown fox", "quick fox", "the fox is quick and brown", "lazy dog",
+          "fox+dog (pair)", "foxes run quickly", "brown dog jumps over the quick fox"]
+
+
+def _load(client: Any, shards: int) -> None:
+    client.delete(f"/{INDEX}")
+    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
+                                                   "number_of_replicas": 0},
+                                      "mappings": {"properties": {
+                                          "title": {"type": "text"}, "body": {"type": "text"},
+                                          "tag": {"type": "keyword"}}}})
+    assert r.status_code == 200, r.text
+    lines = []
+    for i, t in enumerate(TITLES):
+        src = {"title": t, "body": " ".join(reversed(t.split())), "tag": t}
+        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": str(i)}}), orjson.dumps(src)]
+    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
+                    headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+
+
+@pytest.fixture(scope="module")
+def opts_pair(pair: Any) -> Iterator[Any]:
+    _load(pair.theirs, 1)
+    _load(pair.ours, 3)
+    yield pair
+    pair.ours.delete(f"/{INDEX}")
+    pair.theirs.delete(f"/{INDEX}")
+
+
+def _qs(query: str, **opts: Any) -> dict[str, Any]:
+    where = {} if "fields" in opts else {"default_field": "title"}
+    return {"query_string": {"query": query, **where, **opts}}
+
+
+CASES = [
+    _qs('"quick fox"', phrase_slop=0), _qs('"quick fox"', phrase_slop=1),
+    _qs('"quick fox"', phrase_slop=4), _qs('"fox quick"', phrase_slop=2),
+    _qs('"quick fox"~0', phrase_slop=3), _qs('"quick fox"~', phrase_slop=2),
+    _qs('"quick fox" OR lazy', phrase_slop=3, fields=["title", "body"]),
+    _qs("quick fox", phrase_slop=3, type="phrase", fields=["title", "body"]),
+    _qs("quick fox", phrase_slop=3, type="phrase"),
+    _qs("fox*", allow_leading_wildcard=False), _qs("*", allow_leading_wildcard=False),
+    _qs("f?x", allow_leading_wildcard=False), _qs("*ox", allow_leading_wildcard=True),
+    _qs(r"\*ox", allow_leading_wildcard=False),
+    _qs("fox+dog (pair)", escape=True), _qs("fox*", escape=True),
+    _qs("lazy -dog", escape=True), _qs("quick AND fox", escape=True),
+    _qs('"quick fox"', escape=True), _qs("title:fox", escape=True, fields=["body"]),
+]
+
+
+@pytest.mark.parametrize("query", CASES)
+def test_query_string_options_score_as_opensearch(opts_pair: Any, query: Any) -> None:
+    check(opts_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+ERRORS = [
+    _qs("*ox", allow_leading_wildcard=False), _qs("?ox", allow_leading_wildcard=False),
+    _qs("title:*o*", allow_leading_wildcard=False, fields=["body"]),
+    _qs("quick OR *ox", allow_leading_wildcard=False),
+]
+
+
+@pytest.mark.parametrize("query", ERRORS)
+def test_leading_wildcards_fail_as_opensearch(opts_pair: Any, query: Any) -> None:
+    check(opts_pair, "POST", f"/{INDEX}/_search", {"query": query})
