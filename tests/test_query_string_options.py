@@ -24,7 +24,7 @@ def _search(es: httpx.Client, query: dict[str, Any]) -> httpx.Response:
 
 
 QS_NON_DEFAULT = [
-    ("quote_analyzer", "standard"), ("quote_field_suffix", ".exact"), ("time_zone", "+01:00"),
+    ("quote_analyzer", "standard"), ("time_zone", "+01:00"),
     ("enable_position_increments", False), ("max_determinized_states", 500),
     ("rewrite", "scoring_boolean"), ("rewrite", "top_terms_5"),
 ]
@@ -52,9 +52,10 @@ def test_query_string_option_at_default_is_accepted(idx, key, value) -> None:
     assert {h["_id"] for h in r.json()["hits"]["hits"]} == {"0", "2"}
 
 
-def test_simple_query_string_quote_field_suffix_is_refused_by_name(idx) -> None:
-    r = _search(idx, {"simple_query_string": {"query": "\"lazy dog\"", "fields": ["title"],
-                                              "quote_field_suffix": ".exact"}})
+@pytest.mark.parametrize("kind", ["query_string", "simple_query_string"])
+def test_quote_field_suffix_over_a_field_pattern_is_refused_by_name(idx, kind) -> None:
+    r = _search(idx, {kind: {"query": "\"lazy dog\"", "fields": ["ti*"],
+                             "quote_field_suffix": ".exact"}})
     assert r.status_code == 400 and "[quote_field_suffix]" in r.json()["error"]["reason"]
 
 
@@ -135,3 +136,25 @@ def test_escape_takes_every_operator_literally(idx) -> None:
     assert _qs_ids(idx, "fox*") == {"0", "2"}
     assert _qs_ids(idx, "fox*", escape=True) == {"0"}
     assert _qs_ids(idx, "lazy -dog", escape=True) == {"1"}
+
+
+@pytest.fixture
+def suffixed(es: httpx.Client) -> httpx.Client:
+    es.put("/s", json={"mappings": {"properties": {
+        "title": {"type": "text", "fields": {"exact": {"type": "keyword"}}},
+        "body": {"type": "text"}}}})
+    for i, t in enumerate(["lazy dog", "the lazy dog"]):
+        es.put(f"/s/_doc/{i}?refresh=true", json={"title": t, "body": t})
+    return es
+
+
+@pytest.mark.parametrize("kind", ["query_string", "simple_query_string"])
+def test_quote_field_suffix_sends_quoted_text_to_the_suffixed_field(suffixed, kind) -> None:
+    def ids(query: str, field: str) -> set[str]:
+        r = suffixed.post("/s/_search", json={"query": {kind: {
+            "query": query, "fields": [field], "quote_field_suffix": ".exact"}}})
+        assert r.status_code == 200, r.text
+        return {h["_id"] for h in r.json()["hits"]["hits"]}
+    assert ids('"lazy dog"', "title") == {"0"}      # title.exact: the whole value
+    assert ids("lazy", "title") == {"0", "1"}       # unquoted text stays on title
+    assert ids('"lazy dog"', "body") == {"0", "1"}  # no body.exact: body itself

@@ -1,6 +1,7 @@
 """``query_string`` options against a real OpenSearch node: ``phrase_slop`` (quoted phrases
 without ``~N``, and unquoted text of ``type: phrase``), ``allow_leading_wildcard: false`` (its
-error) and ``escape: true`` (the text taken literally). Same hits, same scores, same errors
+error), ``escape: true`` (the text taken literally) and ``quote_field_suffix`` (quoted text on
+``field + suffix`` when mapped). Same hits, same scores, same errors
 (ours on 3 shards, OpenSearch on 1)."""
 from __future__ import annotations
 
@@ -24,7 +25,10 @@ def _load(client: Any, shards: int) -> None:
     r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
                                                    "number_of_replicas": 0},
                                       "mappings": {"properties": {
-                                          "title": {"type": "text"}, "body": {"type": "text"},
+                                          "title": {"type": "text", "fields": {
+                                              "exact": {"type": "keyword"},
+                                              "ws": {"type": "text", "analyzer": "whitespace"}}},
+                                          "body": {"type": "text"},
                                           "tag": {"type": "keyword"}}}})
     assert r.status_code == 200, r.text
     lines = []
@@ -63,6 +67,12 @@ CASES = [
     _qs("fox+dog (pair)", escape=True), _qs("fox*", escape=True),
     _qs("lazy -dog", escape=True), _qs("quick AND fox", escape=True),
     _qs('"quick fox"', escape=True), _qs("title:fox", escape=True, fields=["body"]),
+    _qs('"quick fox" OR brown', quote_field_suffix=".exact"),
+    _qs('"quick fox" dog', quote_field_suffix=".ws", fields=["title^2", "body"]),
+    _qs('body:"quick fox" OR title:"lazy dog"', quote_field_suffix=".exact"),
+    _qs('"quick fox"~2', quote_field_suffix=".nope"),
+    {"simple_query_string": {"query": '"quick fox" | lazy', "fields": ["title", "body"],
+                             "quote_field_suffix": ".exact"}},
 ]
 
 

@@ -184,6 +184,7 @@ class QueryString(Query):
     phrase_slop: int = 0                # query_string: slop of phrases without ``~N``
     allow_leading_wildcard: bool = True     # query_string: ``*foo`` / ``?foo`` allowed
     escape: bool = False                # query_string: the whole text as literal words
+    quote_field_suffix: str | None = None   # quoted text goes to ``field + suffix`` if mapped
 
 
 @dataclass(frozen=True)

@@ -224,6 +224,8 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        allow_leading_wildcard=bool_option(
                            name, "allow_leading_wildcard", body.get("allow_leading_wildcard", True)),
                        escape=bool_option(name, "escape", body.get("escape", False)),
+                       quote_field_suffix=None if body.get("quote_field_suffix") is None
+                       else text_value(body["quote_field_suffix"]),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
 
 

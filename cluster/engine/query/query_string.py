@@ -15,21 +15,23 @@ and whatever cannot be parsed is dropped instead of raising.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
-from ...errors import ParsingError
+from ...errors import IllegalArgument, ParsingError
 from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
-                                 too_deep)
+                                 is_pattern, too_deep)
 from .query_string_lexer import EXISTS_FIELD, Lexer, RangeSpec, SyntaxFault, Tok, Word
 from .simple_query_string import SimpleParser
 
 __all__ = ["expand_query_string"]
 
 
-def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
-    """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``.
+def expand_query_string(qs: QueryString, default_fields: Fields,
+                        is_mapped: Callable[[str], bool] = lambda f: False) -> Query:
+    """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``;
+    ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``).
 
     Raises ``ParsingError`` on bad ``query_string`` syntax (never for ``simple_query_string``)
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
@@ -39,13 +41,32 @@ def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
     # query_string combines them as its ``type`` does
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
-                           mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop)
+                           mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop,
+                           quote_field=_quote_field(qs, is_mapped))
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
         text = lucene_escape(qs.query) if qs.escape else qs.query
         query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
+
+
+def _quote_field(qs: QueryString, is_mapped: Callable[[str], bool]
+                 ) -> Callable[[str], str] | None:
+    """``quote_field_suffix``: quoted text searches ``field + suffix`` when that field is
+    mapped, else ``field`` (``QueryParserHelper.resolveMappingField``). Field patterns with a
+    suffix are refused by name (not implemented)."""
+    suffix = qs.quote_field_suffix
+    if suffix is None:
+        return None
+
+    def quoted(name: str) -> str:
+        if is_pattern(name):
+            kind = "simple_query_string" if qs.simple else "query_string"
+            raise IllegalArgument(f"[{kind}] [quote_field_suffix] with field patterns "
+                                  f"([{name}]) is not supported by this server")
+        return name + suffix if is_mapped(name + suffix) else name
+    return quoted
 
 
 def _with_minimum_should_match(query: Query, spec: Any) -> Query:

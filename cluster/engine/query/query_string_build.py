@@ -72,7 +72,8 @@ class QueryBuilder:
 
     def __init__(self, default_operator: str, analyzer: str | None,
                  tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
-                 mtype: str | None = None, phrase_slop: int = 0) -> None:
+                 mtype: str | None = None, phrase_slop: int = 0,
+                 quote_field: Callable[[str], str] | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.mtype = mtype
@@ -81,6 +82,7 @@ class QueryBuilder:
             else TYPE_TIE_BREAKER.get(mtype or "most_fields", 0.0)
         self.fuzzy_options = fuzzy or FuzzyOptions()
         self.phrase_slop = phrase_slop
+        self.quote_field = quote_field
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
@@ -114,6 +116,8 @@ class QueryBuilder:
             field=f, text=text, operator=self.operator, analyzer=self.analyzer, boost=b))
 
     def phrase(self, fields: Fields, text: str, slop: int) -> Query:
+        if self.quote_field is not None:
+            fields = [(self.quote_field(f), b) for f, b in fields]
         return self.per_field(fields, lambda f, b: MatchPhrase(
             field=f, text=text, slop=slop, analyzer=self.analyzer, boost=b))
 

@@ -265,7 +265,8 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.QueryString):
         from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
-        out = expand_query_string(q, defaults)
+        out = expand_query_string(q, defaults,
+                                  lambda f: f in mapping.fields or f in mapping.aliases)
         if mapping.aliases:     # field names written in the query text
             out = resolve_query(out, mapping.aliases)
         if q.lenient:
