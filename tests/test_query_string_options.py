@@ -24,7 +24,7 @@ def _search(es: httpx.Client, query: dict[str, Any]) -> httpx.Response:
 
 
 QS_NON_DEFAULT = [
-    ("quote_analyzer", "standard"), ("time_zone", "+01:00"),
+    ("quote_analyzer", "standard"),
     ("enable_position_increments", False), ("max_determinized_states", 500),
     ("rewrite", "scoring_boolean"), ("rewrite", "top_terms_5"),
 ]
@@ -158,3 +158,21 @@ def test_quote_field_suffix_sends_quoted_text_to_the_suffixed_field(suffixed, ki
     assert ids('"lazy dog"', "title") == {"0"}      # title.exact: the whole value
     assert ids("lazy", "title") == {"0", "1"}       # unquoted text stays on title
     assert ids('"lazy dog"', "body") == {"0", "1"}  # no body.exact: body itself
+
+
+@pytest.fixture
+def dated(es: httpx.Client) -> httpx.Client:
+    es.put("/d", json={"mappings": {"properties": {"d": {"type": "date"}}}})
+    for i, d in enumerate(["2020-01-01T00:30:00Z", "2020-01-01T12:00:00Z"]):
+        es.put(f"/d/_doc/{i}?refresh=true", json={"d": d})
+    return es
+
+
+@pytest.mark.parametrize("query", ["d:2020-01-01", "d:[2020-01-01 TO 2020-01-01]"])
+def test_time_zone_shifts_the_dates_of_the_query_string(dated, query) -> None:
+    def ids(**opts: Any) -> set[str]:
+        r = dated.post("/d/_search", json={"query": {"query_string": {"query": query, **opts}}})
+        assert r.status_code == 200, r.text
+        return {h["_id"] for h in r.json()["hits"]["hits"]}
+    assert ids() == {"0", "1"}
+    assert ids(time_zone="-03:00") == {"1"}

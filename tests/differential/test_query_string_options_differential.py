@@ -1,7 +1,8 @@
 """``query_string`` options against a real OpenSearch node: ``phrase_slop`` (quoted phrases
 without ``~N``, and unquoted text of ``type: phrase``), ``allow_leading_wildcard: false`` (its
 error), ``escape: true`` (the text taken literally) and ``quote_field_suffix`` (quoted text on
-``field + suffix`` when mapped). Same hits, same scores, same errors
+``field + suffix`` when mapped) and ``time_zone`` (date ranges, and a date written for one
+date field). Same hits, same scores, same errors
 (ours on 3 shards, OpenSearch on 1)."""
 from __future__ import annotations
 
@@ -28,12 +29,13 @@ def _load(client: Any, shards: int) -> None:
                                           "title": {"type": "text", "fields": {
                                               "exact": {"type": "keyword"},
                                               "ws": {"type": "text", "analyzer": "whitespace"}}},
-                                          "body": {"type": "text"},
+                                          "body": {"type": "text"}, "d": {"type": "date"},
                                           "tag": {"type": "keyword"}}}})
     assert r.status_code == 200, r.text
     lines = []
     for i, t in enumerate(TITLES):
-        src = {"title": t, "body": " ".join(reversed(t.split())), "tag": t}
+        src = {"title": t, "body": " ".join(reversed(t.split())), "tag": t,
+               "d": f"2020-01-0{1 + i // 3}T{(i * 7) % 24:02d}:30:00Z"}
         lines += [orjson.dumps({"index": {"_index": INDEX, "_id": str(i)}}), orjson.dumps(src)]
     r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
                     headers={"content-type": "application/x-ndjson"})
@@ -73,6 +75,14 @@ CASES = [
     _qs('"quick fox"~2', quote_field_suffix=".nope"),
     {"simple_query_string": {"query": '"quick fox" | lazy', "fields": ["title", "body"],
                              "quote_field_suffix": ".exact"}},
+    _qs("d:[2020-01-01 TO 2020-01-02]", time_zone="+05:00"),
+    _qs("d:{2020-01-01 TO *}", time_zone="Europe/Paris"),
+    _qs("d:2020-01-01", time_zone="-03:00"), _qs("d:2020-01-02", time_zone="+09:00"),
+    _qs("d:>=2020-01-02T00:00:00", time_zone="-10:00"),
+    _qs("d:<2020-01-02 OR quick", time_zone="+10:00"),
+    {"query_string": {"query": "2020-01-01", "default_field": "d", "time_zone": "-08:00"}},
+    {"query_string": {"query": "2020-01-01", "fields": ["d"], "time_zone": "-08:00"}},
+    _qs("d:[now-10y TO 2020-01-02||/d]", time_zone="+03:00"),
 ]
 
 

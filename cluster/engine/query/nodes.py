@@ -185,6 +185,8 @@ class QueryString(Query):
     allow_leading_wildcard: bool = True     # query_string: ``*foo`` / ``?foo`` allowed
     escape: bool = False                # query_string: the whole text as literal words
     quote_field_suffix: str | None = None   # quoted text goes to ``field + suffix`` if mapped
+    time_zone: str | None = None        # query_string: of date ranges and single-field dates
+    default_field: str | None = None    # query_string: the ``default_field`` given, if any
 
 
 @dataclass(frozen=True)

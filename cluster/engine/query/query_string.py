@@ -29,9 +29,11 @@ __all__ = ["expand_query_string"]
 
 
 def expand_query_string(qs: QueryString, default_fields: Fields,
-                        is_mapped: Callable[[str], bool] = lambda f: False) -> Query:
+                        is_mapped: Callable[[str], bool] = lambda f: False,
+                        is_date: Callable[[str], bool] = lambda f: False) -> Query:
     """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``;
-    ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``).
+    ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``), ``is_date``
+    whether it is a date field (for ``time_zone``).
 
     Raises ``ParsingError`` on bad ``query_string`` syntax (never for ``simple_query_string``)
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
@@ -42,12 +44,13 @@ def expand_query_string(qs: QueryString, default_fields: Fields,
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
                            mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop,
-                           quote_field=_quote_field(qs, is_mapped))
+                           quote_field=_quote_field(qs, is_mapped), time_zone=qs.time_zone)
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
         text = lucene_escape(qs.query) if qs.escape else qs.query
-        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard).parse()
+        dated = _dated_term(qs, is_date)
+        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard, dated).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
 
 
@@ -67,6 +70,17 @@ def _quote_field(qs: QueryString, is_mapped: Callable[[str], bool]
                                   f"([{name}]) is not supported by this server")
         return name + suffix if is_mapped(name + suffix) else name
     return quoted
+
+
+def _dated_term(qs: QueryString, is_date: Callable[[str], bool]
+                ) -> Callable[[str | None], bool]:
+    """``QueryStringQueryParser.getFieldQuery``: with a ``time_zone``, a word for one date
+    field (written ``field:`` or the ``default_field``) is a range over what it names, in that
+    zone. The argument is the explicit field, or None for the default."""
+    def dated(name: str | None) -> bool:
+        name = name if name is not None else qs.default_field
+        return qs.time_zone is not None and name is not None and is_date(name)
+    return dated
 
 
 def _with_minimum_should_match(query: Query, spec: Any) -> Query:
@@ -93,8 +107,10 @@ class _ClassicParser:
     """
 
     def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
-                 allow_leading_wildcard: bool = True) -> None:
+                 allow_leading_wildcard: bool = True,
+                 dated: Callable[[str | None], bool] = lambda f: False) -> None:
         self.text = text
+        self.dated = dated
         self.allow_leading_wildcard = allow_leading_wildcard
         self.fields = fields
         self.b = builder
@@ -264,6 +280,8 @@ class _ClassicParser:
             return self.b.wildcard(fields, word.pattern)
         if explicit and len(text) > 1 and text[0] in "<>":
             return self._comparison(fields, text)
+        if len(text) > 1 and self.dated(fields[0][0] if explicit else None):
+            return self.b.range(fields, text, text, True, True)
         return self.b.match(fields, text)
 
     def _comparison(self, fields: Fields, text: str) -> Query:

@@ -73,7 +73,8 @@ class QueryBuilder:
     def __init__(self, default_operator: str, analyzer: str | None,
                  tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
                  mtype: str | None = None, phrase_slop: int = 0,
-                 quote_field: Callable[[str], str] | None = None) -> None:
+                 quote_field: Callable[[str], str] | None = None,
+                 time_zone: str | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.mtype = mtype
@@ -83,6 +84,7 @@ class QueryBuilder:
         self.fuzzy_options = fuzzy or FuzzyOptions()
         self.phrase_slop = phrase_slop
         self.quote_field = quote_field
+        self.time_zone = time_zone
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
@@ -152,5 +154,5 @@ class QueryBuilder:
                          gte=lower if include_lower else None,
                          gt=None if include_lower else lower,
                          lte=upper if include_upper else None,
-                         lt=None if include_upper else upper)
+                         lt=None if include_upper else upper, time_zone=self.time_zone)
         return self.per_field(fields, make)

@@ -50,7 +50,7 @@ def require_absent(name: str, body: dict[str, Any], *keys: str) -> None:
 
 def check_query_string_options(name: str, body: dict[str, Any]) -> None:
     """``query_string`` / ``simple_query_string`` options not implemented here."""
-    require_absent(name, body, "quote_analyzer", "time_zone")
+    require_absent(name, body, "quote_analyzer")
     require_default(name, body, "enable_position_increments", True)
     require_default(name, body, "max_determinized_states", MAX_DETERMINIZED_STATES)
     check_rewrite(name, body.get("rewrite"))
