@@ -95,6 +95,7 @@ ERRORS = [
     _qs("*ox", allow_leading_wildcard=False), _qs("?ox", allow_leading_wildcard=False),
     _qs("title:*o*", allow_leading_wildcard=False, fields=["body"]),
     _qs("quick OR *ox", allow_leading_wildcard=False),
+    _qs("d:[2020-01-01 TO *]", time_zone="Mars/Olympus"), _qs("quick", time_zone="nope"),
 ]
 
 

@@ -226,11 +226,19 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        escape=bool_option(name, "escape", body.get("escape", False)),
                        quote_field_suffix=None if body.get("quote_field_suffix") is None
                        else text_value(body["quote_field_suffix"]),
-                       time_zone=None if body.get("time_zone") is None
-                       else text_value(body["time_zone"]),
+                       time_zone=_time_zone(body.get("time_zone")),
                        default_field=None if "fields" in body or body.get("default_field")
                        is None else text_value(body["default_field"]),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
+
+
+def _time_zone(value: Any) -> str | None:
+    """Checked when parsed, as Elasticsearch's ``ZoneId.of`` (a 400 where it answers 500)."""
+    from ..aggs.dates import zone    # not at import time: ``aggs`` imports the query parsers
+    if value is None:
+        return None
+    zone(text_value(value))
+    return text_value(value)
 
 
 def _phrase_slop(name: str, value: Any) -> int:
