@@ -24,7 +24,6 @@ def _search(es: httpx.Client, query: dict[str, Any]) -> httpx.Response:
 
 
 QS_NON_DEFAULT = [
-    ("quote_analyzer", "standard"),
     ("enable_position_increments", False), ("max_determinized_states", 500),
     ("rewrite", "scoring_boolean"), ("rewrite", "top_terms_5"),
 ]
@@ -176,3 +175,15 @@ def test_time_zone_shifts_the_dates_of_the_query_string(dated, query) -> None:
         return {h["_id"] for h in r.json()["hits"]["hits"]}
     assert ids() == {"0", "1"}
     assert ids(time_zone="-03:00") == {"1"}
+
+
+def test_quote_analyzer_analyzes_quoted_phrases_only(idx) -> None:
+    assert _qs_ids(idx, '"Quick brown"', quote_analyzer="whitespace") == set()
+    assert _qs_ids(idx, '"quick brown"', quote_analyzer="whitespace") == {"0"}
+    assert _qs_ids(idx, "Lazy", quote_analyzer="whitespace") == {"1"}
+
+
+def test_unknown_quote_analyzer_is_refused_even_without_phrases(idx) -> None:
+    r = _search(idx, {"query_string": {"query": "lazy", "quote_analyzer": "nope"}})
+    assert r.status_code == 400
+    assert "quote_analyzer [nope] not found" in r.text

@@ -83,6 +83,10 @@ CASES = [
     {"query_string": {"query": "2020-01-01", "default_field": "d", "time_zone": "-08:00"}},
     {"query_string": {"query": "2020-01-01", "fields": ["d"], "time_zone": "-08:00"}},
     _qs("d:[now-10y TO 2020-01-02||/d]", time_zone="+03:00"),
+    _qs('"Quick Fox" OR Quick', quote_analyzer="whitespace"),
+    _qs('"quick fox" OR Quick', quote_analyzer="keyword", fields=["tag", "title"]),
+    _qs('"the fox" OR lazy', quote_analyzer="stop", analyzer="whitespace"),
+    _qs('"Quick Fox"', analyzer="whitespace"),
 ]
 
 
@@ -96,6 +100,7 @@ ERRORS = [
     _qs("title:*o*", allow_leading_wildcard=False, fields=["body"]),
     _qs("quick OR *ox", allow_leading_wildcard=False),
     _qs("d:[2020-01-01 TO *]", time_zone="Mars/Olympus"), _qs("quick", time_zone="nope"),
+    _qs('"quick fox"', quote_analyzer="nope"), _qs("quick", quote_analyzer="nope"),
 ]
 
 

@@ -187,6 +187,7 @@ class QueryString(Query):
     quote_field_suffix: str | None = None   # quoted text goes to ``field + suffix`` if mapped
     time_zone: str | None = None        # query_string: of date ranges and single-field dates
     default_field: str | None = None    # query_string: the ``default_field`` given, if any
+    quote_analyzer: str | None = None   # query_string: analyzer of quoted phrases
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        quote_field_suffix=None if body.get("quote_field_suffix") is None
                        else text_value(body["quote_field_suffix"]),
                        time_zone=_time_zone(body.get("time_zone")),
+                       quote_analyzer=body.get("quote_analyzer"),
                        default_field=None if "fields" in body or body.get("default_field")
                        is None else text_value(body["default_field"]),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))

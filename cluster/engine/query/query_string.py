@@ -18,6 +18,7 @@ import dataclasses
 from typing import Any, Callable
 
 from ...errors import IllegalArgument, ParsingError
+from ..analysis import ANALYZERS
 from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
@@ -39,12 +40,17 @@ def expand_query_string(qs: QueryString, default_fields: Fields,
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
     """
     fields = tuple(qs.fields) or tuple(default_fields)
+    if qs.quote_analyzer is not None and qs.quote_analyzer not in ANALYZERS:
+        # ``QueryStringQueryBuilder.doToQuery`` looks it up first, phrases or not
+        raise IllegalArgument(f"[query_string] quote_analyzer [{qs.quote_analyzer}] not found",
+                              es_type="query_shard_exception")
     # simple_query_string adds the fields' scores (Elasticsearch builds it as most_fields);
     # query_string combines them as its ``type`` does
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
                            mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop,
-                           quote_field=_quote_field(qs, is_mapped), time_zone=qs.time_zone)
+                           quote_field=_quote_field(qs, is_mapped), time_zone=qs.time_zone,
+                           quote_analyzer=qs.quote_analyzer)
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:

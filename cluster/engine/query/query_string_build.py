@@ -74,7 +74,7 @@ class QueryBuilder:
                  tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
                  mtype: str | None = None, phrase_slop: int = 0,
                  quote_field: Callable[[str], str] | None = None,
-                 time_zone: str | None = None) -> None:
+                 time_zone: str | None = None, quote_analyzer: str | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.mtype = mtype
@@ -85,6 +85,7 @@ class QueryBuilder:
         self.phrase_slop = phrase_slop
         self.quote_field = quote_field
         self.time_zone = time_zone
+        self.quote_analyzer = quote_analyzer or analyzer
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
@@ -121,7 +122,7 @@ class QueryBuilder:
         if self.quote_field is not None:
             fields = [(self.quote_field(f), b) for f, b in fields]
         return self.per_field(fields, lambda f, b: MatchPhrase(
-            field=f, text=text, slop=slop, analyzer=self.analyzer, boost=b))
+            field=f, text=text, slop=slop, analyzer=self.quote_analyzer, boost=b))
 
     def prefix(self, fields: Fields, value: str) -> Query:
         return self.per_field(fields, lambda f, b: Prefix(field=f, value=value, boost=b))

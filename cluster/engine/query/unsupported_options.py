@@ -41,16 +41,8 @@ def require_default(name: str, body: dict[str, Any], key: str, default: Any) -> 
         raise refuse(name, key)
 
 
-def require_absent(name: str, body: dict[str, Any], *keys: str) -> None:
-    """Options with no neutral value (an analyzer, a suffix, a zone): refused when present."""
-    for key in keys:
-        if key in body:
-            raise refuse(name, key)
-
-
 def check_query_string_options(name: str, body: dict[str, Any]) -> None:
     """``query_string`` / ``simple_query_string`` options not implemented here."""
-    require_absent(name, body, "quote_analyzer")
     require_default(name, body, "enable_position_increments", True)
     require_default(name, body, "max_determinized_states", MAX_DETERMINIZED_STATES)
     check_rewrite(name, body.get("rewrite"))
