@@ -67,7 +67,21 @@ def _missing_factor_value(diff: Difference, request: dict[str, Any]) -> bool:
             and diff.ours[0] == 400 and diff.theirs[0] == 500)
 
 
+def _query_string_unknown_zone(diff: Difference, request: dict[str, Any]) -> bool:
+    qs = ((request.get("body") or {}).get("query") or {}).get("query_string") or {}
+    return (diff.path == "status" and "time_zone" in qs and diff.ours[0] == 400
+            and diff.theirs[0] == 500 and "Unknown time-zone ID" in str(diff.ours[1]))
+
+
 DELIBERATE: tuple[Deliberate, ...] = (
+    Deliberate(
+        name="query_string_unknown_time_zone",
+        why="query_string with an unknown time_zone: both refuse it with \"Unknown time-zone "
+            "ID: x\"; OpenSearch lets Java's zone_rules_exception out as a 500, we answer 400 "
+            "(illegal_argument_exception): a client's mistake is a 4xx.",
+        covers=_query_string_unknown_zone,
+        probe=("POST", "/diff/_search",
+               {"query": {"query_string": {"query": "x", "time_zone": "Mars/Olympus"}}}, None)),
     Deliberate(
         name="field_value_factor_missing_value",
         why="field_value_factor on a document without the field and no `missing`: both fail "

@@ -181,6 +181,13 @@ class QueryString(Query):
     fuzzy_operator: bool = True     # simple_query_string's FUZZY flag
     type: str = "best_fields"       # query_string: how a text over several fields combines
     tie_breaker: float | None = None    # query_string: None = the type's own
+    phrase_slop: int = 0                # query_string: slop of phrases without ``~N``
+    allow_leading_wildcard: bool = True     # query_string: ``*foo`` / ``?foo`` allowed
+    escape: bool = False                # query_string: the whole text as literal words
+    quote_field_suffix: str | None = None   # quoted text goes to ``field + suffix`` if mapped
+    time_zone: str | None = None        # query_string: of date ranges and single-field dates
+    default_field: str | None = None    # query_string: the ``default_field`` given, if any
+    quote_analyzer: str | None = None   # query_string: analyzer of quoted phrases
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from .fuzzy_query import QUERY_STRING_KEYS, fuzzy_options
 from .nodes import Match, MatchPhrase, MultiMatch, Query, QueryString
 from .parse_helpers import (ParseState, bool_option, field_query, float_option, int_option,
                             is_value, require_field, text_value, token_name)
+from .unsupported_options import check_query_string_options
 
 _MATCH_OPTS = {"query", "operator", "minimum_should_match", "analyzer", "zero_terms_query",
                "fuzziness", "lenient", "prefix_length", "max_expansions", "fuzzy_rewrite",
@@ -203,6 +204,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
             raise ParsingError(f"[{name}] unknown token [{token_name(v)}] after [{k}]")
     if "query" not in body:
         raise ParsingError(f"[{name}] must be provided with a [query]")
+    check_query_string_options(name, body)
     fields: tuple[tuple[str, float], ...] = ()
     if "fields" in body:
         fields = parse_fields(body["fields"], name)
@@ -218,7 +220,34 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),
                        fuzzy_operator=simple_flags(body.get("flags", "ALL")) if simple
                        else True,
+                       phrase_slop=_phrase_slop(name, body.get("phrase_slop", 0)),
+                       allow_leading_wildcard=bool_option(
+                           name, "allow_leading_wildcard", body.get("allow_leading_wildcard", True)),
+                       escape=bool_option(name, "escape", body.get("escape", False)),
+                       quote_field_suffix=None if body.get("quote_field_suffix") is None
+                       else text_value(body["quote_field_suffix"]),
+                       time_zone=_time_zone(body.get("time_zone")),
+                       quote_analyzer=body.get("quote_analyzer"),
+                       default_field=None if "fields" in body or body.get("default_field")
+                       is None else text_value(body["default_field"]),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))
+
+
+def _time_zone(value: Any) -> str | None:
+    """Checked when parsed, as Elasticsearch's ``ZoneId.of`` (a 400 where it answers 500)."""
+    from ..aggs.dates import zone    # not at import time: ``aggs`` imports the query parsers
+    if value is None:
+        return None
+    zone(text_value(value))
+    return text_value(value)
+
+
+def _phrase_slop(name: str, value: Any) -> int:
+    """A phrase's slop cannot be negative (Lucene's ``PhraseQuery``): refused by name."""
+    slop = int_option(name, "phrase_slop", value)
+    if slop < 0:
+        raise IllegalArgument(f"[{name}] [phrase_slop] cannot be negative")
+    return slop
 
 
 def _query_string_type(value: Any) -> str:

@@ -10,6 +10,7 @@ from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseE
 from .nodes import Exists, Ids, Prefix, Query, Range, Regexp, Term, Terms, Wildcard
 from .parse_helpers import (ParseState, bool_option, did_you_mean, field_query, float_option,
                             is_value, require_field, text_value, token_name)
+from .unsupported_options import check_regexp_options, check_rewrite
 
 
 def _p_term(body: dict[str, Any], st: ParseState) -> Query:
@@ -148,6 +149,7 @@ def _p_prefix(body: dict[str, Any], st: ParseState) -> Query:
     fname = require_field(fname)
     if value is None:
         raise IllegalArgument("value cannot be null")
+    check_rewrite("prefix", o.get("rewrite"))
     return Prefix(field=fname, value=text_value(value),
                   case_insensitive=bool_option("prefix", "case_insensitive",
                                                o.get("case_insensitive", False)),
@@ -161,6 +163,7 @@ def _p_wildcard(body: dict[str, Any], st: ParseState) -> Query:
     fname = require_field(fname)
     if value is None:
         raise IllegalArgument("value cannot be null")
+    check_rewrite("wildcard", o.get("rewrite"))
     return Wildcard(field=fname, pattern=text_value(value),
                     case_insensitive=bool_option("wildcard", "case_insensitive",
                                                  o.get("case_insensitive", False)),
@@ -182,6 +185,7 @@ def _p_regexp(body: dict[str, Any], st: ParseState) -> Query:
     for f in flags.split("|"):
         if f and f not in REGEXP_FLAGS:
             raise IllegalArgument(f"Unknown regexp flag [{f}]")
+    check_regexp_options(o)
     return Regexp(field=fname, value=text_value(value), flags=flags,
                   case_insensitive=bool_option("regexp", "case_insensitive",
                                                o.get("case_insensitive", False)),

@@ -16,36 +16,78 @@ and whatever cannot be parsed is dropped instead of raising.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from typing import Any, Callable
 
-from ...errors import ParsingError
+from ...errors import IllegalArgument, ParsingError
+from ..analysis import ANALYZERS
 from .nodes import Bool, Exists, MatchNone, Query, QueryString
 from .parse_helpers import MAX_NESTED_DEPTH
 from .query_string_build import (Clause, Fields, QueryBuilder, as_query, boosted, combine,
-                                 too_deep)
+                                 is_pattern, too_deep)
 from .query_string_lexer import EXISTS_FIELD, Lexer, RangeSpec, SyntaxFault, Tok, Word
 from .simple_query_string import SimpleParser
 
 __all__ = ["expand_query_string"]
 
 
-def expand_query_string(qs: QueryString, default_fields: Fields) -> Query:
-    """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``.
+def expand_query_string(qs: QueryString, default_fields: Fields,
+                        is_mapped: Callable[[str], bool] = lambda f: False,
+                        is_date: Callable[[str], bool] = lambda f: False) -> Query:
+    """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``;
+    ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``), ``is_date``
+    whether it is a date field (for ``time_zone``).
 
     Raises ``ParsingError`` on bad ``query_string`` syntax (never for ``simple_query_string``)
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
     """
     fields = tuple(qs.fields) or tuple(default_fields)
+    if qs.quote_analyzer is not None and qs.quote_analyzer not in ANALYZERS:
+        # ``QueryStringQueryBuilder.doToQuery`` looks it up first, phrases or not
+        raise IllegalArgument(f"[query_string] quote_analyzer [{qs.quote_analyzer}] not found",
+                              es_type="query_shard_exception")
     # simple_query_string adds the fields' scores (Elasticsearch builds it as most_fields);
     # query_string combines them as its ``type`` does
     builder = QueryBuilder(qs.default_operator.lower(), qs.analyzer,
                            tie_breaker=1.0 if qs.simple else qs.tie_breaker, fuzzy=qs.fuzzy,
-                           mtype=None if qs.simple else qs.type)
+                           mtype=None if qs.simple else qs.type, phrase_slop=qs.phrase_slop,
+                           quote_field=_quote_field(qs, is_mapped), time_zone=qs.time_zone,
+                           quote_analyzer=qs.quote_analyzer)
     if qs.simple:
         query = SimpleParser(qs.query, fields, builder, qs.fuzzy_operator).parse()
     else:
-        query = _ClassicParser(qs.query, fields, builder).parse()
+        text = lucene_escape(qs.query) if qs.escape else qs.query
+        dated = _dated_term(qs, is_date)
+        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard, dated).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
+
+
+def _quote_field(qs: QueryString, is_mapped: Callable[[str], bool]
+                 ) -> Callable[[str], str] | None:
+    """``quote_field_suffix``: quoted text searches ``field + suffix`` when that field is
+    mapped, else ``field`` (``QueryParserHelper.resolveMappingField``). Field patterns with a
+    suffix are refused by name (not implemented)."""
+    suffix = qs.quote_field_suffix
+    if suffix is None:
+        return None
+
+    def quoted(name: str) -> str:
+        if is_pattern(name):
+            kind = "simple_query_string" if qs.simple else "query_string"
+            raise IllegalArgument(f"[{kind}] [quote_field_suffix] with field patterns "
+                                  f"([{name}]) is not supported by this server")
+        return name + suffix if is_mapped(name + suffix) else name
+    return quoted
+
+
+def _dated_term(qs: QueryString, is_date: Callable[[str], bool]
+                ) -> Callable[[str | None], bool]:
+    """``QueryStringQueryParser.getFieldQuery``: with a ``time_zone``, a word for one date
+    field (written ``field:`` or the ``default_field``) is a range over what it names, in that
+    zone. The argument is the explicit field, or None for the default."""
+    def dated(name: str | None) -> bool:
+        name = name if name is not None else qs.default_field
+        return qs.time_zone is not None and name is not None and is_date(name)
+    return dated
 
 
 def _with_minimum_should_match(query: Query, spec: Any) -> Query:
@@ -70,8 +112,12 @@ class _ClassicParser:
         primary := [field ":"] ( term | phrase | range | "(" or ")" ) [ "~" N ] [ "^" N ]
     """
 
-    def __init__(self, text: str, fields: Fields, builder: QueryBuilder) -> None:
+    def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
+                 allow_leading_wildcard: bool = True,
+                 dated: Callable[[str | None], bool] = lambda f: False) -> None:
         self.text = text
+        self.dated = dated
+        self.allow_leading_wildcard = allow_leading_wildcard
         self.fields = fields
         self.b = builder
         self.toks: list[Tok] = []
@@ -88,6 +134,11 @@ class _ClassicParser:
         except SyntaxFault:
             raise ParsingError(f"Failed to parse query [{self.text}]",
                                es_type="query_shard_exception") from None
+        except LeadingWildcard as e:
+            raise ParsingError(f"Failed to parse query [{self.text}]",
+                               es_type="query_shard_exception",
+                               caused_by={"type": "parse_exception",
+                                          "reason": f"Cannot parse '{self.text}': {e}"}) from None
         return as_query(result)
 
     # -- token helpers
@@ -217,7 +268,8 @@ class _ClassicParser:
             return boosted(as_query(inner), boost)
         if tok.kind == "PHRASE":
             slop, boost = self._modifiers()
-            return boosted(self.b.phrase(fields, str(tok.value), _slop(slop)), boost)
+            slop_n = _slop(slop, self.b.phrase_slop)
+            return boosted(self.b.phrase(fields, str(tok.value), slop_n), boost)
         if tok.kind == "REGEX":
             _, boost = self._modifiers()
             return boosted(self.b.regexp(fields, str(tok.value)), boost)
@@ -242,9 +294,13 @@ class _ClassicParser:
                 return self.b.star(fields)
             if wild == [len(word.chars) - 1] and text.endswith("*"):
                 return self.b.prefix(fields, text[:-1])
+            if not self.allow_leading_wildcard and 0 in wild:
+                raise LeadingWildcard()
             return self.b.wildcard(fields, word.pattern)
         if explicit and len(text) > 1 and text[0] in "<>":
             return self._comparison(fields, text)
+        if len(text) > 1 and self.dated(fields[0][0] if explicit else None):
+            return self.b.range(fields, text, text, True, True)
         return self.b.match(fields, text)
 
     def _comparison(self, fields: Fields, text: str) -> Query:
@@ -258,10 +314,27 @@ class _ClassicParser:
         return self.b.range(fields, None, value, True, inclusive)
 
 
-def _slop(text: str | None) -> int:
+class LeadingWildcard(Exception):
+    """``allow_leading_wildcard: false`` and a wildcard term starting with ``*`` or ``?``."""
+
+    def __str__(self) -> str:
+        return "'*' or '?' not allowed as first character in WildcardQuery"
+
+
+#: what Lucene's ``QueryParser.escape`` escapes (whitespace and words such as AND are kept)
+_LUCENE_SPECIAL = set('\\+-!():^[]"{}~*?|&/')
+
+
+def lucene_escape(text: str) -> str:
+    """``query_string``'s ``escape: true``: every operator character taken literally."""
+    return "".join("\\" + c if c in _LUCENE_SPECIAL else c for c in text)
+
+
+def _slop(text: str | None, default: int) -> int:
+    """Lucene's ``handleQuotedTerm``: ``~N`` (a float, truncated), else ``phrase_slop``."""
     if not text:
-        return 0
+        return default
     try:
         return int(float(text))
     except ValueError:
-        return 0
+        return default

@@ -72,7 +72,9 @@ class QueryBuilder:
 
     def __init__(self, default_operator: str, analyzer: str | None,
                  tie_breaker: float | None = None, fuzzy: FuzzyOptions | None = None,
-                 mtype: str | None = None) -> None:
+                 mtype: str | None = None, phrase_slop: int = 0,
+                 quote_field: Callable[[str], str] | None = None,
+                 time_zone: str | None = None, quote_analyzer: str | None = None) -> None:
         self.operator = "and" if default_operator == "and" else "or"
         self.analyzer = analyzer
         self.mtype = mtype
@@ -80,6 +82,10 @@ class QueryBuilder:
         self.tie_breaker = tie_breaker if tie_breaker is not None \
             else TYPE_TIE_BREAKER.get(mtype or "most_fields", 0.0)
         self.fuzzy_options = fuzzy or FuzzyOptions()
+        self.phrase_slop = phrase_slop
+        self.quote_field = quote_field
+        self.time_zone = time_zone
+        self.quote_analyzer = quote_analyzer or analyzer
 
     def per_field(self, fields: Fields, make: Callable[[str, float], Query]) -> Query:
         """One node per field; several fields (or a pattern, expanded later into the ``DisMax``
@@ -108,13 +114,15 @@ class QueryBuilder:
             assert self.mtype is not None
             return MultiMatch(fields=tuple(fields), text=text, type=self.mtype,
                               operator=self.operator, tie_breaker=self.group_tie,
-                              analyzer=self.analyzer)
+                              analyzer=self.analyzer, slop=self.phrase_slop)
         return self.per_field(fields, lambda f, b: Match(
             field=f, text=text, operator=self.operator, analyzer=self.analyzer, boost=b))
 
     def phrase(self, fields: Fields, text: str, slop: int) -> Query:
+        if self.quote_field is not None:
+            fields = [(self.quote_field(f), b) for f, b in fields]
         return self.per_field(fields, lambda f, b: MatchPhrase(
-            field=f, text=text, slop=slop, analyzer=self.analyzer, boost=b))
+            field=f, text=text, slop=slop, analyzer=self.quote_analyzer, boost=b))
 
     def prefix(self, fields: Fields, value: str) -> Query:
         return self.per_field(fields, lambda f, b: Prefix(field=f, value=value, boost=b))
@@ -147,5 +155,5 @@ class QueryBuilder:
                          gte=lower if include_lower else None,
                          gt=None if include_lower else lower,
                          lte=upper if include_upper else None,
-                         lt=None if include_upper else upper)
+                         lt=None if include_upper else upper, time_zone=self.time_zone)
         return self.per_field(fields, make)

@@ -265,7 +265,9 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
     if isinstance(q, Q.QueryString):
         from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
-        out = expand_query_string(q, defaults)
+        out = expand_query_string(q, defaults,
+                                  lambda f: f in mapping.fields or f in mapping.aliases,
+                                  lambda f: _kind(mapping, f) == "date")
         if mapping.aliases:     # field names written in the query text
             out = resolve_query(out, mapping.aliases)
         if q.lenient:
@@ -385,3 +387,9 @@ def fuzzy_match(q: Q.Match, mapping: Mapping) -> Q.Query:
     if q.operator == "and":
         return Q.Bool(must=clauses)
     return Q.Bool(should=clauses, minimum_should_match=q.minimum_should_match)
+
+
+def _kind(mapping: Any, name: str) -> str | None:
+    """The kind of the field ``name`` (through an alias), None when unmapped."""
+    ft = mapping.fields.get(mapping.aliases.get(name, name))
+    return None if ft is None else ft.kind
