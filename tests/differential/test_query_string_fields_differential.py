@@ -109,6 +109,18 @@ def test_and_or_without_parentheses_join_as_lucene(qs_pair: Any, query: Any) -> 
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
 
 
+@pytest.mark.parametrize("query", [
+    {"query_string": {"query": "brown fox", "fields": ["tag"]}},
+    {"query_string": {"query": "brown fox OR lazy", "fields": ["tag"]}},
+    {"query_string": {"query": "brown fox", "default_field": "tag", "default_operator": "AND"}},
+    {"query_string": {"query": "lazy dog 7", "fields": ["title.keyword"]}},
+    {"query_string": {"query": "brown fox", "fields": ["title"], "minimum_should_match": 2}},
+])
+def test_words_side_by_side_on_one_keyword_field_are_one_value(qs_pair: Any,
+                                                                query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
 @pytest.mark.parametrize("query", _cases("query_string") + _cases("simple_query_string"))
 def test_query_strings_over_fields_score_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})

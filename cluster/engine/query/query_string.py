@@ -32,10 +32,12 @@ __all__ = ["expand_query_string"]
 
 def expand_query_string(qs: QueryString, default_fields: Fields,
                         is_mapped: Callable[[str], bool] = lambda f: False,
-                        is_date: Callable[[str], bool] = lambda f: False) -> Query:
+                        is_date: Callable[[str], bool] = lambda f: False,
+                        is_keyword: Callable[[str], bool] = lambda f: False) -> Query:
     """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``;
     ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``), ``is_date``
-    whether it is a date field (for ``time_zone``).
+    whether it is a date field (for ``time_zone``), ``is_keyword`` whether its analysis keeps
+    words side by side as one value.
 
     Raises ``ParsingError`` on bad ``query_string`` syntax (never for ``simple_query_string``)
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
@@ -57,7 +59,8 @@ def expand_query_string(qs: QueryString, default_fields: Fields,
     else:
         text = lucene_escape(qs.query) if qs.escape else qs.query
         dated = _dated_term(qs, is_date)
-        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard, dated).parse()
+        query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard, dated,
+                               is_keyword).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
 
 
@@ -114,9 +117,11 @@ class _ClassicParser:
 
     def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
                  allow_leading_wildcard: bool = True,
-                 dated: Callable[[str | None], bool] = lambda f: False) -> None:
+                 dated: Callable[[str | None], bool] = lambda f: False,
+                 is_keyword: Callable[[str], bool] = lambda f: False) -> None:
         self.text = text
         self.dated = dated
+        self.is_keyword = is_keyword
         self.allow_leading_wildcard = allow_leading_wildcard
         self.fields = fields
         self.b = builder
@@ -191,10 +196,19 @@ class _ClassicParser:
         occur = None
         if self._peek().kind in _MODIFIERS:
             occur = _MODIFIERS[self._take().kind]
-        elif self.b.grouped(fields) and self._after_conjunction() is False \
+        elif self._runs(fields) and self._after_conjunction() is False \
                 and self._joins(0) and self._joins(1):
             return None, self._multi_term(fields)
         return occur, self._primary(fields, depth)
+
+    def _runs(self, fields: Fields) -> bool:
+        """Whether words side by side are read as one text: over several fields (one
+        ``multi_match``), and over one keyword field, which keeps ``lazy dog`` as one value
+        (Lucene's ``getFieldQuery`` analyses the run; over one text field the run's terms
+        are the words, kept apart so ``minimum_should_match`` counts them, as Lucene's
+        ``addMultiTermClauses`` flattens them)."""
+        return self.b.grouped(fields) or (len(fields) == 1 and not is_pattern(fields[0][0])
+                                          and self.is_keyword(fields[0][0]))
 
     def _after_conjunction(self) -> bool:
         """Lucene reads one clause, never a run of words, right after ``AND``/``OR``."""

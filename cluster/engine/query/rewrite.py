@@ -267,7 +267,8 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         defaults = q.fields or (("*", 1.0),)
         out = expand_query_string(q, defaults,
                                   lambda f: f in mapping.fields or f in mapping.aliases,
-                                  lambda f: _kind(mapping, f) == "date")
+                                  lambda f: _kind(mapping, f) == "date",
+                                  lambda f: _kind(mapping, f) == "keyword")
         if mapping.aliases:     # field names written in the query text
             out = resolve_query(out, mapping.aliases)
         if q.lenient:
