@@ -19,6 +19,7 @@ import pytest
 
 from . import exceptions
 from .corpus import INDEX, MAPPING, SHARDS, documents
+from .loading import load_index
 
 NODE_PY = Path(__file__).resolve().parents[2] / "benchmarks" / "peers" / "opensearch" / "node.py"
 
@@ -104,17 +105,7 @@ class Pair:
 
 
 def _load(client: httpx.Client, shards: int) -> None:
-    client.delete(f"/{INDEX}")
-    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
-                                                   "number_of_replicas": 0},
-                                      "mappings": MAPPING})
-    assert r.status_code == 200, r.text
-    lines = []
-    for doc_id, src in documents():
-        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": doc_id}}), orjson.dumps(src)]
-    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
-                    headers={"content-type": "application/x-ndjson"})
-    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+    load_index(client, INDEX, shards, MAPPING, documents())
 
 
 @pytest.fixture(scope="session")

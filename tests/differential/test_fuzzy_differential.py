@@ -10,10 +10,10 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
 import pytest
 
 from .test_differential import check
+from .loading import load_index
 
 pytestmark = pytest.mark.slow
 
@@ -41,17 +41,7 @@ def _documents() -> list[tuple[str, dict[str, Any]]]:
 
 
 def _load(client: Any, shards: int) -> None:
-    client.delete(f"/{INDEX}")
-    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
-                                                   "number_of_replicas": 0},
-                                      "mappings": MAPPING})
-    assert r.status_code == 200, r.text
-    lines = []
-    for doc_id, src in _documents():
-        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": doc_id}}), orjson.dumps(src)]
-    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
-                    headers={"content-type": "application/x-ndjson"})
-    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+    load_index(client, INDEX, shards, MAPPING, _documents())
 
 
 @pytest.fixture(scope="module")

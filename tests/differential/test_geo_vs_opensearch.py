@@ -12,6 +12,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
+from .loading import load_index
 
 INDEX = "diff_geo"
 MAPPING = {"properties": {"loc": {"type": "geo_point"}, "n": {"type": "long"}}}
@@ -32,17 +33,7 @@ DOCS = {
 
 
 def _load(client: httpx.Client, shards: int) -> None:
-    client.delete(f"/{INDEX}")
-    r = client.put(f"/{INDEX}", json={"settings": {"number_of_shards": shards,
-                                                   "number_of_replicas": 0},
-                                      "mappings": MAPPING})
-    assert r.status_code == 200, r.text
-    lines = []
-    for doc_id, src in DOCS.items():
-        lines += [orjson.dumps({"index": {"_index": INDEX, "_id": doc_id}}), orjson.dumps(src)]
-    r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
-                    headers={"content-type": "application/x-ndjson"})
-    assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+    load_index(client, INDEX, shards, MAPPING, DOCS.items())
 
 
 @pytest.fixture(scope="module")
