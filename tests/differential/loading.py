@@ -1,9 +1,11 @@
 """Loading one index into either system: the same request whatever the test checks."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import httpx
 import orjson
 
 
@@ -22,3 +24,18 @@ def load_index(client: Any, index: str, shards: int, mapping: dict[str, Any],
     r = client.post("/_bulk", params={"refresh": "true"}, content=b"\n".join(lines) + b"\n",
                     headers={"content-type": "application/x-ndjson"})
     assert r.status_code == 200 and not r.json()["errors"], r.text[:2000]
+
+
+@contextmanager
+def loaded_pair(ours_url: str, theirs_url: str, index: str, mapping: dict[str, Any],
+                docs: dict[str, dict[str, Any]], shards: int = 3
+                ) -> Iterator[tuple[httpx.Client, httpx.Client]]:
+    """Clients on both systems with ``index`` loaded: ours in ``shards`` shards, OpenSearch in
+    one (scores are shard-invariant here, per-shard there); the index is deleted after."""
+    with httpx.Client(base_url=ours_url, timeout=60) as ours, \
+            httpx.Client(base_url=theirs_url, timeout=60) as theirs:
+        load_index(theirs, index, 1, mapping, docs.items())
+        load_index(ours, index, shards, mapping, docs.items())
+        yield ours, theirs
+        ours.delete(f"/{index}")
+        theirs.delete(f"/{index}")

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 import orjson
 import pytest
-from .loading import load_index
+from .loading import loaded_pair
 
 INDEX = "diff_completion"
 MAPPING = {"properties": {
@@ -27,19 +27,10 @@ DOCS["16"] = {"s": ["Nirvana", "Nirvana"], "title": "dup"}
 DOCS["17"] = {"s": [{"input": "Nirvana", "weight": 9}, {"input": "Zed", "weight": 40}]}
 
 
-def _load(client: httpx.Client, shards: int) -> None:
-    load_index(client, INDEX, shards, MAPPING, DOCS.items())
-
-
 @pytest.fixture(scope="module")
 def both(opensearch_url: str, base_url: str) -> Iterator[tuple[httpx.Client, httpx.Client]]:
-    with httpx.Client(base_url=base_url, timeout=60) as ours, \
-            httpx.Client(base_url=opensearch_url, timeout=60) as theirs:
-        _load(theirs, 1)
-        _load(ours, 3)
-        yield ours, theirs
-        ours.delete(f"/{INDEX}")
-        theirs.delete(f"/{INDEX}")
+    with loaded_pair(base_url, opensearch_url, INDEX, MAPPING, DOCS) as pair:
+        yield pair
 
 
 def _send(both: Any, method: str, path: str, body: Any) -> tuple[Any, Any]:
