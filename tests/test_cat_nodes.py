@@ -100,6 +100,13 @@ def test_cat_nodes_metric_columns_take_aliases_units_and_sorting(es: httpx.Clien
         es.delete("/catn")
 
 
+def test_cat_nodes_role_letters_are_the_roles_nodes_reports(es: httpx.Client) -> None:
+    letters = {"data": "d", "ingest": "i", "master": "m"}
+    roles = {n["name"]: n["roles"] for n in es.get("/_nodes").json()["nodes"].values()}
+    for row in es.get("/_cat/nodes", params={"h": "name,r", "format": "json"}).json():
+        assert row["node.role"] == "".join(sorted(letters[r] for r in roles[row["name"]]))
+
+
 def test_cat_indices_statistic_columns_are_counts_and_time_columns(es: httpx.Client,
                                                                    base_url: str) -> None:
     es.put("/cati", json={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})

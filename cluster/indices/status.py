@@ -131,7 +131,7 @@ class ClusterStatus:
         copies = [(r.get("node_id"), r["host"]) for r in infos if r.get("host")]
         by_node = assign(nodes, list(samples) + copies)
         return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
-                 "node.role": "d" if n.get("resource") else "-",
+                 "node.role": "dim" if n.get("resource") else "m",   # as _nodes' roles
                  "master": "-",   # no elected master: the coordinator actor decides
                  "cluster_manager": "-",
                  "node.roles": "data,ingest,master" if n.get("resource") else "master",
