@@ -126,6 +126,7 @@ ERRORS = [
     {"query_string": {"query": "n:quick*", "fields": ["title"]}},
     {"query_string": {"query": "quick", "tie_breaker": "x"}},
     {"simple_query_string": {"query": "quick", "type": "best_fields"}},
+    {"query_string": {"query": "quick", "default_field": "title", "fields": ["body"]}},
 ]
 
 

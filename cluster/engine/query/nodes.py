@@ -188,6 +188,7 @@ class QueryString(Query):
     time_zone: str | None = None        # query_string: of date ranges and single-field dates
     default_field: str | None = None    # query_string: the ``default_field`` given, if any
     quote_analyzer: str | None = None   # query_string: analyzer of quoted phrases
+    fields_and_default_field: bool = False  # both given: refused when the query is built
 
 
 @dataclass(frozen=True)

@@ -228,6 +228,7 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        else text_value(body["quote_field_suffix"]),
                        time_zone=_time_zone(body.get("time_zone")),
                        quote_analyzer=body.get("quote_analyzer"),
+                       fields_and_default_field="fields" in body and "default_field" in body,
                        default_field=None if "fields" in body or body.get("default_field")
                        is None else text_value(body["default_field"]),
                        boost=float_option(name, "boost", body.get("boost", 1.0)))

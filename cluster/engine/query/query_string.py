@@ -43,6 +43,10 @@ def expand_query_string(qs: QueryString, default_fields: Fields,
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
     """
     fields = tuple(qs.fields) or tuple(default_fields)
+    if qs.fields_and_default_field:     # ``QueryStringQueryBuilder.doToQuery``
+        raise IllegalArgument("failed to create query: Validation Failed: 1: cannot use "
+                              "[fields] parameter in conjunction with [default_field];",
+                              es_type="query_shard_exception")
     if qs.quote_analyzer is not None and qs.quote_analyzer not in ANALYZERS:
         # ``QueryStringQueryBuilder.doToQuery`` looks it up first, phrases or not
         raise IllegalArgument(f"[query_string] quote_analyzer [{qs.quote_analyzer}] not found",
