@@ -120,9 +120,9 @@ def test_thirty_nested_queries_parse_and_thirty_one_do_not() -> None:
 
 
 def test_known_but_unsupported_query_types_say_so() -> None:
-    e = parse_error({"more_like_this": {"like": "x"}})
+    e = parse_error({"geo_shape": {"loc": {"shape": {"type": "point", "coordinates": [0, 0]}}}})
     assert (e.es_type, e.reason) == ("parsing_exception",
-                                     "[more_like_this] query is not supported by this server")
+                                     "[geo_shape] query is not supported by this server")
 
 
 # --------------------------------------------------------------------------- clause limits
