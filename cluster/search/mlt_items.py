@@ -12,11 +12,10 @@ from typing import Any, Awaitable, Callable
 
 import orjson
 
-from ..engine.query import nodes as Q
 from ..engine.query.more_like_this import LikeItem, MoreLikeThis
 from ..engine.query.rewrite import walk
-from ..engine.query.score_nodes import FilterFunction
 from ..errors import IllegalArgument, SearchError
+from .terms_lookup import swap_nodes
 
 GetDoc = Callable[[str, str, "str | None"], Awaitable[dict[str, Any]]]
 
@@ -75,17 +74,10 @@ async def _fetch(item: LikeItem, get_doc: GetDoc, default_index: str | None) -> 
 
 
 def _replaced(q: Any, found: dict[LikeItem, LikeItem]) -> Any:
-    if isinstance(q, MoreLikeThis):
+    def swap(n: Any) -> Any:
+        if not isinstance(n, MoreLikeThis):
+            return None
         return dataclasses.replace(
-            q, like_items=tuple(found.get(i, i) for i in q.like_items),
-            unlike_items=tuple(found.get(i, i) for i in q.unlike_items))
-    if not dataclasses.is_dataclass(q):
-        return q
-    changes: dict[str, Any] = {}
-    for f in dataclasses.fields(q):
-        v = getattr(q, f.name)
-        if isinstance(v, (Q.Query, FilterFunction)):
-            changes[f.name] = _replaced(v, found)
-        elif isinstance(v, tuple) and any(isinstance(x, (Q.Query, FilterFunction)) for x in v):
-            changes[f.name] = tuple(_replaced(x, found) for x in v)
-    return dataclasses.replace(q, **changes) if changes else q
+            n, like_items=tuple(found.get(i, i) for i in n.like_items),
+            unlike_items=tuple(found.get(i, i) for i in n.unlike_items))
+    return swap_nodes(q, swap)

@@ -47,17 +47,25 @@ def _children(q: Any) -> list[Any]:
 
 def replaced(q: Any, found: dict[TermsLookup, Q.Query]) -> Any:
     """The tree with each lookup replaced by its resolved query."""
-    if isinstance(q, TermsLookup):
-        return found[q]
+    return swap_nodes(q, lambda n: found[n] if isinstance(n, TermsLookup) else None)
+
+
+def swap_nodes(q: Any, swap: Callable[[Any], Any]) -> Any:
+    """The query tree with each node for which ``swap`` returns a value replaced by it (its
+    subtree not visited); every other node rebuilt only where something below it changed.
+    Shared by the coordinator's resolutions (terms lookups, liked documents)."""
+    got = swap(q)
+    if got is not None:
+        return got
     if not dataclasses.is_dataclass(q) or not _children(q):
         return q
     changes: dict[str, Any] = {}
     for f in dataclasses.fields(q):
         v = getattr(q, f.name)
         if isinstance(v, (Q.Query, FilterFunction)):
-            changes[f.name] = replaced(v, found)
+            changes[f.name] = swap_nodes(v, swap)
         elif isinstance(v, tuple) and any(isinstance(x, (Q.Query, FilterFunction)) for x in v):
-            changes[f.name] = tuple(replaced(x, found) for x in v)
+            changes[f.name] = tuple(swap_nodes(x, swap) for x in v)
     return dataclasses.replace(q, **changes)
 
 
