@@ -52,3 +52,14 @@ def test_matched_fields_are_refused_for_the_plain_highlighter() -> None:
         parse_search(("i",), {}, {"highlight": {"matched_fields": ["t.plain"],
                                                 "fields": {"t": {}}}})
     assert "matched_fields" in str(e.value)
+
+
+def test_matched_fields_read_an_alias_as_its_target() -> None:
+    mapping = {"properties": {**MAPPING["properties"],
+                              "p": {"type": "alias", "path": "t.plain"}}}
+    c = LocalCluster().create("a", shards=1, mappings=mapping)
+    c.index("a", [{"t": TEXT}])
+    body = {"query": {"multi_match": {"query": "the dog", "fields": ["t", "p"]}},
+            "highlight": {"fields": {"t": {"matched_fields": ["p"]}}}}
+    hit = c.search("a", body)["hits"]["hits"][0]
+    assert hit["highlight"]["t"] == ["What jumps over <em>The</em> lazy <em>dog</em>?"]

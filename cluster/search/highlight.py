@@ -167,7 +167,8 @@ def highlight_hit(spec: HighlightSpec, query: Q.Query, source: bytes,
             q = opts.highlight_query or query
             matcher = _matcher(q, concrete, mapping, opts.require_field_match)
             extra = [(mapping.get(f), _matcher(q, f, mapping, opts.require_field_match))
-                     for f in opts.matched_fields if f != path and mapping.get(f) is not None]
+                     for f in dict.fromkeys(map(mapping.resolve, opts.matched_fields))
+                     if f != concrete and mapping.get(f) is not None]
             frags = field_fragments(values, mapping.get(path), matcher, opts, extra)
             if frags:
                 out[path] = frags
