@@ -173,9 +173,9 @@ def test_a_repeated_deep_page_sees_what_a_refresh_made_visible(shards) -> None:
     asyncio.run(run())
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(doc, min_size=1, max_size=120), shards=st.integers(2, 6),
-       samples=st.integers(1, 8), froms=st.lists(st.integers(0, 130), min_size=2, max_size=6),
+       samples=st.integers(1, 8), froms=st.lists(st.integers(0, 130), min_size=2, max_size=4),
        size=st.integers(1, 12), sort=st.sampled_from(SORTS),
        query=st.sampled_from(QUERIES[1:3]))
 def test_placed_deep_pages_equal_the_straightforward_merge(docs, shards, samples, froms, size,

@@ -22,8 +22,8 @@ from ..engine.sorting import SortField
 from .reduce import global_order
 
 # keys kept around the page that taught them: a few pages back, many forward (bounds memory)
-KEEP_BEFORE = 512
-KEEP_AFTER = 2048
+KEEP_BEFORE = 256
+KEEP_AFTER = 1024
 
 
 @dataclass(frozen=True)
