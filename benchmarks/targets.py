@@ -29,7 +29,10 @@ BLOCKERS = {
                             "process per actor",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
                             "step (~4 ms CPU) against Tantivy's ~1 ms in one process",
-    "deep_over_page1_from": "the first deep page of a query pays one more fan-out",
+    "deep_over_page1_from": "a deep page placed by an earlier one takes one round, as page 1 "
+                            "does, but each shard compares all its matches with the page's "
+                            "first key (O(m)); a page not yet placed also pays the sample "
+                            "and fetch rounds",
     "deep_over_page1_search_after": NOT_PROFILED,
     "aggs_terms_p50": "the Ray fan-out to the shards and the coordinator's reduce",
     "aggs_date_histogram_p50": "the Ray fan-out to the shards and the coordinator's reduce",

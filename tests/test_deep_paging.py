@@ -19,8 +19,9 @@ QUERIES = [None, {"match": {"text": "a"}}, {"match": {"text": "a b"}},
            {"range": {"n": {"gte": 2}}}]
 
 
-async def _index(shards: int, docs: list[dict], threshold: int, samples: int) -> Coordinator:
-    c = Coordinator(LocalBackend())
+async def _index(shards: int, docs: list[dict], threshold: int, samples: int,
+                 backend: LocalBackend | None = None) -> Coordinator:
+    c = Coordinator(backend or LocalBackend())
     c.deep_page_threshold = threshold
     c.deep_page_samples = samples
     c.create_index("d", {"settings": {"number_of_shards": shards},
@@ -170,3 +171,69 @@ def test_a_repeated_deep_page_sees_what_a_refresh_made_visible(shards) -> None:
         assert [h["_id"] for h in after["hits"]["hits"]] == \
             [h["_id"] for h in classic["hits"]["hits"]]
     asyncio.run(run())
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(docs=st.lists(doc, min_size=1, max_size=120), shards=st.integers(2, 6),
+       samples=st.integers(1, 8), froms=st.lists(st.integers(0, 130), min_size=2, max_size=4),
+       size=st.integers(1, 12), sort=st.sampled_from(SORTS),
+       query=st.sampled_from(QUERIES[1:3]))
+def test_placed_deep_pages_equal_the_straightforward_merge(docs, shards, samples, froms, size,
+                                                           sort, query) -> None:
+    """Deep pages placed by what earlier deep pages of the query learnt (page_anchors.py):
+    the same page again, neighbours and jumps, all equal to the classic merge."""
+    pages = [f for f0 in froms for f in (f0, f0, f0 + size, max(0, f0 - size))]
+
+    async def run():
+        classic = await _index(shards, docs, threshold=10**9, samples=samples)
+        deep = await _index(shards, docs, threshold=0, samples=samples)
+        out = []
+        for frm in pages:
+            body = {"from": frm, "size": size, "query": query}
+            if sort is not None:
+                body["sort"] = sort
+            a = await classic.search(parse_search(("d",), {}, dict(body)))
+            b = await deep.search(parse_search(("d",), {}, dict(body)))
+            out.append((a, b))
+        return out
+
+    key = lambda r: [(h["_id"], h["_score"], h.get("sort")) for h in r["hits"]["hits"]]  # noqa
+    for a, b in asyncio.run(run()):
+        assert key(b) == key(a)
+        assert b["hits"]["total"] == a["hits"]["total"]
+
+
+class _CallCounter(LocalBackend):
+    """LocalBackend that records which verbs reach the shards."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.verbs: list[str] = []
+
+    async def call(self, ref, method, *args):
+        self.verbs.append(method)
+        return await super().call(ref, method, *args)
+
+
+def test_a_placed_deep_page_takes_one_round_like_page_one() -> None:
+    """The same deep page again (a repeat, or the next page within what the first one
+    learnt) asks each shard once: a range from the page's first key, documents included."""
+    rng = random.Random(5)
+    docs = [{"n": i, "text": rng.choice(["a b", "a", "a c"])} for i in range(3000)]
+
+    async def run() -> list[list[str]]:
+        backend = _CallCounter()
+        c = await _index(3, docs, threshold=1000, samples=16, backend=backend)
+        rounds = []
+        for frm in (2000, 2000, 2010):
+            backend.verbs = []
+            await c.search(parse_search(("d",), {}, {"query": {"match": {"text": "a"}},
+                                                     "from": frm, "size": 10}))
+            rounds.append(list(backend.verbs))
+        return rounds
+
+    first, again, following = asyncio.run(run())
+    assert "sample" in first and "fetch" in first
+    assert again == ["range"] * 3
+    assert following == ["range"] * 3
+

@@ -49,6 +49,28 @@ def merge(results: list[ShardHits], sort: tuple[SortField, ...], from_: int,
     cand = sum(len(r) for _, r in nonempty)
     if not nonempty or size <= 0:
         return ReducedQuery(total, max_score, [], cand)
+    pos, rows, sel = _ordered(nonempty, sort)
+    if nonempty[0][1].groups is not None:   # collapse: the first of each group key
+        group_keys = [g for _, r in nonempty for g in r.groups or ()]
+        sel = sel[first_per_key([group_keys[i] for i in sel.tolist()])]
+    sel = sel[from_:from_ + size]
+    page = [PageEntry(int(pos[i]), int(rows[i])) for i in sel]
+    return ReducedQuery(total, max_score, page, cand)
+
+
+def global_order(results: list[ShardHits], sort: tuple[SortField, ...]
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """Every candidate in the global order, as (shard position, row) columns."""
+    nonempty = [(i, r) for i, r in enumerate(results) if len(r)]
+    if not nonempty:
+        return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int64)
+    pos, rows, sel = _ordered(nonempty, sort)
+    return pos[sel], rows[sel]
+
+
+def _ordered(nonempty: list[tuple[int, ShardHits]], sort: tuple[SortField, ...]
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The candidates' shard positions and rows, concatenated, and their global order."""
     pos = np.concatenate([np.full(len(r), i, dtype=np.int32) for i, r in nonempty])
     rows = np.concatenate([np.arange(len(r), dtype=np.int64) for _, r in nonempty])
     if len(nonempty) == 1:
@@ -69,12 +91,7 @@ def merge(results: list[ShardHits], sort: tuple[SortField, ...], from_: int,
         kinds = nonempty[0][1].kinds
         keys = ascending_keys(sort, kinds, columns, missing, ties)
         sel = order(keys)
-    if nonempty[0][1].groups is not None:   # collapse: the first of each group key
-        group_keys = [g for _, r in nonempty for g in r.groups or ()]
-        sel = sel[first_per_key([group_keys[i] for i in sel.tolist()])]
-    sel = sel[from_:from_ + size]
-    page = [PageEntry(int(pos[i]), int(rows[i])) for i in sel]
-    return ReducedQuery(total, max_score, page, cand)
+    return pos, rows, sel
 
 
 def total_hits(total: int, track: bool | int) -> dict[str, object] | None:
