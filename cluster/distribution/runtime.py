@@ -3,14 +3,17 @@
 Traps handled here (see RAY_NOTES.md): a bare ``ray.init()`` silently joins any cluster already
 running on the machine, so with no address we start a *private* local Ray
 (``address="local"``); and ``ray.init`` replaces the process's SIGINT/SIGTERM handlers, so we
-put the previous ones back (uvicorn's graceful shutdown depends on them).
+put the previous ones back (uvicorn's graceful shutdown depends on them). A private Ray starts
+without the helper processes it never uses (``lean_head``).
 """
 from __future__ import annotations
 
 import os
 import signal
+from contextlib import nullcontext
 from typing import Any
 
+from .lean_head import lean_head
 from .raytoken import state_dir, use_cluster_token, use_private_token
 
 
@@ -46,7 +49,8 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
             kwargs.update(address=address)
             started = False
         _reload_ray_auth_config()
-        ctx = ray.init(**kwargs)
+        with lean_head(log_to_driver=not quiet) if started else nullcontext():
+            ctx = ray.init(**kwargs)
     finally:
         for sig, h in handlers.items():
             if h is not None:
