@@ -59,3 +59,10 @@ def test_ray_s_own_defaults_are_back_after_the_private_start(ray_session) -> Non
     assert parameter.RayParams.__name__ == "RayParams"
     assert node.Node.__name__ == "Node"
     assert parameter.RayParams().no_monitor is False
+
+
+def test_a_private_ray_prestarts_no_idle_workers(ray_session) -> None:
+    from shardsearch.cluster.distribution.runtime import NO_PRESTARTED_WORKERS
+    config = ray._private.worker.global_worker.node._ray_params._system_config
+    assert {k: config.get(k) for k in NO_PRESTARTED_WORKERS} == NO_PRESTARTED_WORKERS
+    assert not any(NO_PRESTARTED_WORKERS.values())

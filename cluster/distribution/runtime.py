@@ -17,6 +17,12 @@ from .lean_head import lean_head
 from .raytoken import state_dir, use_cluster_token, use_private_token
 
 
+# Ray starts idle workers ahead of need (one per CPU at start, more for the first driver); a
+# service that has no index yet keeps them idle for good (~55 MiB PSS each, issue 20). Workers
+# start when an actor or a task needs one instead.
+NO_PRESTARTED_WORKERS = {"enable_worker_prestart": False, "prestart_worker_first_driver": False}
+
+
 def start_ray(address: str | None = None, *, num_cpus: int | None = None,
               object_store_mb: int | None = None, quiet: bool = True,
               token_dir: str | None = None, token_file: str | None = None) -> dict[str, Any]:
@@ -39,8 +45,9 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     try:
         if address is None:
             use_private_token(token_dir or state_dir())
-            kwargs.update(address="local", include_dashboard=False,
-                          num_cpus=num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2))
+            cpus = num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2)
+            kwargs.update(address="local", include_dashboard=False, num_cpus=cpus,
+                          _system_config=dict(NO_PRESTARTED_WORKERS))   # Ray adds to it
             if object_store_mb:
                 kwargs["object_store_memory"] = object_store_mb * 1024 * 1024
             started = True
