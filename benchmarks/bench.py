@@ -184,6 +184,10 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
             r = await client.put(f"{server.url}/{index}", content=orjson.dumps(body),
                                  headers={"content-type": "application/json"})
             r.raise_for_status()
+            if engine == "shardsearch":
+                # its shard copies start in worker processes of their own (none prestarted):
+                # a search reaches every copy, so the memory below counts them fully started
+                await _search_json(client, f"{server.url}/{index}/_search", {"size": 0})
             await asyncio.sleep(1.0)
             mem_created = server.memory()   # the empty service and its index's empty shards
             _log(f"{engine} shards={shards}: bulk loading {len(corpus)} docs")

@@ -25,8 +25,8 @@ BLOCKERS = {
                       "two shards use at most two cores",
     "memory_over_raw": "a Ray worker process per shard, coordinator and front-end growth "
                        "(~110 MiB before any data)",
-    "empty_plus_one_shard": "Ray's own processes (GCS, raylet, agents) and one worker "
-                            "process per actor",
+    "empty_plus_one_shard": "Ray's GCS, raylet and its two agents, and one Python process "
+                            "per actor (~25 MiB pyarrow in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
                             "step (~4 ms CPU) against Tantivy's ~1 ms in one process",
     "deep_over_page1_from": "a deep page placed by an earlier one takes one round, as page 1 "

@@ -3,15 +3,24 @@
 Traps handled here (see RAY_NOTES.md): a bare ``ray.init()`` silently joins any cluster already
 running on the machine, so with no address we start a *private* local Ray
 (``address="local"``); and ``ray.init`` replaces the process's SIGINT/SIGTERM handlers, so we
-put the previous ones back (uvicorn's graceful shutdown depends on them).
+put the previous ones back (uvicorn's graceful shutdown depends on them). A private Ray starts
+without the helper processes it never uses (``lean_head``).
 """
 from __future__ import annotations
 
 import os
 import signal
+from contextlib import nullcontext
 from typing import Any
 
+from .lean_head import lean_head
 from .raytoken import state_dir, use_cluster_token, use_private_token
+
+
+# Ray starts idle workers ahead of need (one per CPU at start, more for the first driver); a
+# service that has no index yet keeps them idle for good (~55 MiB PSS each, issue 20). Workers
+# start when an actor or a task needs one instead.
+NO_PRESTARTED_WORKERS = {"enable_worker_prestart": False, "prestart_worker_first_driver": False}
 
 
 def start_ray(address: str | None = None, *, num_cpus: int | None = None,
@@ -36,8 +45,9 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     try:
         if address is None:
             use_private_token(token_dir or state_dir())
-            kwargs.update(address="local", include_dashboard=False,
-                          num_cpus=num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2))
+            cpus = num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2)
+            kwargs.update(address="local", include_dashboard=False, num_cpus=cpus,
+                          _system_config=dict(NO_PRESTARTED_WORKERS))   # Ray adds to it
             if object_store_mb:
                 kwargs["object_store_memory"] = object_store_mb * 1024 * 1024
             started = True
@@ -46,7 +56,8 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
             kwargs.update(address=address)
             started = False
         _reload_ray_auth_config()
-        ctx = ray.init(**kwargs)
+        with lean_head(log_to_driver=not quiet) if started else nullcontext():
+            ctx = ray.init(**kwargs)
     finally:
         for sig, h in handlers.items():
             if h is not None:
