@@ -40,12 +40,12 @@ def mm(text: str, fields=ALL, **kw) -> MultiMatch:
 
 def fz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
     """A query string's fuzzy term on the default fields (``*``, a pattern)."""
-    return Fuzzy(field="*", value=text, options=options, field_pattern=True, **kw)
+    return Fuzzy(field="*", value=text, options=options, **kw)
 
 
 def sfz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
     """A simple query string's fuzzy term on field ``f``."""
-    return Fuzzy(field="f", value=text, options=options, field_pattern=True, **kw)
+    return Fuzzy(field="f", value=text, options=options, **kw)
 
 
 def not_(*queries) -> Bool:

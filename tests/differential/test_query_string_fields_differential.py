@@ -133,3 +133,22 @@ ERRORS = [
 @pytest.mark.parametrize("query", ERRORS)
 def test_bad_query_strings_over_fields_fail_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query})
+
+
+#: field-name patterns in the direct DSL are literal names (unmapped: no hits); ``exists``
+#: and ``multi_match`` expand them, as query strings do
+LITERAL_FIELDS = [
+    {"prefix": {"title*": "qu"}}, {"wildcard": {"title*": "qu*"}},
+    {"regexp": {"title*": "qu.*"}}, {"range": {"n*": {"gte": 0}}},
+    {"match_phrase": {"title*": "quick"}}, {"match_phrase_prefix": {"title*": "qui"}},
+    {"term": {"tag*": "quick"}}, {"terms": {"tag*": ["quick"]}}, {"fuzzy": {"title*": "quack"}},
+    {"match": {"title*": "quick"}}, {"match": {"*": "quick"}},
+    {"match_bool_prefix": {"title*": "qui"}}, {"span_term": {"title*": "quick"}},
+    {"intervals": {"title*": {"match": {"query": "quick"}}}},
+    {"exists": {"field": "title*"}}, {"multi_match": {"query": "quick", "fields": ["title*"]}},
+]
+
+
+@pytest.mark.parametrize("query", LITERAL_FIELDS)
+def test_direct_dsl_field_names_are_literal_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})

@@ -91,7 +91,6 @@ class Fuzzy(Query):
     field: str = ""
     value: str = ""
     options: FuzzyOptions = _field(default_factory=FuzzyOptions)
-    field_pattern: bool = False     # a query string's: ``field`` may name several (``t*``)
 
 
 @dataclass(frozen=True)
