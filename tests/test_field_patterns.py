@@ -27,11 +27,15 @@ def test_a_query_string_prefix_on_a_pattern_becomes_one_per_term_field() -> None
                                     Q.Prefix(field="tag", value="qu")))
 
 
-def test_a_query_string_match_on_star_is_lenient_on_every_searchable_field() -> None:
+def test_a_query_string_match_on_star_searches_every_searchable_field() -> None:
     out = expand_string_patterns(Q.Bool(should=(Q.Match(field="*", text="x"),)), _mapping())
     assert isinstance(out, Q.Bool) and isinstance(out.should[0], Q.DisMax)
-    assert [(m.field, m.lenient) for m in out.should[0].queries] == [
-        ("title", True), ("title.kw", True), ("tag", True), ("n", True)]
+    assert [m.field for m in out.should[0].queries] == ["title", "title.kw", "tag", "n"]
+
+
+def test_a_strict_query_string_prefix_keeps_the_fields_without_terms() -> None:
+    out = expand_string_patterns(Q.Prefix(field="*", value="qu"), _mapping(), lenient=False)
+    assert [p.field for p in out.queries] == ["title", "title.kw", "tag", "n"]
 
 
 def test_a_pattern_matching_no_field_matches_nothing() -> None:

@@ -119,8 +119,13 @@ def test_a_single_boosted_default_field_boosts_the_match():
 
 
 def test_field_patterns_are_left_for_the_caller_to_expand():
-    assert qs("title*:fox") == m("fox", "title*")
+    assert qs("title\\*:fox") == m("fox", "title*")
     assert qs("fox", fields=[("name.*", 1.0)]) == m("fox", "name.*")
+
+
+def test_an_unescaped_wildcard_field_name_is_a_syntax_error():
+    with pytest.raises(ParsingError):
+        qs("title*:fox")
 
 
 def test_words_are_not_analyzed():

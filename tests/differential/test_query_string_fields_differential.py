@@ -152,3 +152,33 @@ LITERAL_FIELDS = [
 @pytest.mark.parametrize("query", LITERAL_FIELDS)
 def test_direct_dsl_field_names_are_literal_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+#: an explicit ``lenient: false`` holds over ``*``; words side by side on one numeric field are
+#: one value (which fails, or finds nothing leniently); a leading wildcard is refused on mapped
+#: fields only; a field name with an unescaped wildcard is a syntax error
+LENIENCY = [
+    {"query_string": {"query": "quick", "lenient": False}},
+    {"query_string": {"query": "quick", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick", "default_field": "*", "lenient": False}},
+    {"simple_query_string": {"query": "quick", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick*", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "dog~1", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick", "fields": ["*"], "lenient": True}},
+    {"query_string": {"query": "42 7", "default_field": "n"}},
+    {"query_string": {"query": "42 7", "fields": ["n"]}},
+    {"query_string": {"query": "42 7", "fields": ["n"], "lenient": True}},
+    {"query_string": {"query": "n:(42 7)"}}, {"query_string": {"query": "n:(42 OR 7)"}},
+    {"query_string": {"query": "nope:*ox", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "*ox", "default_field": "nope", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "?ox OR quick", "default_field": "nope",
+                      "allow_leading_wildcard": False}},
+    {"query_string": {"query": "n:*ox", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "title*:quick"}}, {"query_string": {"query": "nope*:*ox"}},
+    {"query_string": {"query": "title\\*:quick"}}, {"query_string": {"query": "*:quick"}},
+]
+
+
+@pytest.mark.parametrize("query", LENIENCY)
+def test_query_string_leniency_and_field_names_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})

@@ -30,6 +30,14 @@ def resolve_fields(pattern: str, mapping: Mapping) -> list[str]:
     return matching_fields(pattern, mapping, lambda ft: ft.kind in _SEARCHABLE)
 
 
+def is_mapped(name: str, mapping: Mapping) -> bool:
+    """Whether ``name`` (a field, an alias, or a pattern matching a searchable field) is
+    mapped: a query string's term on no mapped field matches nothing, whatever it is."""
+    if is_pattern(name):
+        return bool(resolve_fields(name, mapping))
+    return name in mapping.fields or name in mapping.aliases
+
+
 def matching_fields(pattern: str, mapping: Mapping, keep: Any) -> list[str]:
     """Concrete fields matching ``pattern`` by their name or an alias's (resolved to the
     target, each once: Elasticsearch's ``QueryParserHelper`` deduplicates an alias and its
@@ -42,16 +50,16 @@ def matching_fields(pattern: str, mapping: Mapping, keep: Any) -> list[str]:
     return list(out)
 
 
-def expand_string_patterns(q: Q.Query, mapping: Mapping) -> Q.Query:
+def expand_string_patterns(q: Q.Query, mapping: Mapping, lenient: bool = True) -> Q.Query:
     """A query-string tree with each leaf on a field pattern replaced by a ``DisMax`` of the
-    leaf on every matching field (none: ``MatchNone``). A ``*`` ``match`` is lenient, as
-    ``index.query.default_field`` is."""
+    leaf on every matching field (none: ``MatchNone``). Leniently, a prefix, wildcard, regexp,
+    fuzzy term or phrase skips the fields without terms; otherwise they fail it later."""
     if isinstance(q, Q.Bool):
-        return dataclasses.replace(q, **{k: tuple(expand_string_patterns(s, mapping)
+        return dataclasses.replace(q, **{k: tuple(expand_string_patterns(s, mapping, lenient)
                                                   for s in getattr(q, k))
                                          for k in ("must", "should", "filter", "must_not")})
     if isinstance(q, Q.DisMax):
-        return dataclasses.replace(q, queries=tuple(expand_string_patterns(s, mapping)
+        return dataclasses.replace(q, queries=tuple(expand_string_patterns(s, mapping, lenient)
                                                     for s in q.queries))
     field = getattr(q, "field", None)
     if not isinstance(field, str) or not is_pattern(field) or isinstance(q, Q.Exists):
@@ -59,11 +67,7 @@ def expand_string_patterns(q: Q.Query, mapping: Mapping) -> Q.Query:
     if not isinstance(q, (Q.Match, Q.Range, *_TERM_DICTIONARY)):
         return q
     fields = resolve_fields(field, mapping)
-    if isinstance(q, _TERM_DICTIONARY):
+    if lenient and isinstance(q, _TERM_DICTIONARY):
         fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
-    if isinstance(q, Q.Match):
-        subs = [dataclasses.replace(q, field=f, lenient=q.lenient or field == "*")
-                for f in fields]
-    else:
-        subs = [dataclasses.replace(q, field=f) for f in fields]
+    subs = [dataclasses.replace(q, field=f) for f in fields]
     return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()

@@ -23,7 +23,8 @@ from .cross_fields import CrossFieldsGroup, cross_fields_query
 from .more_like_this import MoreLikeThis
 from .mlt_terms import candidates
 from .fuzzy_query import scored_spec
-from .field_patterns import expand_string_patterns, matching_fields, resolve_fields
+from .field_patterns import (expand_string_patterns, is_mapped, matching_fields,
+                             resolve_fields)
 from .index_field import pattern_on_term_field_error
 from ...errors import IllegalArgument
 
@@ -245,16 +246,17 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
         out = expand_query_string(q, defaults,
-                                  lambda f: f in mapping.fields or f in mapping.aliases,
+                                  lambda f: is_mapped(f, mapping),
                                   lambda f: _kind(mapping, f) == "date",
-                                  lambda f: _kind(mapping, f) == "keyword")
+                                  lambda f: _kind(mapping, f) not in (None, "text"))
         if mapping.aliases:     # field names written in the query text
             out = resolve_query(out, mapping.aliases)
-        out = expand_string_patterns(out, mapping)
-        if q.lenient:
+        # lenient by default over all fields, unless ``lenient`` is given
+        # (``QueryStringQueryBuilder.doToQuery``: one setting for the whole parser)
+        lenient = q.lenient if q.lenient is not None else any(p == "*" for p, _ in defaults)
+        out = expand_string_patterns(out, mapping, lenient)
+        if lenient:
             out = _lenient(out)
-        # lenient by default over all fields (``QueryStringQueryBuilder.doToQuery``)
-        lenient = q.lenient or any(p == "*" for p, _ in defaults)
         return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer, lenient)
     if isinstance(q, Q.Match) and q.fuzzy is not None:
         return fuzzy_match(q, mapping)
