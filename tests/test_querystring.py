@@ -40,12 +40,12 @@ def mm(text: str, fields=ALL, **kw) -> MultiMatch:
 
 def fz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
     """A query string's fuzzy term on the default fields (``*``, a pattern)."""
-    return Fuzzy(field="*", value=text, options=options, field_pattern=True, **kw)
+    return Fuzzy(field="*", value=text, options=options, **kw)
 
 
 def sfz(text: str, options: FuzzyOptions, **kw) -> Fuzzy:
     """A simple query string's fuzzy term on field ``f``."""
-    return Fuzzy(field="f", value=text, options=options, field_pattern=True, **kw)
+    return Fuzzy(field="f", value=text, options=options, **kw)
 
 
 def not_(*queries) -> Bool:
@@ -119,8 +119,13 @@ def test_a_single_boosted_default_field_boosts_the_match():
 
 
 def test_field_patterns_are_left_for_the_caller_to_expand():
-    assert qs("title*:fox") == m("fox", "title*")
+    assert qs("title\\*:fox") == m("fox", "title*")
     assert qs("fox", fields=[("name.*", 1.0)]) == m("fox", "name.*")
+
+
+def test_an_unescaped_wildcard_field_name_is_a_syntax_error():
+    with pytest.raises(ParsingError):
+        qs("title*:fox")
 
 
 def test_words_are_not_analyzed():

@@ -270,7 +270,7 @@ def _parse_query(req: SearchRequest, params: dict[str, str], body: dict[str, Any
         df = params.get("df")
         req.query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                                 default_operator=str(params.get("default_operator", "or")).lower(),
-                                lenient=params.get("lenient", "false") == "true",
+                                lenient=params["lenient"] == "true" if "lenient" in params else None,
                                 analyzer=params.get("analyzer"))
 
 

@@ -43,7 +43,7 @@ def leaf_queries() -> st.SearchStrategy[dict[str, Any]]:
         st.builds(lambda v: {"term": {"n": v}}, st.integers(0, 13)),
         st.builds(lambda vs: {"terms": {"tag": vs}}, st.lists(tag_values, min_size=1, max_size=3)),
         _range(),
-        st.builds(lambda f, p: {"prefix": {f: p}}, st.sampled_from(["tag", "title"]),
+        st.builds(lambda f, p: {"prefix": {f: p}}, st.sampled_from(["tag", "title", "ta*"]),
                   st.sampled_from(["a", "al", "b", "be", "g", "ch", "ma", "zz"])),
         st.builds(lambda f, p: {"wildcard": {f: p}}, st.sampled_from(["tag", "body"]),
                   st.sampled_from(["a*", "*a", "b?ta", "g*a", "*e*", "?"])),
@@ -56,7 +56,16 @@ def leaf_queries() -> st.SearchStrategy[dict[str, Any]]:
         st.builds(lambda f: {"exists": {"field": f}},
                   st.sampled_from(["price", "tag", "date", "body", "nothing"])),
         st.builds(lambda ids: {"ids": {"values": ids}}, st.lists(doc_ids, max_size=6)),
+        _boosting(),
     )
+
+
+def _boosting() -> st.SearchStrategy[dict[str, Any]]:
+    """``boosting`` of a match by a tag (the negative query scores nothing)."""
+    return st.builds(lambda pos, tag, nb: {"boosting": {"positive": pos,
+                                                        "negative": {"term": {"tag": tag}},
+                                                        "negative_boost": nb}},
+                     _match(), tag_values, st.sampled_from([0, 0.2, 0.5, 1.5]))
 
 
 def queries() -> st.SearchStrategy[dict[str, Any]]:

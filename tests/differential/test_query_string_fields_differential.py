@@ -133,3 +133,52 @@ ERRORS = [
 @pytest.mark.parametrize("query", ERRORS)
 def test_bad_query_strings_over_fields_fail_as_opensearch(qs_pair: Any, query: Any) -> None:
     check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query})
+
+
+#: field-name patterns in the direct DSL are literal names (unmapped: no hits); ``exists``
+#: and ``multi_match`` expand them, as query strings do
+LITERAL_FIELDS = [
+    {"prefix": {"title*": "qu"}}, {"wildcard": {"title*": "qu*"}},
+    {"regexp": {"title*": "qu.*"}}, {"range": {"n*": {"gte": 0}}},
+    {"match_phrase": {"title*": "quick"}}, {"match_phrase_prefix": {"title*": "qui"}},
+    {"term": {"tag*": "quick"}}, {"terms": {"tag*": ["quick"]}}, {"fuzzy": {"title*": "quack"}},
+    {"match": {"title*": "quick"}}, {"match": {"*": "quick"}},
+    {"match_bool_prefix": {"title*": "qui"}}, {"span_term": {"title*": "quick"}},
+    {"intervals": {"title*": {"match": {"query": "quick"}}}},
+    {"exists": {"field": "title*"}}, {"multi_match": {"query": "quick", "fields": ["title*"]}},
+]
+
+
+@pytest.mark.parametrize("query", LITERAL_FIELDS)
+def test_direct_dsl_field_names_are_literal_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})
+
+
+#: an explicit ``lenient: false`` holds over ``*``; words side by side on one numeric field are
+#: one value (which fails, or finds nothing leniently); a leading wildcard is refused on mapped
+#: fields only; a field name with an unescaped wildcard is a syntax error
+LENIENCY = [
+    {"query_string": {"query": "quick", "lenient": False}},
+    {"query_string": {"query": "quick", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick", "default_field": "*", "lenient": False}},
+    {"simple_query_string": {"query": "quick", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick*", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "dog~1", "fields": ["*"], "lenient": False}},
+    {"query_string": {"query": "quick", "fields": ["*"], "lenient": True}},
+    {"query_string": {"query": "42 7", "default_field": "n"}},
+    {"query_string": {"query": "42 7", "fields": ["n"]}},
+    {"query_string": {"query": "42 7", "fields": ["n"], "lenient": True}},
+    {"query_string": {"query": "n:(42 7)"}}, {"query_string": {"query": "n:(42 OR 7)"}},
+    {"query_string": {"query": "nope:*ox", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "*ox", "default_field": "nope", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "?ox OR quick", "default_field": "nope",
+                      "allow_leading_wildcard": False}},
+    {"query_string": {"query": "n:*ox", "allow_leading_wildcard": False}},
+    {"query_string": {"query": "title*:quick"}}, {"query_string": {"query": "nope*:*ox"}},
+    {"query_string": {"query": "title\\*:quick"}}, {"query_string": {"query": "*:quick"}},
+]
+
+
+@pytest.mark.parametrize("query", LENIENCY)
+def test_query_string_leniency_and_field_names_as_opensearch(qs_pair: Any, query: Any) -> None:
+    check(qs_pair, "POST", f"/{INDEX}/_search", {"query": query, "size": 100})

@@ -17,6 +17,7 @@ from ...errors import IllegalArgument, ParsingError, SearchError, XContentParseE
 from . import parse_full_text, parse_scoring, parse_term_level
 from .nested_query import parse_nested
 from .bool_prefix import parse_match_bool_prefix
+from .boosting import parse_boosting
 from .combined_fields import parse_combined_fields
 from .more_like_this import parse_more_like_this
 from .fuzzy_query import parse_fuzzy
@@ -219,6 +220,7 @@ _PARSERS = {
     "bool": _p_bool,
     "constant_score": _p_constant_score,
     "dis_max": _p_dis_max,
+    "boosting": lambda body, st: parse_boosting(body, st, _parse),
     "nested": lambda body, st: parse_nested(body, st, _parse),
     "intervals": parse_intervals,
     "match_bool_prefix": parse_match_bool_prefix,

@@ -91,7 +91,6 @@ class Fuzzy(Query):
     field: str = ""
     value: str = ""
     options: FuzzyOptions = _field(default_factory=FuzzyOptions)
-    field_pattern: bool = False     # a query string's: ``field`` may name several (``t*``)
 
 
 @dataclass(frozen=True)
@@ -174,7 +173,7 @@ class QueryString(Query):
     fields: tuple[tuple[str, float], ...] = ()
     default_operator: str = "or"
     simple: bool = False
-    lenient: bool = False
+    lenient: bool | None = None     # None: not given (lenient over ``*`` only)
     analyzer: str | None = None
     minimum_should_match: Any = None
     fuzzy: FuzzyOptions = field(default_factory=FuzzyOptions)   # term~ and term~N

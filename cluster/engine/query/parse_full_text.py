@@ -214,7 +214,8 @@ def _p_query_string(body: dict[str, Any], st: ParseState, simple: bool = False) 
                        type=_query_string_type(body.get("type", "best_fields")),
                        tie_breaker=_tie_breaker(name, body.get("tie_breaker")),
                        default_operator=operator_option(body.get("default_operator", "or")),
-                       simple=simple, lenient=bool(body.get("lenient", False)),
+                       simple=simple, lenient=None if "lenient" not in body else
+                       bool_option(name, "lenient", body["lenient"]),
                        analyzer=body.get("analyzer"),
                        minimum_should_match=body.get("minimum_should_match"),
                        fuzzy=fuzzy_options(name, body, QUERY_STRING_KEYS),

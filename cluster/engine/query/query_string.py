@@ -33,11 +33,12 @@ __all__ = ["expand_query_string"]
 def expand_query_string(qs: QueryString, default_fields: Fields,
                         is_mapped: Callable[[str], bool] = lambda f: False,
                         is_date: Callable[[str], bool] = lambda f: False,
-                        is_keyword: Callable[[str], bool] = lambda f: False) -> Query:
+                        is_whole_value: Callable[[str], bool] = lambda f: False) -> Query:
     """Parse ``qs.query`` into a query tree; bare words go to ``qs.fields`` or ``default_fields``;
-    ``is_mapped`` tells whether a field exists (for ``quote_field_suffix``), ``is_date``
-    whether it is a date field (for ``time_zone``), ``is_keyword`` whether its analysis keeps
-    words side by side as one value.
+    ``is_mapped`` tells whether a field (or pattern) exists (for ``quote_field_suffix``, and
+    leading wildcards, refused on mapped fields only), ``is_date``
+    whether it is a date field (for ``time_zone``), ``is_whole_value`` whether it is mapped
+    and not text (its analysis keeps words side by side as one value).
 
     Raises ``ParsingError`` on bad ``query_string`` syntax (never for ``simple_query_string``)
     and ``TooManyClauses`` when parentheses nest more than 30 deep.
@@ -64,7 +65,7 @@ def expand_query_string(qs: QueryString, default_fields: Fields,
         text = lucene_escape(qs.query) if qs.escape else qs.query
         dated = _dated_term(qs, is_date)
         query = _ClassicParser(text, fields, builder, qs.allow_leading_wildcard, dated,
-                               is_keyword).parse()
+                               is_whole_value, is_mapped).parse()
     return boosted(_with_minimum_should_match(query, qs.minimum_should_match), qs.boost)
 
 
@@ -122,10 +123,12 @@ class _ClassicParser:
     def __init__(self, text: str, fields: Fields, builder: QueryBuilder,
                  allow_leading_wildcard: bool = True,
                  dated: Callable[[str | None], bool] = lambda f: False,
-                 is_keyword: Callable[[str], bool] = lambda f: False) -> None:
+                 is_whole_value: Callable[[str], bool] = lambda f: False,
+                 is_mapped: Callable[[str], bool] = lambda f: True) -> None:
         self.text = text
+        self.is_mapped = is_mapped
         self.dated = dated
-        self.is_keyword = is_keyword
+        self.is_whole_value = is_whole_value
         self.allow_leading_wildcard = allow_leading_wildcard
         self.fields = fields
         self.b = builder
@@ -207,12 +210,13 @@ class _ClassicParser:
 
     def _runs(self, fields: Fields) -> bool:
         """Whether words side by side are read as one text: over several fields (one
-        ``multi_match``), and over one keyword field, which keeps ``lazy dog`` as one value
-        (Lucene's ``getFieldQuery`` analyses the run; over one text field the run's terms
+        ``multi_match``), and over one field that is not text, which keeps ``lazy dog`` (or
+        ``42 7``: a number that fails) as one value (Lucene's ``getFieldQuery`` analyses the
+        run; over one text field the run's terms
         are the words, kept apart so ``minimum_should_match`` counts them, as Lucene's
         ``addMultiTermClauses`` flattens them)."""
         return self.b.grouped(fields) or (len(fields) == 1 and not is_pattern(fields[0][0])
-                                          and self.is_keyword(fields[0][0]))
+                                          and self.is_whole_value(fields[0][0]))
 
     def _after_conjunction(self) -> bool:
         """Lucene reads one clause, never a run of words, right after ``AND``/``OR``."""
@@ -237,7 +241,11 @@ class _ClassicParser:
 
     def _primary(self, fields: Fields, depth: int) -> Query:
         tok = self._peek()
-        if tok.kind == "TERM" and self._peek(1).kind == "COLON":
+        # a field name is a plain term: ``title*:x`` is a syntax error (Lucene's grammar),
+        # a pattern is written escaped, ``title\\*:x``
+        if tok.kind == "TERM" and self._peek(1).kind == "COLON" \
+                and isinstance(tok.value, Word) \
+                and (not tok.value.wildcards or tok.value.text == "*"):
             self._take()
             self._take()
             assert isinstance(tok.value, Word)
@@ -312,8 +320,9 @@ class _ClassicParser:
                 return self.b.star(fields)
             if wild == [len(word.chars) - 1] and text.endswith("*"):
                 return self.b.prefix(fields, text[:-1])
-            if not self.allow_leading_wildcard and 0 in wild:
-                raise LeadingWildcard()
+            if not self.allow_leading_wildcard and 0 in wild \
+                    and any(self.is_mapped(f) for f, _ in fields):
+                raise LeadingWildcard()     # on no mapped field: no hits, no error
             return self.b.wildcard(fields, word.pattern)
         if explicit and len(text) > 1 and text[0] in "<>":
             return self._comparison(fields, text)

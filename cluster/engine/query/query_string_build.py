@@ -136,7 +136,7 @@ class QueryBuilder:
         opts = self.fuzzy_options if fuzziness is None \
             else replace(self.fuzzy_options, fuzziness=fuzziness)
         return self.per_field(fields, lambda f, b: Fuzzy(field=f, value=text, options=opts,
-                                                         boost=b, field_pattern=True))
+                                                         boost=b))
 
     def regexp(self, fields: Fields, pattern: str) -> Query:
         return self.per_field(fields, lambda f, b: Regexp(field=f, value=pattern, boost=b))

@@ -7,7 +7,6 @@ the terms they will look up.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 from typing import Any
 
 from . import nodes as Q
@@ -24,29 +23,10 @@ from .cross_fields import CrossFieldsGroup, cross_fields_query
 from .more_like_this import MoreLikeThis
 from .mlt_terms import candidates
 from .fuzzy_query import scored_spec
+from .field_patterns import (expand_string_patterns, is_mapped, matching_fields,
+                             resolve_fields)
 from .index_field import pattern_on_term_field_error
 from ...errors import IllegalArgument
-
-_SEARCHABLE = ("text", "keyword", "numeric", "date", "boolean")
-
-
-def resolve_fields(pattern: str, mapping: Mapping, *, default_all: bool = True) -> list[str]:
-    """Field names matching ``pattern`` (``*`` wildcards) that hold searchable values."""
-    if "*" not in pattern and "?" not in pattern:
-        return [mapping.resolve(pattern)]
-    return _matching(pattern, mapping, lambda ft: ft.kind in _SEARCHABLE)
-
-
-def _matching(pattern: str, mapping: Mapping, keep: Any) -> list[str]:
-    """Concrete fields matching ``pattern`` by their name or an alias's (resolved to the
-    target, each once: Elasticsearch's ``QueryParserHelper`` deduplicates an alias and its
-    target), in mapping order."""
-    out: dict[str, None] = {}
-    for p in mapping.fields:
-        ft = mapping.get(p)
-        if ft is not None and keep(ft) and fnmatch.fnmatchcase(p, pattern):
-            out[ft.path] = None
-    return list(out)
 
 
 def analyze_for(ft: FieldType | None, text: Any, analyzer: str | None = None) -> list[str]:
@@ -266,34 +246,23 @@ def _expand(q: Q.Query, mapping: Mapping) -> Q.Query:
         from .query_string import expand_query_string
         defaults = q.fields or (("*", 1.0),)
         out = expand_query_string(q, defaults,
-                                  lambda f: f in mapping.fields or f in mapping.aliases,
+                                  lambda f: is_mapped(f, mapping),
                                   lambda f: _kind(mapping, f) == "date",
-                                  lambda f: _kind(mapping, f) == "keyword")
+                                  lambda f: _kind(mapping, f) not in (None, "text"))
         if mapping.aliases:     # field names written in the query text
             out = resolve_query(out, mapping.aliases)
-        if q.lenient:
+        # lenient by default over all fields, unless ``lenient`` is given
+        # (``QueryStringQueryBuilder.doToQuery``: one setting for the whole parser)
+        lenient = q.lenient if q.lenient is not None else any(p == "*" for p, _ in defaults)
+        out = expand_string_patterns(out, mapping, lenient)
+        if lenient:
             out = _lenient(out)
-        # lenient by default over all fields (``QueryStringQueryBuilder.doToQuery``)
-        lenient = q.lenient or any(p == "*" for p, _ in defaults)
         return normalize_multi_terms(_expand(out, mapping), mapping, q.analyzer, lenient)
-    if isinstance(q, Q.Match) and ("*" in q.field or "?" in q.field):
-        fields = resolve_fields(q.field, mapping)
-        subs = [expand(Q.Match(field=f, text=q.text, operator=q.operator,
-                               minimum_should_match=q.minimum_should_match, analyzer=q.analyzer,
-                               boost=q.boost, lenient=q.lenient or q.field == "*",
-                               fuzzy=q.fuzzy), mapping) for f in fields]
-        return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, Q.Match) and q.fuzzy is not None:
         return fuzzy_match(q, mapping)
-    patterned = isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Range,
-                               Q.Exists)) or (isinstance(q, Q.Fuzzy) and q.field_pattern)
-    if patterned and ("*" in q.field or "?" in q.field):
-        fields = resolve_fields(q.field, mapping)
-        if isinstance(q, (Q.Prefix, Q.Wildcard, Q.Regexp, Q.MatchPhrase, Q.Fuzzy)):
-            fields = [f for f in fields if mapping.fields[f].kind in ("text", "keyword")]
-        if isinstance(q, Q.Exists):
-            fields = _matching(q.field, mapping, lambda ft: True)
-        subs = [dataclasses.replace(q, field=f) for f in fields]
+    if isinstance(q, Q.Exists) and ("*" in q.field or "?" in q.field):
+        subs = [dataclasses.replace(q, field=f)
+                for f in matching_fields(q.field, mapping, lambda ft: True)]
         return Q.DisMax(queries=tuple(subs)) if subs else Q.MatchNone()
     if isinstance(q, MatchBoolPrefix):
         return bool_prefix_query(q, mapping)
