@@ -18,7 +18,6 @@ cost nothing and cached per-snapshot statistics never go stale.
 from __future__ import annotations
 
 import copy
-import gc
 import itertools
 import pickle
 import zlib
@@ -251,20 +250,6 @@ class NoRouting:
 
     def __len__(self) -> int:
         return self.n
-
-
-def release_free_memory(collect: bool = True) -> None:
-    """Give freed heap memory back to the operating system (glibc ``malloc_trim``; no-op
-    elsewhere). Called after a refresh, which frees a whole write buffer at once. With
-    ``collect``, a full cyclic collection first (~40 ms in a shard worker, whose heap holds
-    Ray's and our modules' objects: a refresh runs one, not one per release)."""
-    if collect:
-        gc.collect()
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 class Segment:

@@ -31,7 +31,7 @@ from .collapse import collapsed_top
 from .row_scores import score_rows
 from .suggest_phrase import phrase_partial
 from .suggest_terms import term_partial
-from .gcpause import gc_paused, release_kept
+from .gcpause import gc_paused, release_free_memory, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .field_alias import resolve_shard_query
@@ -46,8 +46,7 @@ from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
 from .prefix_stats import add_prefix_terms, cut
-from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
-                      release_free_memory)
+from .segment import BufferedDoc, KeywordField, Segment, TextField, ignored_fields
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import MergePolicy
