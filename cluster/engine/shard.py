@@ -49,6 +49,7 @@ from .prefix_stats import add_prefix_terms, cut
 from .segment import BufferedDoc, KeywordField, Segment, TextField, ignored_fields
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
+from .live_ids import LiveIds
 from .merge_policy import MergePolicy
 from .merging import Merging
 from .page_fetch import fetch_page
@@ -68,7 +69,7 @@ class ShardCore(Merging):
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
-        self.live: dict[str, int] = {}   # id -> address (see ``locate``) of its live version
+        self.live = LiveIds()   # id -> address (see ``locate``) of its live version
         self.tombstones: dict[str, tuple[int, int]] = {}   # id -> (seq, version) of a delete
         self.generation = 0
         self.max_seq = -1
@@ -230,16 +231,13 @@ class ShardCore(Merging):
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
-            # 60,000 documents): the segment's copy, its id strings (``Segment.ids``) and the
-            # live map's addresses.
+            # 60,000 documents): the segment's copy and the live map's flags.
             seg = built.compacted()
             del built
             release_free_memory()
             self.segments.append(seg)
             self.by_uid[seg.uid] = seg
-            base = seg.uid << 32
-            with gc_paused():
-                self.live.update(zip(seg.ids.tolist(), range(base, base + seg.n)))
+            self.live.add_segment(seg.uid, seg.ids)
         self.generation = gen
         self.prune_retired()
         self.after_refresh()
