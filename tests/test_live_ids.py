@@ -40,6 +40,7 @@ def test_merge_moves_kept_ids_and_leaves_the_rest() -> None:
     live = LiveIds()
     live.add_segment(1, IdColumn(["a", "b", "c"]))
     live.add_segment(2, IdColumn(["d", "e"]))
+    assert live.get("a") == 1 << 32          # a lookup just before the merge...
     merged = IdColumn(["a", "c", "d", "e"])
     live.replace_segments({1, 2}, 3, merged, np.array([0, 1, 2]))   # "e" not kept live
     assert live.get("a") == 3 << 32 and live.get("c") == (3 << 32) + 1

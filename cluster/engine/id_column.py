@@ -11,6 +11,7 @@ collision costs a comparison, never a wrong answer. CRC-32 is stable across proc
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,11 +78,14 @@ class IdColumn:
 
     def rows_of_encoded(self, key: bytes, crc: int) -> list[int]:
         """:meth:`rows_of` for an id already encoded and hashed (a lookup over many columns)."""
-        h = self.hashes
-        lo = int(np.searchsorted(h, crc, side="left"))
-        if lo == len(h) or int(h[lo]) != crc:
+        # bisect on a memoryview: a fraction of ``np.searchsorted``'s per-call cost, which
+        # a write pays once per segment
+        h = memoryview(self.hashes)
+        lo = hi = bisect_left(h, crc)
+        while hi < len(h) and h[hi] == crc:
+            hi += 1
+        if lo == hi:
             return []
-        hi = int(np.searchsorted(h, crc, side="right"))
         o, blob = self.offsets, self.blob
         found = [r for r in self.rows[lo:hi].tolist() if blob[int(o[r]):int(o[r + 1])] == key]
         return sorted(found)

@@ -12,6 +12,7 @@ only added after the previous one was popped.
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 import numpy as np
@@ -20,10 +21,11 @@ from .id_column import IdColumn, encode_id
 
 
 class _Block:
-    __slots__ = ("ids", "alive", "base")
+    __slots__ = ("ids", "alive", "base", "hashes")
 
     def __init__(self, uid: int, ids: IdColumn, rows: np.ndarray | None) -> None:
         self.ids = ids
+        self.hashes = memoryview(ids.hashes)   # bisected without NumPy's per-call cost
         self.base = uid << 32
         if rows is None:
             self.alive = np.ones(len(ids), dtype=bool)
@@ -35,12 +37,13 @@ class _Block:
 class LiveIds:
     """Mapping-like (``get``, ``pop``, ``in``, ``len``, iteration, ``values``)."""
 
-    __slots__ = ("_extra", "_blocks", "_count")
+    __slots__ = ("_extra", "_blocks", "_count", "_last")
 
     def __init__(self) -> None:
         self._extra: dict[str, int] = {}
         self._blocks: dict[int, _Block] = {}   # segment uid -> its live rows, oldest first
         self._count = 0                        # live rows over the blocks
+        self._last: tuple[str, _Block, int] | None = None   # the latest lookup's answer
 
     def add_segment(self, uid: int, ids: IdColumn, rows: np.ndarray | None = None) -> None:
         """Rows ``rows`` (default: all) of segment ``uid`` are the live versions of their ids."""
@@ -52,6 +55,7 @@ class LiveIds:
                          ) -> None:
         """A merge: segment ``uid`` (its live ``rows``) replaces segments ``gone``. Their live
         ids the merge did not keep stay where they were (in the dict)."""
+        self._last = None
         self.add_segment(uid, ids, rows)
         merged = self._blocks[uid]
 
@@ -72,11 +76,19 @@ class LiveIds:
                     self._extra[doc_id] = block.base + r
 
     def _find(self, doc_id: str) -> tuple[_Block, int] | None:
+        last = self._last
+        if last is not None and last[0] == doc_id and last[1].alive[last[2]]:
+            return last[1], last[2]   # a write looks its id up, then retires it: one search
         key = encode_id(doc_id)
         crc = zlib.crc32(key)
         for block in reversed(self._blocks.values()):
+            h = block.hashes
+            i = bisect_left(h, crc)
+            if i == len(h) or h[i] != crc:
+                continue
             for r in block.ids.rows_of_encoded(key, crc):
                 if block.alive[r]:
+                    self._last = (doc_id, block, r)
                     return block, r
         return None
 
