@@ -58,9 +58,17 @@ class IdColumn:
             if not 0 <= i < n:
                 raise IndexError(key)
             return self._one(i)
-        rows = np.arange(n)[key]
-        out = np.empty(len(rows), dtype=object)
-        out[:] = [self._one(i) for i in rows.tolist()]
+        if isinstance(key, slice):
+            k = np.arange(*key.indices(n))
+        else:   # rows or a mask, without an O(n) index array per call (a fetch reads ~10)
+            k = np.asarray(key)
+            k = np.flatnonzero(k) if k.dtype == bool else np.where(k < 0, k + n, k)
+            if len(k) and (int(k.min()) < 0 or int(k.max()) >= n):
+                raise IndexError(key)
+        blob = self.blob
+        out = np.empty(len(k), dtype=object)
+        out[:] = [blob[a:b].decode("utf-8", "surrogatepass") for a, b in
+                  zip(self.offsets[k].tolist(), self.offsets[k + 1].tolist())]
         return out
 
     def __iter__(self) -> Iterator[str]:
