@@ -4,6 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from ...cluster.engine.gcpause import release_free_memory
 from ...cluster.errors import IllegalArgument, IndexNotFound
 from ..body import json_body
 from ..deps import Coord
@@ -24,7 +25,9 @@ _INDEX_PARAMS = COMMON | {"ignore_unavailable", "allow_no_indices", "expand_wild
 @router.post("/_refresh")
 @router.get("/_refresh")
 async def refresh_all(coord: Coord) -> JSONResponse:
-    return JSONResponse(await coord.call("refresh", None))
+    out = await coord.call("refresh", None)
+    release_free_memory()   # a refresh usually ends a bulk load: its bodies' freed heap
+    return JSONResponse(out)
 
 
 @router.post("/{index}/_refresh")
@@ -33,7 +36,9 @@ async def refresh(index: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     if not bool_param(params, "ignore_unavailable"):
         await coord.call("resolve", index)
-    return JSONResponse(await coord.call("refresh", index))
+    out = await coord.call("refresh", index)
+    release_free_memory()   # a refresh usually ends a bulk load: its bodies' freed heap
+    return JSONResponse(out)
 
 
 @router.get("/_mapping")

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .live_ids import LiveIds
 from .merge_policy import (AUTO_MERGE_MAX_BYTES, FORCE_MERGE_MAX_STEPS, MergePolicy,
                            dropped_share, find_merge, force_groups, segment_bytes)
 from .segment import NEVER, Segment
@@ -102,7 +103,7 @@ class Merging:
 
     segments: list[Segment]
     by_uid: dict[int, Segment]
-    live: dict[str, int]
+    live: LiveIds
     pins: dict[str, int]
     generation: int
     merge_policy: MergePolicy
@@ -153,8 +154,7 @@ class Merging:
             rest.insert(at, merged)
             self.by_uid[merged.uid] = merged
             rows = np.flatnonzero(merged.deleted_gen == NEVER)   # the live versions
-            base = merged.uid << 32
-            self.live.update(zip(merged.ids[rows].tolist(), (base + rows).tolist()))
+            self.live.replace_segments(gone, merged.uid, merged.ids, rows)
         self.segments = rest
         self.retired.append((self.generation, job.sources))
         if lost:   # versions visible only at unpinned generations before the plan are gone

@@ -18,7 +18,6 @@ cost nothing and cached per-snapshot statistics never go stale.
 from __future__ import annotations
 
 import copy
-import gc
 import itertools
 import pickle
 import zlib
@@ -33,6 +32,7 @@ from .analysis import get_analyzer
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
 from .gcpause import gc_paused
+from .id_column import IdColumn
 from .nested import NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
@@ -253,20 +253,6 @@ class NoRouting:
         return self.n
 
 
-def release_free_memory(collect: bool = True) -> None:
-    """Give freed heap memory back to the operating system (glibc ``malloc_trim``; no-op
-    elsewhere). Called after a refresh, which frees a whole write buffer at once. With
-    ``collect``, a full cyclic collection first (~40 ms in a shard worker, whose heap holds
-    Ray's and our modules' objects: a refresh runs one, not one per release)."""
-    if collect:
-        gc.collect()
-    try:
-        import ctypes
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
-
-
 class Segment:
     """One immutable segment. Build it with :meth:`build`; only ``deleted_gen`` ever changes."""
 
@@ -276,10 +262,7 @@ class Segment:
                  nested: dict[str, NestedDocs] | None = None) -> None:
         self.uid = uid
         self.n = len(ids)
-        self._ids: np.ndarray | None = None
-        self._id_text: str | list[str] = "\x00".join(ids)
-        if self._id_text.count("\x00") != max(0, self.n - 1):
-            self._id_text = ids        # an id holds the separator: keep the strings as they are
+        self.ids = IdColumn(ids)       # ``_id`` of each row (``id_column.py``)
         self.seq = seq
         self.version = version
         self.created_gen = created_gen
@@ -290,20 +273,6 @@ class Segment:
         self.nested = nested or {}     # nested path -> its children (``nested.py``)
         for block in self.nested.values():
             block.segment = self
-
-    @property
-    def ids(self) -> np.ndarray:
-        """object[n]: each document's ``_id``. Kept as one string until first read: strings
-        made during a refresh would sit among the write buffer's objects and keep their memory
-        pages from being freed with it; made after, they fill a few pages side by side."""
-        if self._ids is None:
-            ids = np.empty(self.n, dtype=object)
-            if self.n:
-                text = self._id_text
-                ids[:] = text.split("\x00") if isinstance(text, str) else text
-            self._ids = ids
-            self._id_text = ""
-        return self._ids
 
     @classmethod
     def build(cls, docs: list[BufferedDoc], field_types: dict[str, FieldType],
@@ -344,7 +313,6 @@ class Segment:
         allocator arena alive after the buffer is gone (~20 MiB per 60,000 documents); the
         copy lands in compact memory and the original goes.
         """
-        assert self._ids is None, "compact a segment before reading its ids"
         return copy.deepcopy(self)
 
     def visible(self, gen: int) -> np.ndarray:

@@ -31,7 +31,7 @@ from .collapse import collapsed_top
 from .row_scores import score_rows
 from .suggest_phrase import phrase_partial
 from .suggest_terms import term_partial
-from .gcpause import gc_paused, release_kept
+from .gcpause import gc_paused, release_free_memory, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .field_alias import resolve_shard_query
@@ -46,10 +46,10 @@ from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
 from .prefix_stats import add_prefix_terms, cut
-from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
-                      release_free_memory)
+from .segment import BufferedDoc, KeywordField, Segment, TextField, ignored_fields
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
+from .live_ids import LiveIds
 from .merge_policy import MergePolicy
 from .merging import Merging
 from .page_fetch import fetch_page
@@ -69,7 +69,7 @@ class ShardCore(Merging):
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
-        self.live: dict[str, int] = {}   # id -> address (see ``locate``) of its live version
+        self.live = LiveIds()   # id -> address (see ``locate``) of its live version
         self.tombstones: dict[str, tuple[int, int]] = {}   # id -> (seq, version) of a delete
         self.generation = 0
         self.max_seq = -1
@@ -231,16 +231,13 @@ class ShardCore(Merging):
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
-            # 60,000 documents): the segment's copy, its id strings (``Segment.ids``) and the
-            # live map's addresses.
+            # 60,000 documents): the segment's copy and the live map's flags.
             seg = built.compacted()
             del built
             release_free_memory()
             self.segments.append(seg)
             self.by_uid[seg.uid] = seg
-            base = seg.uid << 32
-            with gc_paused():
-                self.live.update(zip(seg.ids.tolist(), range(base, base + seg.n)))
+            self.live.add_segment(seg.uid, seg.ids)
         self.generation = gen
         self.prune_retired()
         self.after_refresh()

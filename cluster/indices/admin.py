@@ -14,6 +14,7 @@ import time
 import uuid
 from typing import Any
 
+from ..engine.gcpause import release_free_memory
 from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
 from ..engine.merge_policy import MergePolicy
@@ -426,6 +427,8 @@ class IndexAdmin:
         outcomes = await asyncio.gather(*(self.shards.refresh(s) for s in refs),
                                         return_exceptions=True)
         failed = sum(1 for o in outcomes if isinstance(o, BaseException))
+        # a refresh usually ends a bulk load: give back what its requests left in the heap
+        release_free_memory()
         return {"_shards": {"total": len(refs), "successful": len(refs) - failed,
                             "failed": failed}}
 

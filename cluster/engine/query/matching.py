@@ -373,7 +373,7 @@ def _e_exists(q: Q.Exists, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.n
 
 
 def _e_ids(q: Q.Ids, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
-    return constant(np.isin(seg.ids, np.asarray(q.values, dtype=object)), q.boost)
+    return constant(seg.ids.mask_of(list(q.values)), q.boost)
 
 
 def _e_prefix(q: Q.Prefix, seg: Segment, ctx: Context) -> tuple[np.ndarray, np.ndarray]:
