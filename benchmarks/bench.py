@@ -238,6 +238,8 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
                             "peak_rss": server.peak_rss,
                             "loaded_above_empty_pss": mem_loaded["pss"] - mem_empty["pss"],
                             "loaded_above_empty_rss": mem_loaded["rss"] - mem_empty["rss"],
+                            # the data alone: the shards' processes already run empty
+                            "loaded_above_created_pss": mem_loaded["pss"] - mem_created["pss"],
                             "raw_ndjson_bytes": corpus.raw_bytes}
     finally:
         server.stop()

@@ -134,16 +134,23 @@ def load_targets(res: dict[str, Any], report: dict[str, Any]) -> list[Target]:
     mem = res.get("memory", {})
     raw = mem.get("raw_ndjson_bytes")
     tantivy_mem = (report.get("tantivy") or {}).get("memory", {})
-    t_ratio = ratio(tantivy_mem.get("loaded_above_empty_pss"),
-                    tantivy_mem.get("raw_ndjson_bytes"))
+    t_ratio = ratio(data_memory(tantivy_mem), tantivy_mem.get("raw_ndjson_bytes"))
     return [
         judge("bulk_vs_sqlite", "bulk docs/s / SQLite FTS5's", ratio(ours_rate, their_rate),
               ">=", 1.0, f"{ours_rate} vs {their_rate} docs/s"),
-        judge("memory_over_raw", "memory loaded above empty (PSS) / raw NDJSON",
-              ratio(mem.get("loaded_above_empty_pss"), raw), "<=", 2.5,
-              f"{_mib(mem.get('loaded_above_empty_pss'))} MiB over {_mib(raw)} MiB; Tantivy "
+        judge("memory_over_raw", "memory of the loaded data (PSS) / raw NDJSON",
+              ratio(data_memory(mem), raw), "<=", 2.5,
+              f"{_mib(data_memory(mem))} MiB over {_mib(raw)} MiB (above empty, with the "
+              f"shards' processes: {_mib(mem.get('loaded_above_empty_pss'))} MiB); Tantivy "
               f"{round(t_ratio, 2) if t_ratio is not None else None}x"),
     ]
+
+
+def data_memory(mem: dict[str, Any]) -> float | None:
+    """PSS the loaded data adds to the index created empty (its shards' processes running):
+    the processes themselves are the empty-service target's. Older results have only the
+    growth above the empty service."""
+    return mem.get("loaded_above_created_pss", mem.get("loaded_above_empty_pss"))
 
 
 def empty_target(report: dict[str, Any]) -> list[Target]:

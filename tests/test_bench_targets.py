@@ -119,3 +119,13 @@ def test_a_report_without_shardsearch_runs_still_lists_every_target() -> None:
     t = T.evaluate({"aggs": report()["aggs"]})
     assert len(t) == len(T.evaluate(report())) == 12
     assert t["bulk_vs_sqlite"]["reached"] is None and t["aggs_terms_p50"]["reached"] is True
+
+
+def test_memory_target_counts_the_data_above_the_index_created_empty() -> None:
+    # the shards' processes are the empty-service target's; the data target is what loading
+    # adds to the index whose shards already run (older results: the growth above empty)
+    r = report()
+    r["shardsearch"]["2"]["memory"]["loaded_above_created_pss"] = 3 << 20
+    t = T.evaluate(r)["memory_over_raw"]
+    assert t["value"] == 1.5 and t["reached"] is True
+    assert "(above empty, with the shards' processes: 5.0 MiB)" in t["detail"]
