@@ -194,3 +194,25 @@ def test_median_absolute_deviation_is_exact_across_shards() -> None:
     with pytest.raises(IllegalArgument, match=r"\[compression\] must be greater than 0"):
         c.search("m", {"size": 0, "aggs": {"x": {"median_absolute_deviation": {
             "field": "n", "compression": 0}}}})
+
+
+@pytest.mark.parametrize("keys", ["ranks", "month_starts", "wide", "unsigned"])
+def test_group_answers_the_distinct_pairs_in_owner_key_order_on_every_key_grid(keys: str) -> None:
+    """``group`` counts integer keys on a small grid densely and sorts the others: both must
+    answer the sorted distinct ``(owner, key)`` pairs and each input's pair, as plain Python
+    computes them."""
+    import numpy as np
+    from shardsearch.cluster.engine.aggs.collect import group
+    rng = np.random.default_rng(7)
+    n = 5000
+    owner = rng.integers(0, 12, n).astype(np.int64)
+    key = {"ranks": lambda: rng.integers(-3, 4000, n),
+           "month_starts": lambda: rng.integers(0, 300, n) * 86_400_000 + 1_300_000_000_000,
+           "wide": lambda: rng.integers(-2**62, 2**62, n),
+           "unsigned": lambda: rng.integers(0, 90, n).astype(np.uint64)}[keys]()
+    u_owner, u_key, inverse = group(owner, key)
+    pairs = sorted(set(zip(owner.tolist(), key.tolist())))
+    assert list(zip(u_owner.tolist(), u_key.tolist())) == pairs
+    assert u_key.dtype == key.dtype and u_owner.dtype == owner.dtype
+    at = {p: i for i, p in enumerate(pairs)}
+    assert inverse.tolist() == [at[p] for p in zip(owner.tolist(), key.tolist())]
