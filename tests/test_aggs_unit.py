@@ -216,3 +216,26 @@ def test_group_answers_the_distinct_pairs_in_owner_key_order_on_every_key_grid(k
     assert u_key.dtype == key.dtype and u_owner.dtype == owner.dtype
     at = {p: i for i, p in enumerate(pairs)}
     assert inverse.tolist() == [at[p] for p in zip(owner.tolist(), key.tolist())]
+
+
+@pytest.mark.parametrize("unit", ["month", "quarter", "year"])
+@pytest.mark.parametrize("spread_days", [40, 200_000])   # a day table; a span too wide for it
+def test_calendar_keys_are_the_first_midnight_of_the_month_quarter_or_year(
+        unit: str, spread_days: int) -> None:
+    """``date_histogram``'s calendar keys, rounded in UTC: each value's bucket starts at
+    midnight on the first day of its month, quarter or year, as ``datetime`` computes it —
+    before the epoch too."""
+    import datetime as dt
+    import numpy as np
+    from shardsearch.cluster.engine.aggs.dates import round_down, zone
+    rng = np.random.default_rng(5)
+    centre = 1_100_000_000_000 if spread_days < 1000 else 0
+    values = centre + rng.integers(-spread_days, spread_days, 3000) * 86_400_000 \
+        + rng.integers(0, 86_400_000, 3000)
+    got = round_down(values, unit, None, zone(None))
+    epoch = dt.datetime(1970, 1, 1)
+    for v, k in zip(values.tolist(), got.tolist()):
+        d = epoch + dt.timedelta(milliseconds=v)
+        month = {"month": d.month, "quarter": (d.month - 1) // 3 * 3 + 1, "year": 1}[unit]
+        first = dt.datetime(d.year, month, 1)
+        assert k == (first - epoch) // dt.timedelta(milliseconds=1)
