@@ -34,9 +34,12 @@ BLOCKERS = {
                             "first key (O(m)); a page not yet placed also pays the sample "
                             "and fetch rounds",
     "deep_over_page1_search_after": NOT_PROFILED,
-    "aggs_terms_p50": "the Ray fan-out to the shards and the coordinator's reduce",
-    "aggs_date_histogram_p50": "the Ray fan-out to the shards and the coordinator's reduce",
-    "aggs_cardinality_p50": "the Ray fan-out to the shards and the coordinator's reduce",
+    "aggs_terms_p50": "the Ray fan-out, plus a pin and an unpin call per shard around "
+                      "TPUT's rounds even when round 1 suffices",
+    "aggs_date_histogram_p50": "the Ray fan-out to the shards and the coordinator's "
+                               "reduce and rendering of every bucket",
+    "aggs_cardinality_p50": "the Ray fan-out and one HyperLogLog update per distinct value "
+                            "past precision_threshold",
     "scale_bulk_rate": NOT_PROFILED,
     "scale_page1_growth": NOT_PROFILED,
     "scale_memory_ratio": NOT_PROFILED,

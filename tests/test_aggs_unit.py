@@ -194,3 +194,48 @@ def test_median_absolute_deviation_is_exact_across_shards() -> None:
     with pytest.raises(IllegalArgument, match=r"\[compression\] must be greater than 0"):
         c.search("m", {"size": 0, "aggs": {"x": {"median_absolute_deviation": {
             "field": "n", "compression": 0}}}})
+
+
+@pytest.mark.parametrize("keys", ["ranks", "month_starts", "wide", "unsigned"])
+def test_group_answers_the_distinct_pairs_in_owner_key_order_on_every_key_grid(keys: str) -> None:
+    """``group`` counts integer keys on a small grid densely and sorts the others: both must
+    answer the sorted distinct ``(owner, key)`` pairs and each input's pair, as plain Python
+    computes them."""
+    import numpy as np
+    from shardsearch.cluster.engine.aggs.collect import group
+    rng = np.random.default_rng(7)
+    n = 5000
+    owner = rng.integers(0, 12, n).astype(np.int64)
+    key = {"ranks": lambda: rng.integers(-3, 4000, n),
+           "month_starts": lambda: rng.integers(0, 300, n) * 86_400_000 + 1_300_000_000_000,
+           "wide": lambda: rng.integers(-2**62, 2**62, n),
+           "unsigned": lambda: rng.integers(0, 90, n).astype(np.uint64)}[keys]()
+    u_owner, u_key, inverse = group(owner, key)
+    pairs = sorted(set(zip(owner.tolist(), key.tolist())))
+    assert list(zip(u_owner.tolist(), u_key.tolist())) == pairs
+    assert u_key.dtype == key.dtype and u_owner.dtype == owner.dtype
+    at = {p: i for i, p in enumerate(pairs)}
+    assert inverse.tolist() == [at[p] for p in zip(owner.tolist(), key.tolist())]
+
+
+@pytest.mark.parametrize("unit", ["month", "quarter", "year"])
+@pytest.mark.parametrize("spread_days", [40, 200_000])   # a day table; a span too wide for it
+def test_calendar_keys_are_the_first_midnight_of_the_month_quarter_or_year(
+        unit: str, spread_days: int) -> None:
+    """``date_histogram``'s calendar keys, rounded in UTC: each value's bucket starts at
+    midnight on the first day of its month, quarter or year, as ``datetime`` computes it —
+    before the epoch too."""
+    import datetime as dt
+    import numpy as np
+    from shardsearch.cluster.engine.aggs.dates import round_down, zone
+    rng = np.random.default_rng(5)
+    centre = 1_100_000_000_000 if spread_days < 1000 else 0
+    values = centre + rng.integers(-spread_days, spread_days, 3000) * 86_400_000 \
+        + rng.integers(0, 86_400_000, 3000)
+    got = round_down(values, unit, None, zone(None))
+    epoch = dt.datetime(1970, 1, 1)
+    for v, k in zip(values.tolist(), got.tolist()):
+        d = epoch + dt.timedelta(milliseconds=v)
+        month = {"month": d.month, "quarter": (d.month - 1) // 3 * 3 + 1, "year": 1}[unit]
+        first = dt.datetime(d.year, month, 1)
+        assert k == (first - epoch) // dt.timedelta(milliseconds=1)

@@ -113,12 +113,13 @@ class DuckdbPeer:
             raise ValueError("sub-aggregations are not supported by this peer")
         col = ("d_" if kind == "date_histogram" else "k_") + str(p.get("field"))
         if kind == "terms" and set(p) <= {"field", "size"}:
-            size = int(p.get("size", 10))
-            rows = cur.execute(f"SELECT {col}, count(*) AS c FROM {t} WHERE {col} IS NOT NULL "
-                               f"GROUP BY {col} ORDER BY c DESC, {col} ASC").fetchall()
-            top = rows[:size]
+            size = int(p.get("size", 10))   # the top-N and the total both in SQL
+            top = cur.execute(f"SELECT {col}, count(*) AS c FROM {t} WHERE {col} IS NOT NULL "
+                              f"GROUP BY {col} ORDER BY c DESC, {col} ASC LIMIT ?",
+                              [size]).fetchall()
+            valued = cur.execute(f"SELECT count({col}) FROM {t}").fetchone()[0]
             return {"doc_count_error_upper_bound": 0,
-                    "sum_other_doc_count": sum(c for _, c in rows[size:]),
+                    "sum_other_doc_count": valued - sum(c for _, c in top),
                     "buckets": [{"key": k, "doc_count": c} for k, c in top]}
         if kind == "cardinality" and set(p) == {"field"}:
             return {"value": cur.execute(f"SELECT count(DISTINCT {col}) FROM {t}").fetchone()[0]}

@@ -76,7 +76,10 @@ def _keyed(node: AggNode, view: ShardView, rows: Rows, kind: str,
     all_rows_ = concat(g_rows, np.int64)
     keys = concat(g_keys, np.float64)
     u_owner, u_key, inv = group(concat(g_owner, np.int64), keys)
-    row_of, bucket_of, _ = group(all_rows_, inv)   # a document once per bucket
+    if len(all_rows_) < 2 or bool(np.all(all_rows_[1:] > all_rows_[:-1])):
+        row_of, bucket_of = all_rows_, inv   # one value per row: already once per bucket
+    else:
+        row_of, bucket_of, _ = group(all_rows_, inv)   # a document once per bucket
     counts = np.bincount(bucket_of, minlength=len(u_owner)).astype(np.int64)
     keys_out = distinct[u_key.astype(np.int64)] if distinct is not None else u_key
     part = Keyed(u_owner, keys_out, counts, value_kind=kind)

@@ -57,12 +57,23 @@ def _floor_local(local: np.ndarray, unit: str | None, fixed: int | None) -> np.n
     if unit == "week":   # weeks start on Monday; 1970-01-01 was a Thursday
         days = np.floor_divide(local, DAY)
         return (days - np.mod(days + 3, 7)) * DAY
-    months = local.astype("datetime64[ms]").astype("datetime64[M]").astype(np.int64)
+    days = np.floor_divide(local, DAY)   # months, quarters and years start at midnight
+    if not len(days):
+        return days
+    lo, hi = int(days.min()), int(days.max())
+    if hi - lo < max(len(days), 4096):   # each distinct day's first day, looked up
+        return _first_days(np.arange(lo, hi + 1, dtype=np.int64), unit)[days - lo] * DAY
+    return _first_days(days, unit) * DAY
+
+
+def _first_days(days: np.ndarray, unit: str) -> np.ndarray:
+    """The first day (since the epoch) of each day's month, quarter or year."""
+    months = days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
     if unit == "quarter":
         months = months - np.mod(months, 3)
     elif unit == "year":
         months = months - np.mod(months, 12)
-    return months.astype("datetime64[M]").astype("datetime64[ms]").astype(np.int64)
+    return months.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
 
 
 def round_down(utc_ms: np.ndarray, unit: str | None, fixed: int | None, tz: _dt.tzinfo,
@@ -105,8 +116,10 @@ def parse_offset(value: object) -> int:
     return (-1 if m.group(1) == "-" else 1) * int(m.group(2)) * mult
 
 
+@lru_cache(maxsize=1 << 16)
 def iso(ms: int, tz: _dt.tzinfo) -> str:
-    """Elasticsearch's default ``strict_date_optional_time`` rendering in a zone."""
+    """Elasticsearch's default ``strict_date_optional_time`` rendering in a zone (cached:
+    histogram keys repeat from search to search)."""
     dt = _dt.datetime.fromtimestamp(ms // 1000, _dt.timezone.utc).astimezone(tz)
     off = dt.utcoffset() or _dt.timedelta(0)
     text = dt.strftime("%Y-%m-%dT%H:%M:%S") + f".{ms % 1000:03d}"
