@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import get_analyzer
+from .column_tokens import text_term_ids
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
 from .gcpause import gc_paused
@@ -405,28 +405,22 @@ def _visible(seg: Segment, gen: int) -> np.ndarray:
 def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> TextField:
     """Postings with positions, lengths and norms of a text field.
 
-    Python touches each *value* once (analysis); term ids come from C-level passes over all
-    tokens (a set, a sort of the distinct terms, a dict lookup per token), docs and positions
-    are computed with NumPy: value ``k`` of a document starts at position
+    Python touches each *value* once; analysis and term ids are column passes
+    (``column_tokens.py``: Arrow's kernels for ``standard``), docs and positions are computed
+    with NumPy: value ``k`` of a document starts at position
     ``tokens before it + k * gap``.
     """
-    analyze = get_analyzer(ft.analyzer)
-    all_toks: list[str] = []
-    counts: list[int] = []          # tokens of each value
+    values: list[str] = []
     value_doc: list[int] = []
     value_k: list[int] = []         # index of the value within its document
     present = np.zeros(n, dtype=bool)
     for doc, vals in entries:
-        for k, v in enumerate(vals):
-            toks = analyze(v)
-            all_toks += toks
-            counts.append(len(toks))
-            value_doc.append(doc)
-            value_k.append(k)
+        values += vals
+        value_doc += [doc] * len(vals)
+        value_k += range(len(vals))
         present[doc] = True
-    terms, tids = sorted_ids(all_toks)
-    del all_toks
-    cnt = np.asarray(counts, dtype=np.int64)
+    terms, tids, cnt = text_term_ids(values, ft.analyzer)   # cnt: tokens of each value
+    del values
     vdoc = np.asarray(value_doc, dtype=np.int64)
     vk = np.asarray(value_k, dtype=np.int64)
     lengths = np.zeros(n, dtype=np.int32)

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-_POOL = pa.system_memory_pool()
+POOL = pa.system_memory_pool()
 _INDEX_DTYPES = {"int32": np.int32, "int64": np.int64, "uint64": np.uint64}
 _ARROW_FROM = 64     # fewer values: the Python passes are cheaper than Arrow's set-up
 
@@ -35,24 +35,28 @@ def ranked_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 def _arrow_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
-    arr = _as_arrow(values)
-    encoded = pc.dictionary_encode(arr, memory_pool=_POOL)
+    return arrow_ranked_ids(as_arrow(values))
+
+
+def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
+    """:func:`ranked_ids` of an Arrow string array (``column_tokens.py``'s tokens)."""
+    encoded = pc.dictionary_encode(arr, memory_pool=POOL)
     del arr
     dictionary = encoded.dictionary
-    order = pc.sort_indices(dictionary, memory_pool=_POOL)
+    order = pc.sort_indices(dictionary, memory_pool=POOL)
     rank = np.empty(len(dictionary), dtype=np.int32)
-    rank[_numpy(order)] = np.arange(len(dictionary), dtype=np.int32)
-    tids = rank[_numpy(encoded.indices)]
-    return pc.take(dictionary, order, memory_pool=_POOL).to_pylist(), tids
+    rank[numpy_view(order)] = np.arange(len(dictionary), dtype=np.int32)
+    tids = rank[numpy_view(encoded.indices)]
+    return pc.take(dictionary, order, memory_pool=POOL).to_pylist(), tids
 
 
-def _numpy(arr: pa.Array) -> np.ndarray:
+def numpy_view(arr: pa.Array) -> np.ndarray:
     """A null-free Arrow integer array as a NumPy view (``to_numpy`` imports pandas)."""
     dtype = _INDEX_DTYPES[str(arr.type)]
     return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr) + arr.offset)[arr.offset:]
 
 
-def _as_arrow(values: list[str]) -> pa.Array:
+def as_arrow(values: list[str]) -> pa.Array:
     """``values`` as an Arrow string array, made from their UTF-8 bytes joined by NULs
     and split in C++. Not ``pa.array``: its first call imports pandas (~30 MiB per worker,
     allocated in the middle of a full write buffer's heap, so it also keeps freed pages)."""
@@ -64,7 +68,7 @@ def _as_arrow(values: list[str]) -> pa.Array:
     offsets = np.array([0, len(data)], dtype=np.int64)
     one = pa.Array.from_buffers(pa.large_string(), 1,
                                 [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-    return pc.split_pattern(one, "\x00", memory_pool=_POOL).values
+    return pc.split_pattern(one, "\x00", memory_pool=POOL).values
 
 
 def _python_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
