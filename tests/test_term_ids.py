@@ -39,3 +39,17 @@ def test_arrow_term_ids_do_not_import_pandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "False"
+
+
+def test_only_processes_that_write_import_arrow_compute():
+    """``pyarrow.compute`` (~9 MiB) is loaded by a shard's first write, not by importing the
+    front end, the coordinator or the shard."""
+    code = ("import sys; import shardsearch.api.app, shardsearch.cluster.coordinator; "
+            "from shardsearch.cluster.engine.shard import ShardCore; "
+            "from shardsearch.cluster.engine.writes import WriteOp; "
+            "core = ShardCore('i', 0); before = 'pyarrow.compute' in sys.modules; "
+            "core.apply([WriteOp('index', '1', 0, b'{\"t\": \"a b\"}')]); "
+            "print(before, 'pyarrow.compute' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120)
+    assert out.stdout.split() == ["False", "True"]

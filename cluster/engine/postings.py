@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from .term_ids import ranked_ids
-
 
 def narrow(values: np.ndarray, high: int | None = None) -> np.ndarray:
     """``values`` (non-negative integers below ``high``, default their maximum + 1) in the
@@ -244,6 +242,7 @@ class Postings:
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""
+    from .term_ids import ranked_ids   # Arrow only where segments are built (``load_arrow``)
     distinct, tids = ranked_ids(values)
     return TermDict(distinct), tids
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import importlib
 import itertools
 import pickle
 import zlib
@@ -29,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from .column_tokens import text_term_ids
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
 from .gcpause import gc_paused
@@ -253,6 +253,15 @@ class NoRouting:
         return self.n
 
 
+def load_arrow() -> None:
+    """Import the refresh's Arrow modules (``column_tokens.py``, ``term_ids.py``; ~9 MiB per
+    process). Only processes that build segments need them: the front end and the coordinator
+    import this module too. A shard calls this while its write buffer is empty, so the
+    modules' objects do not land among buffered documents and pin their pages after the
+    refresh frees them."""
+    importlib.import_module(".column_tokens", __package__)
+
+
 def release_free_memory(collect: bool = True) -> None:
     """Give freed heap memory back to the operating system (glibc ``malloc_trim``; no-op
     elsewhere). Called after a refresh, which frees a whole write buffer at once. With
@@ -419,6 +428,7 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
         value_doc += [doc] * len(vals)
         value_k += range(len(vals))
         present[doc] = True
+    from .column_tokens import text_term_ids   # Arrow only where segments are built
     terms, tids, cnt = text_term_ids(values, ft.analyzer)   # cnt: tokens of each value
     del values
     vdoc = np.asarray(value_doc, dtype=np.int64)

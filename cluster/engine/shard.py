@@ -47,7 +47,7 @@ from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
 from .prefix_stats import add_prefix_terms, cut
 from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
-                      release_free_memory)
+                      load_arrow, release_free_memory)
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .merge_policy import MergePolicy
@@ -121,6 +121,8 @@ class ShardCore(Merging):
         if mapping is not None:
             self.set_mapping(mapping)
         t0 = time.perf_counter_ns()
+        if not self.buffer:
+            load_arrow()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
