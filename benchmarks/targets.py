@@ -21,8 +21,8 @@ NOT_PROFILED = "not profiled yet"
 
 # What stands between a missed target and its threshold (README "What blocks the rest").
 BLOCKERS = {
-    "bulk_vs_sqlite": "refresh builds postings in per-token Python (~60 µs/doc); "
-                      "two shards use at most two cores",
+    "bulk_vs_sqlite": "refresh still ~45 µs/doc (zlib, joined tokens in Python, buffered "
+                      "fields); two shards use at most two cores",
     "memory_over_raw": "a Ray worker process per shard, coordinator and front-end growth "
                        "(~110 MiB before any data)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents, and one Python process "

@@ -18,6 +18,7 @@ cost nothing and cached per-snapshot statistics never go stale.
 from __future__ import annotations
 
 import copy
+import importlib
 import itertools
 import pickle
 import zlib
@@ -28,7 +29,6 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import get_analyzer
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
 from .gcpause import gc_paused
@@ -253,6 +253,15 @@ class NoRouting:
         return self.n
 
 
+def load_arrow() -> None:
+    """Import the refresh's Arrow modules (``column_tokens.py``, ``term_ids.py``; ~9 MiB per
+    process). Only processes that build segments need them: the front end and the coordinator
+    import this module too. A shard calls this while its write buffer is empty, so the
+    modules' objects do not land among buffered documents and pin their pages after the
+    refresh frees them."""
+    importlib.import_module(".column_tokens", __package__)
+
+
 class Segment:
     """One immutable segment. Build it with :meth:`build`; only ``deleted_gen`` ever changes."""
 
@@ -373,28 +382,23 @@ def _visible(seg: Segment, gen: int) -> np.ndarray:
 def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> TextField:
     """Postings with positions, lengths and norms of a text field.
 
-    Python touches each *value* once (analysis); term ids come from C-level passes over all
-    tokens (a set, a sort of the distinct terms, a dict lookup per token), docs and positions
-    are computed with NumPy: value ``k`` of a document starts at position
+    Python touches each *value* once; analysis and term ids are column passes
+    (``column_tokens.py``: Arrow's kernels for ``standard``), docs and positions are computed
+    with NumPy: value ``k`` of a document starts at position
     ``tokens before it + k * gap``.
     """
-    analyze = get_analyzer(ft.analyzer)
-    all_toks: list[str] = []
-    counts: list[int] = []          # tokens of each value
+    values: list[str] = []
     value_doc: list[int] = []
     value_k: list[int] = []         # index of the value within its document
     present = np.zeros(n, dtype=bool)
     for doc, vals in entries:
-        for k, v in enumerate(vals):
-            toks = analyze(v)
-            all_toks += toks
-            counts.append(len(toks))
-            value_doc.append(doc)
-            value_k.append(k)
+        values += vals
+        value_doc += [doc] * len(vals)
+        value_k += range(len(vals))
         present[doc] = True
-    terms, tids = sorted_ids(all_toks)
-    del all_toks
-    cnt = np.asarray(counts, dtype=np.int64)
+    from .column_tokens import text_term_ids   # Arrow only where segments are built
+    terms, tids, cnt = text_term_ids(values, ft.analyzer)   # cnt: tokens of each value
+    del values
     vdoc = np.asarray(value_doc, dtype=np.int64)
     vk = np.asarray(value_k, dtype=np.int64)
     lengths = np.zeros(n, dtype=np.int32)

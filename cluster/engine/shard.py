@@ -46,7 +46,8 @@ from .query.rewrite import expand
 from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
 from .prefix_stats import add_prefix_terms, cut
-from .segment import BufferedDoc, KeywordField, Segment, TextField, ignored_fields
+from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
+                      load_arrow)
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .live_ids import LiveIds
@@ -121,6 +122,8 @@ class ShardCore(Merging):
         if mapping is not None:
             self.set_mapping(mapping)
         t0 = time.perf_counter_ns()
+        if not self.buffer:
+            load_arrow()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()

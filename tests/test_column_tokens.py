@@ -1,0 +1,49 @@
+"""``column_tokens``: the column tokenizer gives exactly ``standard_tokens``' tokens, counts and
+term ids, whichever path each value takes (Arrow's split, or Python for joined tokens,
+underscores, non-ASCII text and tokens over 255 characters)."""
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shardsearch.cluster.engine.analysis import standard_tokens
+from shardsearch.cluster.engine.column_tokens import standard_column, text_term_ids
+
+_PIECES = ["Foo", "bar", "U.S.A", "don't", "3.14", "1,000", "a_b", "__", "_", " ", "\n", "--",
+           "caf\u00e9", "\u4e00\u4e01", "x" * 260, "A:B", "9;9", "\u00c9t\u00e9", ".", "'", "\t"]
+_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+# NUL and lone surrogates are refused by ``standard_column`` (tested through ``text_term_ids``)
+_TEXTS = st.lists(st.sampled_from(_PIECES) | st.text(_CHARS, max_size=6), max_size=12).map("".join)
+_ANY_TEXTS = st.lists(st.sampled_from(_PIECES + ["\x00", "\ud800"]) | st.text(max_size=6),
+                      max_size=12).map("".join)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_TEXTS, max_size=40))
+def test_column_tokens_are_standard_tokens_value_by_value(values):
+    tokens, counts = standard_column(values) if values else ([], [])
+    flat = tokens.to_pylist() if values else []
+    expected = [standard_tokens(v) for v in values]
+    assert list(counts) == [len(e) for e in expected]
+    assert flat == [t for e in expected for t in e]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_ANY_TEXTS, max_size=40), st.sampled_from([None, "standard", "simple", "keyword",
+                                                        "whitespace", "stop"]))
+def test_text_term_ids_match_the_analyzer_function(values, analyzer):
+    """Term ids are ranks among the code-point-sorted distinct tokens, for every analyzer."""
+    from shardsearch.cluster.engine.analysis import get_analyzer
+    terms, tids, counts = text_term_ids(values, analyzer)
+    toks = [get_analyzer(analyzer)(v) for v in values]
+    flat = [t for ts in toks for t in ts]
+    distinct = sorted(set(flat))
+    assert terms.between(0, len(terms)) == distinct
+    assert tids.tolist() == [distinct.index(t) for t in flat]
+    assert counts.tolist() == [len(ts) for ts in toks]
+
+
+def test_a_nul_inside_a_value_is_tokenized_in_python():
+    values = ["a\x00b c", "Hello World"]
+    terms, tids, counts = text_term_ids(values, None)
+    assert terms.between(0, len(terms)) == ["a", "b", "c", "hello", "world"]
+    assert counts.tolist() == [3, 2]
