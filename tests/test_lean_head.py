@@ -66,13 +66,3 @@ def test_a_private_ray_prestarts_no_idle_workers(ray_session) -> None:
     config = ray._private.worker.global_worker.node._ray_params._system_config
     assert {k: config.get(k) for k in NO_PRESTARTED_WORKERS} == NO_PRESTARTED_WORKERS
     assert not any(NO_PRESTARTED_WORKERS.values())
-
-
-@ray.remote
-def _env(name: str) -> str | None:
-    return os.environ.get(name)
-
-
-def test_a_private_ray_s_workers_keep_few_malloc_arenas(ray_session) -> None:
-    # glibc's per-thread heaps kept freed memory in each shard copy (issue 20: memory)
-    assert ray.get(_env.remote("MALLOC_ARENA_MAX")) == os.environ.get("MALLOC_ARENA_MAX", "2")

@@ -45,11 +45,6 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     try:
         if address is None:
             use_private_token(token_dir or state_dir())
-            # glibc gives each thread that allocates its own heap; Ray runs a shard copy's calls
-            # on its concurrency groups' threads, and the freed memory of those heaps stays
-            # with the process (~15 MiB per loaded copy, issue 20). Ray's processes inherit
-            # this; an operator's own value wins.
-            os.environ.setdefault("MALLOC_ARENA_MAX", "2")
             cpus = num_cpus if num_cpus is not None else max(2, os.cpu_count() or 2)
             kwargs.update(address="local", include_dashboard=False, num_cpus=cpus,
                           _system_config=dict(NO_PRESTARTED_WORKERS))   # Ray adds to it
