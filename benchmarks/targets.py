@@ -23,8 +23,9 @@ NOT_PROFILED = "not profiled yet"
 BLOCKERS = {
     "bulk_vs_sqlite": "refresh still ~45 µs/doc (zlib, joined tokens in Python, buffered "
                       "fields); two shards use at most two cores",
-    "memory_over_raw": "a Ray worker process per shard, coordinator and front-end growth "
-                       "(~110 MiB before any data)",
+    "memory_over_raw": "fixed costs of the first load that do not grow with the data "
+                       "(each copy's heap and refresh modules, the coordinator's growth): "
+                       "the ratio falls as the corpus grows (scale rows)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents, and one Python process "
                             "per actor (~25 MiB pyarrow in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
@@ -40,7 +41,9 @@ BLOCKERS = {
                                "reduce and rendering of every bucket",
     "aggs_cardinality_p50": "the Ray fan-out and one HyperLogLog update per distinct value "
                             "past precision_threshold",
-    "scale_bulk_rate": NOT_PROFILED,
+    "scale_bulk_rate": "not profiled yet (suspects: background merges of ever larger "
+                       "segments share the two cores with the load; one refresh builds a "
+                       "larger segment)",
     "scale_page1_growth": NOT_PROFILED,
     "scale_memory_ratio": NOT_PROFILED,
 }
