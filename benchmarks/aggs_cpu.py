@@ -26,24 +26,6 @@ ENGINES = ("shardsearch", "duckdb")
 JSON = {"content-type": "application/json"}
 
 
-def tree_cpu_s(pid: int) -> float:
-    """User + system CPU seconds of a process and all its descendants (alive now)."""
-    import psutil
-    try:
-        root = psutil.Process(pid)
-        procs = [root] + root.children(recursive=True)
-    except psutil.NoSuchProcess:
-        return 0.0
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.NoSuchProcess:
-            pass
-    return total
-
-
 def start(engine: str, corpus: Corpus, log_dir: Path) -> tuple[Server, Any]:
     """One engine's server with the corpus loaded and refreshed."""
     import httpx
@@ -63,10 +45,10 @@ def start(engine: str, corpus: Corpus, log_dir: Path) -> tuple[Server, Any]:
 
 
 def cpu_ms_per_request(server: Server, client: Any, body: bytes, n: int) -> float:
-    before = tree_cpu_s(server.proc.pid)
+    before = server.cpu_seconds()
     for _ in range(n):
         client.post(f"{server.url}/aggs/_search", content=body, headers=JSON).raise_for_status()
-    return (tree_cpu_s(server.proc.pid) - before) / n * 1000
+    return (server.cpu_seconds() - before) / n * 1000
 
 
 def measure(limit: int | None, rounds: int, requests: int, log_dir: Path) -> dict[str, Any]:

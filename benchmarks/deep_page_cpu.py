@@ -26,31 +26,19 @@ from .corpus import load_corpus
 from .server import Server
 
 
-def tree_cpu(server: Server) -> float:
-    """User + system CPU seconds of the server's process tree so far."""
-    total = 0.0
-    for p in server.processes():
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except Exception:  # noqa: BLE001 - a process that just exited
-            continue
-    return total
-
-
 async def per_request_ms(client: Any, url: str, server: Server, body: bytes, n: int
                          ) -> tuple[float, list[float]]:
     """CPU milliseconds of the process tree per request over ``n`` sequential requests, and
     each request's wall-clock milliseconds (noisy on a shared machine: shown, not judged)."""
     headers = {"content-type": "application/json"}
-    c0 = tree_cpu(server)
+    c0 = server.cpu_seconds()
     walls = []
     for _ in range(n):
         t0 = time.perf_counter()
         r = await client.post(url, content=body, headers=headers)
         walls.append((time.perf_counter() - t0) * 1000)
         r.raise_for_status()
-    return (tree_cpu(server) - c0) / n * 1000, walls
+    return (server.cpu_seconds() - c0) / n * 1000, walls
 
 
 async def main(corpus_path: Path, limit: int | None, shards: int, depth: int, rounds: int,

@@ -120,6 +120,17 @@ class Server:
         except psutil.NoSuchProcess:
             return []
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the server's process tree so far (processes alive now)."""
+        total = 0.0
+        for p in self.processes():
+            try:
+                t = p.cpu_times()
+                total += t.user + t.system
+            except Exception:  # noqa: BLE001 - a process that just exited
+                continue
+        return total
+
     def memory(self) -> dict[str, int]:
         """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
         processes and workers)."""

@@ -165,28 +165,17 @@ async def _measure(server: Server, cluster: LocalCluster, corpus: Corpus, plan: 
         for conns in plan.connections:
             sessions = cluster.sessions()
             before = {n: session_cpu_s(s) for n, s in sessions.items()}
-            front = _tree_cpu_s(server)
+            front = server.cpu_seconds()
             st = await run_load(client, url, search, plan.requests[conns], conns,
                                 plan.time_cap_s)
             cpu = {n: session_cpu_s(s) - before[n] for n, s in sessions.items()}
-            cpu["front end"] = _tree_cpu_s(server) - front
+            cpu["front end"] = server.cpu_seconds() - front
             runs.append({"query": "match", "depth": 0, "method": "from",
                          "connections": conns, **st.as_dict()})
             nodes = per_node(shard_nodes, cpu, st.rps, st.requests)
             _log(f"two-node c={conns}: {st.rps} req/s, p50 {st.p50_ms} ms, p99 {st.p99_ms} ms")
     return {"workers": WORKERS, "shards": shard_nodes, "bulk": bulk, "runs": runs,
             "nodes_at_max_connections": nodes}
-
-
-def _tree_cpu_s(server: Server) -> float:
-    total = 0.0
-    for p in server.processes():
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except Exception:  # noqa: BLE001 - a process that just exited
-            continue
-    return total
 
 
 def markdown(two: dict[str, Any]) -> str:
