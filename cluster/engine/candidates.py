@@ -101,14 +101,7 @@ class Candidates:
 
     def keys_at(self, rows: np.ndarray) -> list[list[Any]]:
         """:meth:`key_at` of many rows, vectorised (``tolist`` gives Python scalars)."""
-        cols = []
-        for col, miss in zip(self.columns, self.missing):
-            vals = col[rows].tolist()
-            if miss is not None:
-                vals = [None if mm else v for v, mm in zip(vals, miss[rows].tolist())]
-            cols.append(vals)
-        cols.append(self.ties[rows].tolist())
-        return [list(k) for k in zip(*cols)]
+        return keys_of(self.columns, self.missing, self.ties, rows)
 
     def key_at(self, row: int) -> list[Any]:
         """The full key of one row: its value per sort key (None when missing) + tie-break."""
@@ -290,3 +283,17 @@ def top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
                           [r[cand] if r is not None else None for r in ranks]
                           if ranks else None)
     return cand[order(keys)[:k]]
+
+
+def keys_of(columns: list[np.ndarray], missing: list[np.ndarray | None], ties: np.ndarray,
+            rows: np.ndarray) -> list[list[Any]]:
+    """Full keys of ``rows``: their value per sort column (None where missing), then the
+    tie-break; shared by :meth:`Candidates.keys_at` and a shard answer's columns."""
+    cols = []
+    for col, miss in zip(columns, missing):
+        vals = col[rows].tolist()
+        if miss is not None:
+            vals = [None if mm else v for v, mm in zip(vals, miss[rows].tolist())]
+        cols.append(vals)
+    cols.append(ties[rows].tolist())
+    return [list(k) for k in zip(*cols)]

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.candidates import keys_of
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField
 from .reduce import global_order
@@ -67,11 +68,4 @@ def learn(hits: list[ShardHits], sort: tuple[SortField, ...], before: int, limit
 
 def full_keys(h: ShardHits, rows: np.ndarray) -> list[list[Any]]:
     """Rows' full keys in the form ``Shard.sample`` sends them (``Candidates.keys_at``)."""
-    cols = []
-    for col, miss in zip(h.columns, h.missing):
-        vals = col[rows].tolist()
-        if miss is not None:
-            vals = [None if mm else v for v, mm in zip(vals, miss[rows].tolist())]
-        cols.append(vals)
-    cols.append(h.ties[rows].tolist())
-    return [list(k) for k in zip(*cols)]
+    return keys_of(h.columns, h.missing, h.ties, rows)
