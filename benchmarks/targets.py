@@ -26,8 +26,8 @@ BLOCKERS = {
     "memory_over_raw": "fixed costs of the first load that do not grow with the data "
                        "(each copy's heap and refresh modules, the coordinator's growth): "
                        "the ratio falls as the corpus grows (scale rows)",
-    "empty_plus_one_shard": "Ray's GCS, raylet and its two agents, and one Python process "
-                            "per actor (~25 MiB pyarrow in each)",
+    "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
+                            "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
                             "step (~4 ms CPU) against Tantivy's ~1 ms in one process",
     "deep_over_page1_from": "a deep page placed by an earlier one takes one round, as page 1 "

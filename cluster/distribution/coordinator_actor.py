@@ -13,6 +13,10 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import IllegalArgument
+from .lazy_addons import install_lazy_addons
+
+# in the actor's worker this module is imported before Ray makes its serialization context
+install_lazy_addons()
 
 COORDINATOR_NAME = "coordinator"
 NAMESPACE = "shardsearch"

@@ -13,6 +13,7 @@ import signal
 from contextlib import nullcontext
 from typing import Any
 
+from .lazy_addons import install_lazy_addons
 from .lean_head import lean_head
 from .raytoken import state_dir, use_cluster_token, use_private_token
 
@@ -36,6 +37,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     import ray
 
+    install_lazy_addons()
     if ray.is_initialized():
         return {"address": ray.get_runtime_context().gcs_address, "started": False}
     address = address or os.environ.get("SHARDSEARCH_RAY_ADDRESS") or None

@@ -24,7 +24,11 @@ from ..engine.writes import WriteBatch, WriteOp
 from ..errors import ShardTimeout, TaskCancelled
 from .cancel_calls import cancelled_predicate
 from .lanes import own_lock
+from .lazy_addons import install_lazy_addons
 from .simulation import ShardSimulator
+
+# in a shard copy's worker this module is imported before Ray makes its serialization context
+install_lazy_addons()
 
 
 class ShardService:
