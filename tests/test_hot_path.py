@@ -2,7 +2,8 @@
 
 Shortcuts: keyword sorts by shard-wide ordinals (no per-query string sort), documents riding
 along with the query phase for small pages (query-and-fetch), and global statistics reused
-while no shard has refreshed (a stale guess is detected by the shard and the search re-run).
+while no shard has refreshed (a stale guess is detected by the shard and the search re-run),
+and ``/{index}/_search`` matched before the app's other routes (it must shadow none of them).
 """
 from __future__ import annotations
 
