@@ -70,6 +70,9 @@ async def one_round(client: Any, url: str, server: Server, body: bytes, n: int
 def sample_stacks(server: Server, seconds: int, out: Path) -> list[tuple[str, Path]]:
     """Start py-spy on the front end, the coordinator and the shard copies (raw stacks)."""
     spy = shutil.which("py-spy") or str(Path(__file__).resolve().parents[1] / ".venv/bin/py-spy")
+    if not Path(spy).exists():
+        print("page1_cpu: py-spy is not installed (pip install py-spy): no samples")
+        return []
     procs = []
     for p in server.processes():
         label = _process_label(p)
@@ -79,7 +82,7 @@ def sample_stacks(server: Server, seconds: int, out: Path) -> list[tuple[str, Pa
                 [spy, "record", "--pid", str(p.pid), "--duration", str(seconds), "--rate",
                  "200", "--format", "raw", "--gil", "--nonblocking", "--output", str(f)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)))
-    return [(label, f) for label, f, _ in procs] if procs else []
+    return [(label, f) for label, f, _ in procs]
 
 
 def top_functions(path: Path, n: int = 25) -> list[tuple[str, float]]:
