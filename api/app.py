@@ -83,6 +83,7 @@ def create_app(coordinator: CoordinatorClient, auth: AuthConfig | None = None) -
         app.add_middleware(AuthMiddleware, config=auth)
     app.add_middleware(_ProductHeader)
     app.add_middleware(_NoTrailingSlash)    # outermost: every layer sees the one spelling
+    app.include_router(search.hot_router)   # first: the path of most requests (see there)
     # component_templates before aliases: POST /_index_template/_simulate is no template name
     for module in (ui, cluster, nodes, cat, component_templates, aliases, simulation, cursors,
                    scripts, search, multi, documents, by_query, data_streams, indices):

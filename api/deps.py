@@ -71,9 +71,14 @@ class LocalCoordinator:
         return await call_verb(self.core, method, *args, **kwargs)
 
 
+def coordinator_of(request: Request) -> CoordinatorClient:
+    """The app's coordinator client (for routes on the hot path, without ``Depends``)."""
+    return request.app.state.coordinator  # type: ignore[no-any-return]
+
+
 async def get_coordinator(request: Request) -> CoordinatorClient:
     """(async: FastAPI runs a plain function dependency in a thread pool, per request)"""
-    return request.app.state.coordinator
+    return coordinator_of(request)
 
 
 Coord = Annotated[CoordinatorClient, Depends(get_coordinator)]

@@ -61,17 +61,20 @@ def _opensearch_peer() -> Any:
 class Server:
     """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
 
-    def __init__(self, engine: str, log_dir: Path, ray_env: dict[str, str] | None = None
-                 ) -> None:
+    def __init__(self, engine: str, log_dir: Path, ray_env: dict[str, str] | None = None,
+                 data_dir: str | None = None) -> None:
         """``ray_env`` (shardsearch only): join the Ray cluster it names (``RAY_ADDRESS`` and
-        its token) instead of starting a private Ray."""
+        its token) instead of starting a private Ray. ``data_dir`` (shardsearch only): serve
+        the indices kept there, and keep them after :meth:`stop` (a fresh temporary one,
+        removed at stop, by default)."""
         self.engine = engine
         self.port = free_port()
         self.data_dir: str | None = None
         env = _child_env()
         if engine == "shardsearch":
             # a fresh data directory: durable writes as configured by default, no old indices
-            self.data_dir = tempfile.mkdtemp(prefix="shardsearch-bench-")
+            self.data_dir = data_dir or tempfile.mkdtemp(prefix="shardsearch-bench-")
+            self._keep_data = data_dir is not None
             cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), "--data-dir", self.data_dir]
             if ray_env:
@@ -169,5 +172,5 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
         self.log.close()
-        if self.data_dir is not None:
+        if self.data_dir is not None and not getattr(self, "_keep_data", False):
             shutil.rmtree(self.data_dir, ignore_errors=True)

@@ -2,7 +2,8 @@
 
 Shortcuts: keyword sorts by shard-wide ordinals (no per-query string sort), documents riding
 along with the query phase for small pages (query-and-fetch), and global statistics reused
-while no shard has refreshed (a stale guess is detected by the shard and the search re-run).
+while no shard has refreshed (a stale guess is detected by the shard and the search re-run),
+and ``/{index}/_search`` matched before the app's other routes (it must shadow none of them).
 """
 from __future__ import annotations
 
@@ -205,3 +206,43 @@ def test_one_term_match_from_the_postings_equals_the_dense_evaluation(texts, sha
     assert fast["hits"]["total"] == plain["hits"]["total"]
     assert fast["hits"]["max_score"] == plain["hits"]["max_score"]
     assert _page(fast) == _page(plain)
+
+
+def _segments_overlap(route_part: str, plain_name: bool) -> bool:
+    """Whether a route's path part can equal some value of the hot route's part: an index
+    name not starting with ``_`` (``plain_name``) or the literal ``_search``."""
+    if route_part.startswith("{"):
+        return True
+    return not route_part.startswith("_") if plain_name else route_part == "_search"
+
+
+def test_the_first_search_route_shadows_no_other_route() -> None:
+    """``/{plain index}/_search`` is matched before every other router (``api/routes/
+    search.py``): no other route of the app (but the search routes it copies) may match a path
+    it matches, in any method, or that route would stop being reached."""
+    from shardsearch.api.app import create_app
+    from shardsearch.api.routes import search as search_routes
+    from starlette.routing import Route
+
+    app = create_app(coordinator=None)   # type: ignore[arg-type]
+    routes: list[Any] = []
+
+    def walk(router: Any) -> None:
+        for r in getattr(router, "routes", []):
+            walk(r.original_router) if hasattr(r, "original_router") else routes.append(r)
+    walk(app.router)
+    own = {id(r) for r in search_routes.router.routes + search_routes.hot_router.routes}
+    others = [r for r in routes if isinstance(r, Route) and id(r) not in own]
+    assert len(others) > 100 and routes[0] in search_routes.hot_router.routes
+    for r in others:
+        parts = r.path.strip("/").split("/")
+        overlaps = len(parts) == 2 and _segments_overlap(parts[0], True) \
+            and _segments_overlap(parts[1], False)
+        assert not overlaps, f"{r.path} {r.methods} is shadowed by the first search route"
+    # (a ``{x:path}`` parameter spans parts: the probes catch those)
+    probes = ["/books/_search", "/logs-*,books/_search", "/%3Clogs-%7Bnow%2Fd%7D%3E/_search"]
+    for r in others:
+        for p in probes:
+            assert not r.path_regex.match(p), (r.path, p)
+    hot = search_routes.hot_router.routes[0]
+    assert hot.path_regex.match("/books/_search") and not hot.path_regex.match("/_all/_search")

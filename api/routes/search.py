@@ -4,19 +4,42 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from starlette.convertors import Convertor, register_url_convertor
 
 from ...cluster.errors import IllegalArgument, ParsingError
 from ...cluster.engine.query.dsl import parse_query
 from ...cluster.engine.query.nodes import MatchAll, QueryString
 from ...cluster.search.request import check_params, parse_search
 from ...cluster.indices.preference import parse_preference
-from ..deps import Coord
+from ..deps import Coord, coordinator_of
 from ..disconnect import unless_disconnected
 from ..json import JSONResponse
 from ..params import COMMON, bool_param, query_params
 from ..stored_scripts import body_with_stored_scripts
 
 router = APIRouter()
+
+
+class _PlainIndex(Convertor):
+    """An index expression that does not start with ``_``: no other route's path has such a
+    first part followed by ``/_search`` (``tests/test_hot_path.py`` holds it), so
+    :data:`hot_router` may be matched before every other router."""
+
+    regex = "[^_/][^/]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("plain_index", _PlainIndex())
+
+hot_router = APIRouter()
+"""``/{index}/_search``, included first by the app: FastAPI tries routes one by one, and the
+search routes came after ~110 others (~0.15 ms of the front end's CPU per search). Names that
+start with ``_`` (``_all``, ``/_scripts/_search`` as a script id) go the usual way."""
 
 _COUNT_PARAMS = COMMON | {"q", "df", "default_operator", "analyzer", "analyze_wildcard",
                           "lenient", "terminate_after", "min_score", "routing", "preference",
@@ -59,6 +82,14 @@ async def search_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_search")
 async def search(index: str, request: Request, coord: Coord) -> JSONResponse:
     return await _search(request, coord, index)
+
+
+@hot_router.get("/{index:plain_index}/_search")
+@hot_router.post("/{index:plain_index}/_search")
+async def search_plain(request: Request) -> JSONResponse:
+    """:func:`search` without FastAPI's dependency solving (the coordinator read directly,
+    the index from the path's parameters): the same answer, ~0.05 ms less per search."""
+    return await _search(request, coordinator_of(request), request.path_params["index"])
 
 
 async def _count(request: Request, coord: Coord, index: str | None) -> JSONResponse:

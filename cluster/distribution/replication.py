@@ -93,7 +93,8 @@ class GroupSession:
         ties = getattr(hits, "ties", None)
         if addr is not None and ties is not None:
             seqs = np.asarray(ties, dtype=np.int64) & np.int64(SEQ_MASK)
-            self._seq_of.update(zip((int(a) for a in addr), (int(s) for s in seqs)))
+            # (``tolist``: Python ints at once, ~4x faster than ``int()`` per NumPy scalar)
+            self._seq_of.update(zip(np.asarray(addr, dtype=np.int64).tolist(), seqs.tolist()))
 
     def _pick(self, tried: set[int]) -> Copy | None:
         """The next copy to try: the preference's order, else the group's round robin."""
