@@ -58,6 +58,25 @@ def _opensearch_peer() -> Any:
     return module
 
 
+def _mapping_kind(path: str) -> str:
+    """What a memory mapping of a process holds, for the memory breakdown."""
+    if path in ("[heap]", "[anon]", ""):
+        return "heap"                  # the process's own allocations (malloc and pymalloc)
+    if path.startswith("/dev/shm"):
+        return "object store"          # Ray's shared-memory object store, as touched
+    if path.startswith("["):
+        return "other"                 # stack, vdso...
+    return "code and files"            # binaries, shared libraries, mapped files
+
+
+def _pss_by_kind(p: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for m in p.memory_maps(grouped=True):
+        kind = _mapping_kind(m.path)
+        out[kind] = out.get(kind, 0) + m.pss
+    return out
+
+
 class Server:
     """An engine's HTTP server as a child process on 127.0.0.1, with its memory sampled."""
 
@@ -136,9 +155,10 @@ class Server:
 
     def memory(self) -> dict[str, int]:
         """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
-        processes and workers)."""
+        processes and workers); PSS also by process and, within each, by kind of mapping."""
         rss = pss = 0
         by_name: dict[str, int] = {}
+        by_kind: dict[str, dict[str, int]] = {}
         for p in self.processes():
             try:
                 info = p.memory_full_info()
@@ -146,9 +166,12 @@ class Server:
                 pss += getattr(info, "pss", info.rss)
                 name = _process_label(p)
                 by_name[name] = by_name.get(name, 0) + getattr(info, "pss", info.rss)
+                kinds = by_kind.setdefault(name, {})
+                for kind, size in _pss_by_kind(p).items():
+                    kinds[kind] = kinds.get(kind, 0) + size
             except Exception:  # noqa: BLE001 - a process that just exited
                 continue
-        return {"rss": rss, "pss": pss, "pss_by_process": by_name}
+        return {"rss": rss, "pss": pss, "pss_by_process": by_name, "pss_by_kind": by_kind}
 
     def _sample(self) -> None:
         while not self._stop_sampling.wait(0.5):

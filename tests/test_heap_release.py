@@ -1,10 +1,16 @@
 """A refresh hands back what a bulk load left: ``release_free_memory`` collects unreachable
 reference cycles before trimming the heap, and only when asked to (a shard's first release after
-a segment build skips the collection, which the second one then runs)."""
+a segment build skips the collection, which the second one then runs); called on a thread (a
+Ray actor's calls run on threads), it also gives back the free top of that thread's heap, which
+``malloc_trim`` leaves."""
 from __future__ import annotations
 
 import gc
+import sys
+import threading
 import weakref
+
+import pytest
 
 from shardsearch.cluster.engine.gcpause import release_free_memory
 
@@ -39,3 +45,37 @@ def test_release_free_memory_without_collect_leaves_the_collector_alone() -> Non
         assert ref() is None
     finally:
         gc.enable()
+
+
+def _anonymous_kib() -> int:
+    """Resident anonymous memory of this process (thread heaps are anonymous mappings)."""
+    total, anon = 0, False
+    with open("/proc/self/smaps") as f:
+        for line in f:
+            head = line.split(None, 6)
+            if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+                anon = len(head) == 5
+            elif anon and line.startswith("Rss:"):
+                total += int(line.split()[1])
+    return total
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's arenas")
+def test_release_free_memory_on_a_thread_gives_back_its_heap_top() -> None:
+    freed: dict[str, int] = {}
+
+    def work() -> None:
+        # one large block first: freed, it raises glibc's dynamic thresholds as a segment
+        # build's arrays do, so the blocks below come from this thread's heap
+        big = bytearray(24 << 20)
+        del big
+        blocks = [b"x" * (1 << 20) for _ in range(24)]   # touched: resident
+        del blocks                                        # now the heap's free top
+        before = _anonymous_kib()
+        release_free_memory(collect=False)
+        freed["kib"] = before - _anonymous_kib()
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert freed["kib"] >= 16 << 10
