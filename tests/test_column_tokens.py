@@ -1,6 +1,7 @@
 """``column_tokens``: the column tokenizer gives exactly ``standard_tokens``' tokens, counts and
-term ids, whichever path each value takes (Arrow's split, or Python for joined tokens,
-underscores, non-ASCII text and tokens over 255 characters)."""
+term ids, whichever path each value takes (NumPy byte passes for ASCII text, joined tokens and
+underscores included; Python for non-ASCII text and tokens over 255 characters), in one chunk
+of values or several."""
 from __future__ import annotations
 
 from hypothesis import given, settings
@@ -25,6 +26,22 @@ def test_column_tokens_are_standard_tokens_value_by_value(values):
     expected = [standard_tokens(v) for v in values]
     assert list(counts) == [len(e) for e in expected]
     assert flat == [t for e in expected for t in e]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_TEXTS, max_size=40), st.integers(1, 30))
+def test_column_tokens_are_the_same_whatever_the_chunks_of_values(values, chunk):
+    from shardsearch.cluster.engine import column_tokens
+    whole = standard_column(values) if values else None
+    saved, column_tokens._CHUNK_CHARS = column_tokens._CHUNK_CHARS, chunk
+    try:
+        cut = standard_column(values) if values else None
+    finally:
+        column_tokens._CHUNK_CHARS = saved
+    if values:
+        assert cut[0].to_pylist() == whole[0].to_pylist() == [
+            t for v in values for t in standard_tokens(v)]
+        assert cut[1].tolist() == whole[1].tolist()
 
 
 @settings(max_examples=40, deadline=None)

@@ -61,7 +61,7 @@ from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # 
                           GenerationAhead, GenerationGone)
 from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
-from .translog_settings import translog_settings
+from .translog_settings import flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
@@ -94,6 +94,7 @@ class ShardCopy(ShardService):
         self.storage_failures: dict[str, Any] = {"flush": 0, "sync": 0, "write": 0,
                                                   "last_error": None}
         self._flush_retry_at = 0.0
+        self._snapshot_bytes = 0   # of the last snapshot written (``flush_due``)
         self.dir = None if data_dir is None else copy_dir(data_dir, self.index_uuid, shard, copy)
         self.wal: WriteAheadLog | None = None
         self.snaps: SnapshotStore | None = None
@@ -330,7 +331,7 @@ class ShardCopy(ShardService):
     def _maybe_snapshot(self) -> None:
         if self.wal is None or self.snaps is None:
             return
-        if self.wal.bytes_since_snapshot < translog_settings(self.settings)[2] or \
+        if not flush_due(self.settings, self.wal.bytes_since_snapshot, self._snapshot_bytes) or \
                 time.monotonic() < self._flush_retry_at:
             return
         try:
@@ -356,8 +357,10 @@ class ShardCopy(ShardService):
             return self.last_op
         t0 = time.perf_counter_ns()
         header, sections = self.export_state()
-        self.snaps.write(self.last_op, encode_snapshot(header, sections))
+        data = encode_snapshot(header, sections)
+        self.snaps.write(self.last_op, data)
         self.wal.restart_after(self.last_op)
+        self._snapshot_bytes = len(data)
         count(self.core.counters, "flush", 1, t0)
         return self.last_op
 
@@ -466,6 +469,7 @@ class ShardCopy(ShardService):
             if self.snaps is not None and self.wal is not None:
                 self.snaps.write(self.last_op, snapshot)
                 self.wal.restart_after(self.last_op)
+                self._snapshot_bytes = len(snapshot)
         for payload in records:
             cmd = decode_command(payload)
             op_no = int(cmd["op"])

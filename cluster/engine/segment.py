@@ -21,7 +21,6 @@ import copy
 import importlib
 import itertools
 import pickle
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -41,7 +40,7 @@ from .source_cache import BlockCache
 NEVER = np.iinfo(np.int32).max
 POSITION_INCREMENT_GAP = 100
 SOURCE_BLOCK = 8 << 10         # uncompressed bytes of _source per compressed block
-SOURCE_LEVEL = 4               # zlib level: ~3.1x on dictionary entries, ~30 µs per block read
+SOURCE_LEVEL = 3               # zstd level: ~3.1x on dictionary entries, ~18 µs per block read
 _uid_counter = itertools.count(1)
 
 
@@ -135,12 +134,14 @@ FieldData = TextField | KeywordField | NumericField
 
 
 class SourceStore:
-    """The stored ``_source`` of a segment's documents, zlib-compressed in blocks.
+    """The stored ``_source`` of a segment's documents, zstd-compressed in blocks.
 
     Documents are packed in order into blocks of about ``SOURCE_BLOCK`` bytes, each compressed
-    alone (dictionary entries: ~3.4x smaller), in one buffer. Reading a document decompresses
-    its block only up to the document's end (~55 µs for a whole block); :meth:`take` and
-    iteration decompress each block once for all its documents.
+    alone, in one buffer. Reading a document decompresses its block; :meth:`take` and
+    iteration decompress each block once for all its documents. zstd (Arrow's, level 3) rather
+    than zlib (level 4): on GCIDE's 8 KiB blocks 2.5x less CPU to compress (~6 of a refresh's
+    ~45 µs per document were zlib) and 1.5x less to read, for a 2 % larger store (3.12x
+    against 3.19x). The store lives in memory only (snapshots hold plain sources).
     """
 
     __slots__ = ("blob", "block_at", "first_doc", "offsets")
@@ -153,9 +154,10 @@ class SourceStore:
         first = [0]
         parts = []
         ends = offsets.tolist()
+        codec = _codec()
         for i in range(n):
             if ends[i + 1] - ends[first[-1]] >= SOURCE_BLOCK or i + 1 == n:
-                parts.append(zlib.compress(b"".join(sources[first[-1]:i + 1]), SOURCE_LEVEL))
+                parts.append(codec.compress(b"".join(sources[first[-1]:i + 1]), asbytes=True))
                 first.append(i + 1)
         at = np.zeros(len(parts) + 1, dtype=np.int64)
         if parts:
@@ -167,10 +169,12 @@ class SourceStore:
         self.offsets = narrow(offsets)                  # of each document, uncompressed
 
     def _block(self, b: int, upto: int) -> bytes:
-        """Block ``b`` decompressed, at least up to its document ``upto`` (exclusive)."""
+        """Block ``b`` decompressed (all of it: ``upto``, the end of the documents the caller
+        wants, is within it)."""
         base = int(self.offsets[int(self.first_doc[b])])
+        size = int(self.offsets[int(self.first_doc[b + 1])]) - base
         view = memoryview(self.blob)[int(self.block_at[b]):int(self.block_at[b + 1])]
-        return zlib.decompressobj().decompress(view, int(self.offsets[upto]) - base)
+        return _codec().decompress(view, size, asbytes=True)  # type: ignore[no-any-return]
 
     def _cached_block(self, b: int, upto: int, need: int, cache: BlockCache | None,
                       uid: int) -> bytes:
@@ -238,6 +242,14 @@ class SourceStore:
                 yield data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
 
 
+@lru_cache(maxsize=1)
+def _codec() -> Any:
+    """Arrow's zstd codec for ``SourceStore`` (Arrow is imported where sources are stored or
+    read, not at import)."""
+    import pyarrow as pa
+    return pa.Codec("zstd", compression_level=SOURCE_LEVEL)
+
+
 class NoRouting:
     """The routing column of a segment written without custom routing: None for every doc."""
 
@@ -289,7 +301,7 @@ class Segment:
         """Columnar segment of ``docs`` made visible at ``generation``.
 
         Cost: O(tokens) Python work to assign term ids, O(U log U) to sort each field's U
-        distinct terms, O(P log P) NumPy sorting, and zlib over the sources.
+        distinct terms, O(P log P) NumPy sorting, and zstd over the sources.
         """
         with gc_paused():
             return cls._build(docs, field_types, generation)

@@ -1,0 +1,74 @@
+"""When a shard copy writes a snapshot of its state (``translog_settings.flush_due``): an
+explicit ``index.translog.flush_threshold_size`` as set; by default also not before the log
+since the last snapshot is as large as that snapshot, so a long bulk load's snapshots cost
+linear, not quadratic, work."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shardsearch.cluster.distribution import translog_settings
+from shardsearch.cluster.distribution.shard_copy import ShardCopy
+from shardsearch.cluster.distribution.translog_settings import flush_due
+from tests.test_storage import Writer, open_copy, state
+
+EXPLICIT_2KB = {"translog.flush_threshold_size": "2kb"}
+
+
+@pytest.fixture(autouse=True)
+def small_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 2kb default threshold, so that a few thousand small documents show the schedule."""
+    monkeypatch.setattr(translog_settings, "DEFAULT_FLUSH_THRESHOLD", 2048)
+
+
+def test_an_explicit_flush_threshold_is_obeyed_as_set() -> None:
+    assert flush_due(EXPLICIT_2KB, 2048, 10 << 20)
+    assert not flush_due(EXPLICIT_2KB, 2047, 0)
+
+
+def test_by_default_the_log_may_grow_to_the_last_snapshots_size() -> None:
+    assert flush_due({}, 2048, 0)
+    assert not flush_due({}, 2047, 0)
+    assert not flush_due({}, 5000, 5001)
+    assert flush_due({}, 5001, 5001)
+
+
+def _load(path: Path, batches: int, **settings: str) -> tuple[ShardCopy, int]:
+    """A copy loaded with ``batches`` of 20 documents, and the bytes of the snapshots it
+    wrote meanwhile."""
+    c = open_copy(path, **settings)
+    w = Writer(c)
+    written = 0
+    for b in range(batches):
+        before = c.core.counters["flush_total"]
+        w.index({f"{b}-{i}": {"title": f"hello world {b} {i}", "n": i} for i in range(20)})
+        if c.core.counters["flush_total"] != before:
+            written += c._snapshot_bytes
+    return c, written
+
+
+def test_default_snapshots_of_a_load_cost_no_more_than_its_log_and_its_last_snapshot(
+        tmp_path: Path) -> None:
+    c, written = _load(tmp_path / "default", 80)
+    whole, _ = _load(tmp_path / "whole", 80, **{"translog.flush_threshold_size": "1gb"})
+    assert whole.wal is not None and whole.core.counters["flush_total"] == 0
+    assert c.core.counters["flush_total"] >= 2
+    assert written <= whole.wal.bytes_since_snapshot + c._snapshot_bytes
+
+
+def test_default_snapshot_work_grows_linearly_with_the_load_an_explicit_threshold_does_not(
+        tmp_path: Path) -> None:
+    small = _load(tmp_path / "a", 40)[1], _load(tmp_path / "b", 40, **EXPLICIT_2KB)[1]
+    large = _load(tmp_path / "c", 160)[1], _load(tmp_path / "d", 160, **EXPLICIT_2KB)[1]
+    assert large[0] < 6 * small[0]          # four times the documents: about four times
+    assert large[1] > 10 * small[1]         # a snapshot every 2kb: about sixteen times
+
+
+def test_a_copy_recovers_the_same_state_whatever_the_snapshot_schedule(tmp_path: Path) -> None:
+    c, _ = _load(tmp_path, 60)
+    before = state(c)
+    assert c.core.counters["flush_total"] >= 2
+    again = open_copy(tmp_path)
+    assert again.recovery["snapshot"] is not None and again.recovery["replayed"] > 0
+    assert state(again) == before
