@@ -6,6 +6,7 @@ from __future__ import annotations
 import mmap
 import os
 import tempfile
+import time
 
 import psutil
 import pytest
@@ -17,10 +18,15 @@ MIB = 1 << 20
 
 def test_pss_by_kind_adds_up_to_the_process_pss() -> None:
     p = psutil.Process()
-    kinds = _pss_by_kind(p)
-    total = p.memory_full_info().pss
+    for _ in range(20):   # PSS moves while processes sharing our pages exit (Ray's, earlier)
+        before = p.memory_full_info().pss
+        kinds = _pss_by_kind(p)
+        after = p.memory_full_info().pss
+        if abs(after - before) < MIB // 2:
+            break
+        time.sleep(0.25)
     assert {"heap", "code and files"} <= set(kinds)
-    assert abs(sum(kinds.values()) - total) < 2 * MIB   # read a moment apart
+    assert abs(sum(kinds.values()) - after) < 2 * MIB   # read a moment apart
 
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
