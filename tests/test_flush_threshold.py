@@ -72,3 +72,31 @@ def test_a_copy_recovers_the_same_state_whatever_the_snapshot_schedule(tmp_path:
     again = open_copy(tmp_path)
     assert again.recovery["snapshot"] is not None and again.recovery["replayed"] > 0
     assert state(again) == before
+
+
+def test_the_default_threshold_grows_with_the_snapshot_only_up_to_512mb() -> None:
+    cap = translog_settings.MAX_DEFAULT_FLUSH_THRESHOLD
+    assert cap == 512 << 20
+    assert not flush_due({}, cap - 1, 10 * cap)
+    assert flush_due({}, cap, 10 * cap)
+
+
+def test_a_reopened_copy_remembers_its_last_snapshots_size(tmp_path: Path) -> None:
+    c, _ = _load(tmp_path, 60)
+    assert c._snapshot_bytes > 0
+    again = open_copy(tmp_path)
+    assert again._snapshot_bytes == c._snapshot_bytes
+
+
+def test_a_copy_catching_up_over_a_long_log_gets_a_snapshot_not_the_records(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    c, _ = _load(tmp_path, 10, **{"translog.flush_threshold_size": "1gb"})
+    assert c.wal is not None and c.wal.bytes_since_snapshot > 1000
+    short = c.export_since(0)
+    assert short["snapshot"] is None and len(short["records"]) == c.last_op > 0
+    monkeypatch.setattr(translog_settings, "CATCH_UP_LOG_BYTES", 1000)
+    long = c.export_since(0)
+    assert long["snapshot"] is not None and long["records"] == []
+    follower = open_copy(tmp_path / "follower")
+    follower.install(long["snapshot"], long["records"])
+    assert state(follower) == state(c)

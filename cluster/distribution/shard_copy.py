@@ -27,7 +27,10 @@ applied, appended to the write-ahead log and ``fsync``-ed before the call return
 coordinator acknowledges only after that; with ``async`` the log is synced every
 ``index.translog.sync_interval`` (5s) by a background thread. When the log since the last
 snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a compact
-snapshot of its state and starts a fresh log, so recovery replays only the tail.
+snapshot of its state and starts a fresh log, so recovery replays only the tail. Left at its
+default, the threshold is 64mb or the last snapshot's size, whichever is larger, up to 512mb
+(``translog_settings.flush_due``). A copy catching up gets the log's records when the log since
+the last snapshot is at most 64mb, else a snapshot, so one reply stays as bounded as before.
 
 A copy rebuilt from a snapshot of generation ``G`` can answer any generation ``>= G`` exactly
 (``min_generation``); an older one (a point in time opened before the crash) is refused with
@@ -61,6 +64,7 @@ from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # 
                           GenerationAhead, GenerationGone)
 from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
+from . import translog_settings as _translog
 from .translog_settings import flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
@@ -152,6 +156,7 @@ class ShardCopy(ShardService):
             header, sections = snap
             self._restore(header, sections)
             self.recovery["snapshot"] = header["last_op"]
+            self._snapshot_bytes = self.snaps.latest_bytes
         for op_no, payload in self.wal.recover(self.last_op):
             if op_no != self.last_op + 1:
                 raise CopyBehind(f"log of [{self.core.index}][{self.core.shard}] copy "
@@ -451,7 +456,7 @@ class ShardCopy(ShardService):
                                 f"damaged: {self.failure}")
         if after_op >= self.last_op:
             return {"last_op": self.last_op, "snapshot": None, "records": []}
-        if self.wal is not None:
+        if self.wal is not None and self.wal.bytes_since_snapshot <= _translog.CATCH_UP_LOG_BYTES:
             self.wal.sync()
             records = self.wal.records_after(after_op)
             if records is not None:

@@ -8,6 +8,12 @@ from ..errors import SearchError
 from ..values import parse_time_ms
 
 DEFAULT_FLUSH_THRESHOLD = 64 << 20
+# The default threshold grows with the last snapshot, up to Elasticsearch 7's default
+# ``flush_threshold_size``: it bounds the log's disk and the replay after a crash.
+MAX_DEFAULT_FLUSH_THRESHOLD = 512 << 20
+# A catching-up copy gets the log's records up to this much log, else a snapshot: one reply
+# stays as bounded as when the log never outgrew the fixed default.
+CATCH_UP_LOG_BYTES = 64 << 20
 
 
 def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
@@ -31,11 +37,12 @@ def flush_due(settings: dict[str, Any], log_bytes: int, snapshot_bytes: int) -> 
     A snapshot here is the copy's whole state, not Lucene's new segments only: written every
     64mb of log, a bulk load rewrote everything it had loaded each time (quadratic: ×4 GCIDE,
     2 shards, spent 19 of its 25 CPU seconds per copy there). So by default the log may also
-    grow to the size of the last snapshot — the snapshots' cost then stays within the log's
-    bytes, and recovery replays a log no larger than the snapshot it starts from. An explicit
-    ``index.translog.flush_threshold_size`` is obeyed as set.
+    grow to the size of the last snapshot, up to 512mb — the snapshots' cost then stays within
+    the log's bytes up to there, and recovery replays a log no larger than the snapshot it
+    starts from, and never more than 512mb. An explicit ``index.translog.flush_threshold_size``
+    is obeyed as set.
     """
     threshold = translog_settings(settings)[2]
     if "translog.flush_threshold_size" not in settings:
-        threshold = max(threshold, snapshot_bytes)
+        threshold = max(threshold, min(snapshot_bytes, MAX_DEFAULT_FLUSH_THRESHOLD))
     return log_bytes >= threshold

@@ -457,6 +457,7 @@ class SnapshotStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
+        self.latest_bytes = 0   # size of the snapshot :meth:`latest` read (0: none)
 
     def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """The newest snapshot, or None if there is none. Corrupt, or a snapshot or log file
@@ -469,7 +470,9 @@ class SnapshotStore:
         if not snaps:
             return None
         path = snaps[-1][1]
-        return decode_snapshot(path.read_bytes(), str(path))
+        data = path.read_bytes()
+        self.latest_bytes = len(data)
+        return decode_snapshot(data, str(path))
 
     def write(self, last_op: int, data: bytes) -> Path:
         """Store a snapshot atomically and delete the older ones."""
