@@ -14,6 +14,12 @@ _PIECES = ["Foo", "bar", "U.S.A", "don't", "3.14", "1,000", "a_b", "__", "_", " 
 _CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
 # NUL and lone surrogates are refused by ``standard_column`` (tested through ``text_term_ids``)
 _TEXTS = st.lists(st.sampled_from(_PIECES) | st.text(_CHARS, max_size=6), max_size=12).map("".join)
+# ASCII only: every value takes the NumPy byte passes (joiners, digits, underscores, controls)
+_ASCII_PIECES = [p for p in _PIECES if p.isascii()] + ["a.b.c", "1.a", "a1.2b", "x_.y", "9,9,9",
+                                                       "a'b'", "'a", "a::b", "\x7f", "\x01"]
+_ASCII_TEXTS = st.lists(st.sampled_from(_ASCII_PIECES) |
+                        st.text(st.characters(min_codepoint=1, max_codepoint=127), max_size=8),
+                        max_size=12).map("".join)
 _ANY_TEXTS = st.lists(st.sampled_from(_PIECES + ["\x00", "\ud800"]) | st.text(max_size=6),
                       max_size=12).map("".join)
 
@@ -64,3 +70,22 @@ def test_a_nul_inside_a_value_is_tokenized_in_python():
     terms, tids, counts = text_term_ids(values, None)
     assert terms.between(0, len(terms)) == ["a", "b", "c", "hello", "world"]
     assert counts.tolist() == [3, 2]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_ASCII_TEXTS, max_size=40), st.integers(1, 30))
+def test_ascii_values_give_standard_tokens_through_the_byte_passes_in_any_chunks(values, chunk):
+    from shardsearch.cluster.engine import column_tokens
+    expected = [standard_tokens(v) for v in values]
+    saved, column_tokens._CHUNK_CHARS = column_tokens._CHUNK_CHARS, chunk
+    try:
+        tokens, counts = standard_column(values)
+    finally:
+        column_tokens._CHUNK_CHARS = saved
+    assert list(counts) == [len(e) for e in expected]
+    assert tokens.to_pylist() == [t for e in expected for t in e]
+
+
+def test_no_values_give_no_tokens():
+    tokens, counts = standard_column([])
+    assert tokens.to_pylist() == [] and list(counts) == []

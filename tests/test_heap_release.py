@@ -79,3 +79,29 @@ def test_release_free_memory_on_a_thread_gives_back_its_heap_top() -> None:
     t.start()
     t.join()
     assert freed["kib"] >= 16 << 10
+
+
+def test_an_operators_glibc_tuning_is_left_as_set(monkeypatch) -> None:
+    from shardsearch.cluster.engine import gcpause
+
+    class Recorder:
+        """Stands for libc: records which functions the arena trim would call."""
+        def __init__(self) -> None:
+            self.calls: list[str] = []
+
+        def __getattr__(self, name: str):
+            def call(*args):
+                self.calls.append(name)
+                return 1
+            return call
+
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "1048576")
+    tuned = Recorder()
+    gcpause._trim_arena_top(tuned)
+    assert tuned.calls == []
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_")
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    monkeypatch.delenv("GLIBC_TUNABLES", raising=False)
+    default = Recorder()
+    gcpause._trim_arena_top(default)
+    assert "mallopt" in default.calls

@@ -240,7 +240,8 @@ def test_the_first_search_route_shadows_no_other_route() -> None:
             and _segments_overlap(parts[1], False)
         assert not overlaps, f"{r.path} {r.methods} is shadowed by the first search route"
     # (a ``{x:path}`` parameter spans parts: the probes catch those)
-    probes = ["/books/_search", "/logs-*,books/_search", "/%3Clogs-%7Bnow%2Fd%7D%3E/_search"]
+    # (date math such as ``<logs-{now/d}>`` is resolved to a plain name before routing)
+    probes = ["/books/_search", "/logs-*,books/_search", "/.hidden/_search"]
     for r in others:
         for p in probes:
             assert not r.path_regex.match(p), (r.path, p)

@@ -4,7 +4,10 @@ Ray; a real ``shardsearch serve`` for the processes of the service."""
 from __future__ import annotations
 
 import importlib
+import subprocess
+import sys
 import tempfile
+import textwrap
 from pathlib import Path
 
 import httpx
@@ -81,3 +84,44 @@ def test_ray_s_pydantic_and_starlette_serializers_are_registered_once_imported(
     state = datastructures.State({"answer": 42})
     assert datastructures.State in dispatch
     assert ray.get(ray.put(state)).answer == 42
+
+
+def _run_python(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    return out.stdout
+
+
+def test_a_fresh_process_registers_the_arrow_serializer_only_when_pyarrow_arrives() -> None:
+    out = _run_python("""
+        import sys, ray
+        from shardsearch.cluster.distribution.lazy_addons import install_lazy_addons
+        from shardsearch.cluster.distribution.runtime import start_ray, stop_ray
+        assert install_lazy_addons()
+        start_ray(None, num_cpus=1, object_store_mb=80)
+        ray._private.worker.global_worker.get_serialization_context()
+        print("before", "pyarrow" in sys.modules)
+        import pyarrow as pa
+        from ray import cloudpickle
+        from ray._private.arrow_serialization import _arrow_table_reduce
+        print("after", cloudpickle.CloudPickler.dispatch.get(pa.Table) is _arrow_table_reduce)
+        stop_ray()
+    """)
+    assert "before False" in out and "after True" in out
+
+
+def test_a_failing_registration_does_not_fail_the_librarys_import(tmp_path: Path) -> None:
+    (tmp_path / "lazy_probe_lib.py").write_text("VALUE = 7\n")
+    out = _run_python(f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from shardsearch.cluster.distribution import lazy_addons
+        sys.meta_path.insert(0, lazy_addons._after_import)
+        def broken():
+            raise RuntimeError("registration failed")
+        lazy_addons._after_import.when_imported("lazy_probe_lib", broken)
+        import lazy_probe_lib
+        print("value", lazy_probe_lib.VALUE, "lazy_probe_lib" in sys.modules)
+    """)
+    assert "value 7 True" in out

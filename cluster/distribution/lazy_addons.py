@@ -4,24 +4,28 @@ When a Ray process makes its serialization context, Ray registers serializers fo
 libraries it may meet in arguments (``ray.util.serialization_addons.apply``): pydantic's model
 fields, starlette's ``State`` and pyarrow's tables and JSON options. To register them it imports
 them all: pydantic (v2 and v1), starlette with anyio, pyarrow and ``pyarrow.json``, ~250
-modules and ~10 MiB in each of our processes, though an empty shard copy or the coordinator
+modules and ~15 MiB PSS in each of our processes, though an empty shard copy or the coordinator
 never touches any of them. A value of one of those types only exists once its library has been
 imported, so registering each when its library finishes importing changes nothing to what is
 pickled and how; a process that never imports it never pays for it. (A shard copy imports
 pyarrow at its first refresh; the front end imports pydantic and starlette with FastAPI.)
 
-Ray is pinned (pyproject); on a Ray without the functions wrapped here the lever is left off.
+Ray is pinned (pyproject); on another Ray version (its ``apply`` may register more) the lever is
+left off.
 """
 from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import logging
 import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
+log = logging.getLogger("shardsearch.ray")
+RAY_VERSION = "2.60.0"   # the Ray whose ``serialization_addons.apply`` this replaces
 _lock = threading.Lock()
 _installed = False
 
@@ -45,8 +49,12 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         return None
 
     def _fire(self, name: str) -> None:
+        # a failing registration must not fail the library's import (it runs inside it)
         for callback in self.waiting.pop(name, []):
-            callback()
+            try:
+                callback()
+            except Exception:
+                log.exception("Ray's serializer for %s could not be registered", name)
 
     def when_imported(self, name: str, callback: Callable[[], None]) -> None:
         """``callback()`` now if ``name`` is imported, else right after it is."""
@@ -101,7 +109,8 @@ def install_lazy_addons() -> bool:
     with _lock:
         if _installed:
             return True
-        if "ray" not in sys.modules:
+        if "ray" not in sys.modules or getattr(sys.modules["ray"], "__version__", None) != \
+                RAY_VERSION:
             return False
         try:
             from ray._private.arrow_serialization import _register_custom_datasets_serializers

@@ -35,8 +35,8 @@ def flush_due(settings: dict[str, Any], log_bytes: int, snapshot_bytes: int) -> 
     """Whether a log of ``log_bytes`` since the last snapshot calls for a new one.
 
     A snapshot here is the copy's whole state, not Lucene's new segments only: written every
-    64mb of log, a bulk load rewrote everything it had loaded each time (quadratic: ×4 GCIDE,
-    2 shards, spent 19 of its 25 CPU seconds per copy there). So by default the log may also
+    64mb of log, a bulk load rewrote everything it had loaded each time (quadratic: in a ×4
+    GCIDE load with 2 shards, most of each copy's CPU while the load ran). So by default the log may also
     grow to the size of the last snapshot, up to 512mb — the snapshots' cost then stays within
     the log's bytes up to there, and recovery replays a log no larger than the snapshot it
     starts from, and never more than 512mb. An explicit ``index.translog.flush_threshold_size``

@@ -48,6 +48,8 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
     """``(tokens, counts)``: the ``standard`` tokens of every value one after the other, and
     how many each value has. Raises ``TypeError``/``UnicodeError`` when Arrow cannot take the
     values (a NUL inside one, a lone surrogate): the caller then tokenizes them in Python."""
+    if not values:
+        return pa.array([], type=pa.large_string()), np.zeros(0, dtype=np.int64)
     slow = ~np.fromiter(map(str.isascii, values), dtype=bool, count=len(values))
     datas, lengths, parents = [], [], []
     for lo, hi in _chunks(values):

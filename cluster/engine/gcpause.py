@@ -23,11 +23,14 @@ arrays are freed. Measured in the service (2 shards of GCIDE): some loads left a
 35-45 MiB of such free memory resident after the refresh. ``_trim_arena_top`` lowers the
 threshold, frees one block in the calling thread's arena (glibc then trims that arena's top),
 and sets the thresholds where glibc's dynamic rule ends in a long-running process (any
-``mallopt`` ends that rule): mmap from 32 MiB, trim above 64 MiB.
+``mallopt`` ends that rule): mmap from 32 MiB, trim above 64 MiB, for the whole process. An
+operator who tuned glibc (``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_MMAP_THRESHOLD_``,
+``GLIBC_TUNABLES``) keeps those settings: the arena's top is then left as glibc's rule leaves it.
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import gc
 import threading
 from collections.abc import Iterator
@@ -74,12 +77,16 @@ _M_TRIM_THRESHOLD = -1           # mallopt's parameter numbers (malloc.h)
 _M_MMAP_THRESHOLD = -3
 _TRIM_BLOCK = 96 << 10           # above glibc's 64 KiB consolidation threshold (freeing this
                                  # much runs the arena's trim), below its lowest mmap threshold
+_OPERATOR_TUNING = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES")
 _MMAP_CEILING = 32 << 20         # DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 _TRIM_CEILING = 64 << 20         # twice that: where the dynamic trim threshold stops
 
 
 def _trim_arena_top(libc: ctypes.CDLL) -> None:
-    """Shrink the free top of the calling thread's glibc arena (see the module docstring)."""
+    """Shrink the free top of the calling thread's glibc arena (see the module docstring).
+    Not when the operator tuned glibc's thresholds: this would override them."""
+    if any(k in os.environ for k in _OPERATOR_TUNING):
+        return
     libc.malloc.restype = ctypes.c_void_p
     libc.free.argtypes = [ctypes.c_void_p]
     if not libc.mallopt(_M_TRIM_THRESHOLD, 0):
