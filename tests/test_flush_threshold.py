@@ -44,7 +44,7 @@ def _load(path: Path, batches: int, **settings: str) -> tuple[ShardCopy, int]:
         before = c.core.counters["flush_total"]
         w.index({f"{b}-{i}": {"title": f"hello world {b} {i}", "n": i} for i in range(20)})
         if c.core.counters["flush_total"] != before:
-            written += c._snapshot_bytes
+            written += c.snaps.latest_bytes
     return c, written
 
 
@@ -54,7 +54,7 @@ def test_default_snapshots_of_a_load_cost_no_more_than_its_log_and_its_last_snap
     whole, _ = _load(tmp_path / "whole", 80, **{"translog.flush_threshold_size": "1gb"})
     assert whole.wal is not None and whole.core.counters["flush_total"] == 0
     assert c.core.counters["flush_total"] >= 2
-    assert written <= whole.wal.bytes_since_snapshot + c._snapshot_bytes
+    assert written <= whole.wal.bytes_since_snapshot + c.snaps.latest_bytes
 
 
 def test_default_snapshot_work_grows_linearly_with_the_load_an_explicit_threshold_does_not(
@@ -83,9 +83,9 @@ def test_the_default_threshold_grows_with_the_snapshot_only_up_to_512mb() -> Non
 
 def test_a_reopened_copy_remembers_its_last_snapshots_size(tmp_path: Path) -> None:
     c, _ = _load(tmp_path, 60)
-    assert c._snapshot_bytes > 0
+    assert c.snaps.latest_bytes > 0
     again = open_copy(tmp_path)
-    assert again._snapshot_bytes == c._snapshot_bytes
+    assert again.snaps.latest_bytes == c.snaps.latest_bytes
 
 
 def test_a_copy_catching_up_over_a_long_log_gets_a_snapshot_not_the_records(

@@ -27,10 +27,8 @@ applied, appended to the write-ahead log and ``fsync``-ed before the call return
 coordinator acknowledges only after that; with ``async`` the log is synced every
 ``index.translog.sync_interval`` (5s) by a background thread. When the log since the last
 snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a compact
-snapshot of its state and starts a fresh log, so recovery replays only the tail. Left at its
-default, the threshold is 64mb or the last snapshot's size, whichever is larger, up to 512mb
-(``translog_settings.flush_due``). A copy catching up gets the log's records when the log since
-the last snapshot is at most 64mb, else a snapshot, so one reply stays as bounded as before.
+snapshot of its state and starts a fresh log, so recovery replays only the tail (left at its
+default, the threshold grows with the last snapshot up to 512mb: ``translog_settings``).
 
 A copy rebuilt from a snapshot of generation ``G`` can answer any generation ``>= G`` exactly
 (``min_generation``); an older one (a point in time opened before the crash) is refused with
@@ -64,8 +62,7 @@ from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # 
                           GenerationAhead, GenerationGone)
 from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
-from . import translog_settings as _translog
-from .translog_settings import flush_due, translog_settings
+from .translog_settings import catch_up_by_records, flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
                       decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
@@ -98,7 +95,6 @@ class ShardCopy(ShardService):
         self.storage_failures: dict[str, Any] = {"flush": 0, "sync": 0, "write": 0,
                                                   "last_error": None}
         self._flush_retry_at = 0.0
-        self._snapshot_bytes = 0   # of the last snapshot written (``flush_due``)
         self.dir = None if data_dir is None else copy_dir(data_dir, self.index_uuid, shard, copy)
         self.wal: WriteAheadLog | None = None
         self.snaps: SnapshotStore | None = None
@@ -156,7 +152,6 @@ class ShardCopy(ShardService):
             header, sections = snap
             self._restore(header, sections)
             self.recovery["snapshot"] = header["last_op"]
-            self._snapshot_bytes = self.snaps.latest_bytes
         for op_no, payload in self.wal.recover(self.last_op):
             if op_no != self.last_op + 1:
                 raise CopyBehind(f"log of [{self.core.index}][{self.core.shard}] copy "
@@ -336,8 +331,8 @@ class ShardCopy(ShardService):
     def _maybe_snapshot(self) -> None:
         if self.wal is None or self.snaps is None:
             return
-        if not flush_due(self.settings, self.wal.bytes_since_snapshot, self._snapshot_bytes) or \
-                time.monotonic() < self._flush_retry_at:
+        due = flush_due(self.settings, self.wal.bytes_since_snapshot, self.snaps.latest_bytes)
+        if not due or time.monotonic() < self._flush_retry_at:
             return
         try:
             self.flush()
@@ -362,10 +357,8 @@ class ShardCopy(ShardService):
             return self.last_op
         t0 = time.perf_counter_ns()
         header, sections = self.export_state()
-        data = encode_snapshot(header, sections)
-        self.snaps.write(self.last_op, data)
+        self.snaps.write(self.last_op, encode_snapshot(header, sections))
         self.wal.restart_after(self.last_op)
-        self._snapshot_bytes = len(data)
         count(self.core.counters, "flush", 1, t0)
         return self.last_op
 
@@ -456,7 +449,7 @@ class ShardCopy(ShardService):
                                 f"damaged: {self.failure}")
         if after_op >= self.last_op:
             return {"last_op": self.last_op, "snapshot": None, "records": []}
-        if self.wal is not None and self.wal.bytes_since_snapshot <= _translog.CATCH_UP_LOG_BYTES:
+        if self.wal is not None and catch_up_by_records(self.wal.bytes_since_snapshot):
             self.wal.sync()
             records = self.wal.records_after(after_op)
             if records is not None:
@@ -474,7 +467,6 @@ class ShardCopy(ShardService):
             if self.snaps is not None and self.wal is not None:
                 self.snaps.write(self.last_op, snapshot)
                 self.wal.restart_after(self.last_op)
-                self._snapshot_bytes = len(snapshot)
         for payload in records:
             cmd = decode_command(payload)
             op_no = int(cmd["op"])

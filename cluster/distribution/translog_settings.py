@@ -11,8 +11,6 @@ DEFAULT_FLUSH_THRESHOLD = 64 << 20
 # The default threshold grows with the last snapshot, up to Elasticsearch 7's default
 # ``flush_threshold_size``: it bounds the log's disk and the replay after a crash.
 MAX_DEFAULT_FLUSH_THRESHOLD = 512 << 20
-# A catching-up copy gets the log's records up to this much log, else a snapshot: one reply
-# stays as bounded as when the log never outgrew the fixed default.
 CATCH_UP_LOG_BYTES = 64 << 20
 
 
@@ -36,13 +34,19 @@ def flush_due(settings: dict[str, Any], log_bytes: int, snapshot_bytes: int) -> 
 
     A snapshot here is the copy's whole state, not Lucene's new segments only: written every
     64mb of log, a bulk load rewrote everything it had loaded each time (quadratic: in a ×4
-    GCIDE load with 2 shards, most of each copy's CPU while the load ran). So by default the log may also
-    grow to the size of the last snapshot, up to 512mb — the snapshots' cost then stays within
-    the log's bytes up to there, and recovery replays a log no larger than the snapshot it
-    starts from, and never more than 512mb. An explicit ``index.translog.flush_threshold_size``
-    is obeyed as set.
+    GCIDE load with 2 shards, most of each copy's CPU while the load ran). So by default the
+    log may also grow to the size of the last snapshot, up to 512mb: the snapshots' cost then
+    stays within the log's bytes up to there, and recovery replays a log no larger than the
+    snapshot it starts from, and never more than 512mb. An explicit
+    ``index.translog.flush_threshold_size`` is obeyed as set.
     """
     threshold = translog_settings(settings)[2]
     if "translog.flush_threshold_size" not in settings:
         threshold = max(threshold, min(snapshot_bytes, MAX_DEFAULT_FLUSH_THRESHOLD))
     return log_bytes >= threshold
+
+
+def catch_up_by_records(log_bytes: int) -> bool:
+    """Whether a copy catching up gets the log's records (else a snapshot): one reply stays as
+    bounded as when the log never outgrew the fixed default."""
+    return log_bytes <= CATCH_UP_LOG_BYTES

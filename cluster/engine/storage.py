@@ -457,7 +457,7 @@ class SnapshotStore:
     def __init__(self, directory: str | os.PathLike[str]) -> None:
         self.dir = Path(directory)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.latest_bytes = 0   # size of the snapshot :meth:`latest` read (0: none)
+        self.latest_bytes = 0   # size of the newest snapshot read or written (0: none yet)
 
     def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """The newest snapshot, or None if there is none. Corrupt, or a snapshot or log file
@@ -479,6 +479,7 @@ class SnapshotStore:
         check_fault(self.dir, "snapshot")
         path = self.dir / snapshot_name(last_op)
         write_atomic(path, data)
+        self.latest_bytes = len(data)
         older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
         note_files(self.dir, drop={p.name for p in older})
         for p in older:
