@@ -33,18 +33,6 @@ from .server import Server, _process_label
 CONNECTIONS = 8
 
 
-def cpu_by_process(server: Server) -> dict[tuple[str, int], float]:
-    """User + system CPU seconds so far of each process of the server's tree."""
-    out = {}
-    for p in server.processes():
-        try:
-            t = p.cpu_times()
-            out[(_process_label(p), p.pid)] = t.user + t.system
-        except Exception:  # noqa: BLE001 - a process that just exited
-            continue
-    return out
-
-
 async def ensure_index(client: Any, server: Server, corpus: Any, shards: int) -> None:
     """Create and load ``bench`` unless a kept data directory already holds it."""
     if (await client.get(f"{server.url}/bench")).status_code == 200:
@@ -60,9 +48,9 @@ async def ensure_index(client: Any, server: Server, corpus: Any, shards: int) ->
 async def one_round(client: Any, url: str, server: Server, body: bytes, n: int
                     ) -> tuple[dict[tuple[str, int], float], Any]:
     """CPU milliseconds per search of each process over one load run, and the run's stats."""
-    c0 = cpu_by_process(server)
+    c0 = server.cpu_by_process()
     stats = await run_load(client, url, body, n, CONNECTIONS, 600.0, warmup=0)
-    c1 = cpu_by_process(server)
+    c1 = server.cpu_by_process()
     done = max(stats.requests, 1)
     return {k: (v - c0.get(k, 0.0)) / done * 1000 for k, v in c1.items()}, stats
 
@@ -111,10 +99,10 @@ async def main(a: argparse.Namespace) -> None:
             url = f"{server.url}/bench/_search"
             body = orjson.dumps(query_body(corpus, "match"))
             await run_load(client, url, body, a.warmup, CONNECTIONS, 600.0)
-            c0 = cpu_by_process(server)
+            c0 = server.cpu_by_process()
             await asyncio.sleep(a.idle)
             idle = {k: (v - c0.get(k, 0.0)) / a.idle * 1000
-                    for k, v in cpu_by_process(server).items()}
+                    for k, v in server.cpu_by_process().items()}
             per: dict[str, list[float]] = collections.defaultdict(list)
             rps, p99 = [], []
             for _ in range(a.rounds):

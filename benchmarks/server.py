@@ -89,11 +89,11 @@ class Server:
         self.engine = engine
         self.port = free_port()
         self.data_dir: str | None = None
+        self._keep_data = data_dir is not None
         env = _child_env()
         if engine == "shardsearch":
             # a fresh data directory: durable writes as configured by default, no old indices
             self.data_dir = data_dir or tempfile.mkdtemp(prefix="shardsearch-bench-")
-            self._keep_data = data_dir is not None
             cmd = [sys.executable, "-m", "shardsearch.cli", "serve", "--host", "127.0.0.1",
                    "--port", str(self.port), "--data-dir", self.data_dir]
             if ray_env:
@@ -142,16 +142,21 @@ class Server:
         except psutil.NoSuchProcess:
             return []
 
-    def cpu_seconds(self) -> float:
-        """User + system CPU seconds of the server's process tree so far (processes alive now)."""
-        total = 0.0
+    def cpu_by_process(self) -> dict[tuple[str, int], float]:
+        """User + system CPU seconds so far of each process of the server's tree alive now,
+        by (label, pid)."""
+        out = {}
         for p in self.processes():
             try:
                 t = p.cpu_times()
-                total += t.user + t.system
+                out[(_process_label(p), p.pid)] = t.user + t.system
             except Exception:  # noqa: BLE001 - a process that just exited
                 continue
-        return total
+        return out
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds of the server's process tree so far (processes alive now)."""
+        return sum(self.cpu_by_process().values())
 
     def memory(self) -> dict[str, int]:
         """RSS and PSS (bytes) summed over the server's process tree (driver, Ray's
@@ -195,5 +200,5 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
         self.log.close()
-        if self.data_dir is not None and not getattr(self, "_keep_data", False):
+        if self.data_dir is not None and not self._keep_data:
             shutil.rmtree(self.data_dir, ignore_errors=True)

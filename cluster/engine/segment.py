@@ -168,22 +168,20 @@ class SourceStore:
         self.first_doc = narrow(np.asarray(first, dtype=np.int64), n + 1)
         self.offsets = narrow(offsets)                  # of each document, uncompressed
 
-    def _block(self, b: int, upto: int) -> bytes:
-        """Block ``b`` decompressed (all of it: ``upto``, the end of the documents the caller
-        wants, is within it)."""
+    def _block(self, b: int) -> bytes:
+        """Block ``b`` decompressed, all of it (a zstd frame is read whole)."""
         base = int(self.offsets[int(self.first_doc[b])])
         size = int(self.offsets[int(self.first_doc[b + 1])]) - base
         view = memoryview(self.blob)[int(self.block_at[b]):int(self.block_at[b + 1])]
         return _codec().decompress(view, size, asbytes=True)  # type: ignore[no-any-return]
 
-    def _cached_block(self, b: int, upto: int, need: int, cache: BlockCache | None,
-                      uid: int) -> bytes:
+    def _cached_block(self, b: int, need: int, cache: BlockCache | None, uid: int) -> bytes:
         """:meth:`_block` (``need`` bytes of it), through ``cache`` when there is one."""
         if cache is None:
-            return self._block(b, upto)
+            return self._block(b)
         data = cache.get((uid, b), need)
         if data is None:
-            data = self._block(b, upto)
+            data = self._block(b)
             cache.put((uid, b), data)
         return data
 
@@ -197,7 +195,7 @@ class SourceStore:
         if not 0 <= i < len(self):
             raise IndexError(i)
         b = self._block_of(i)
-        data = self._block(b, i + 1)
+        data = self._block(b)
         base = int(self.offsets[int(self.first_doc[b])])
         return data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
 
@@ -224,8 +222,8 @@ class SourceStore:
         rows = order.tolist()
         bounds = lo.tolist() + [len(rows)]
         out: list[bytes] = [b""] * len(docs)
-        for g, (b, u) in enumerate(zip(by_block[lo].tolist(), upto.tolist())):
-            data = self._cached_block(b, u, need[g], cache, uid)
+        for g, b in enumerate(by_block[lo].tolist()):
+            data = self._cached_block(b, need[g], cache, uid)
             for k in range(bounds[g], bounds[g + 1]):
                 out[rows[k]] = data[starts[k]:ends[k]]
         return out
@@ -236,7 +234,7 @@ class SourceStore:
     def __iter__(self) -> Iterator[bytes]:
         for b in range(len(self.first_doc) - 1):
             lo, hi = int(self.first_doc[b]), int(self.first_doc[b + 1])
-            data = self._block(b, hi)
+            data = self._block(b)
             base = int(self.offsets[lo])
             for i in range(lo, hi):
                 yield data[int(self.offsets[i]) - base:int(self.offsets[i + 1]) - base]
