@@ -150,6 +150,36 @@ def test_postings_give_exact_frequencies_and_positions_above_one_byte():
     assert post.get("x")[1].tolist() == [1, 1] and post.get("z") is None
 
 
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.lists(st.lists(st.sampled_from(["w", "x", "pad"]), max_size=400),
+                         max_size=3), min_size=1, max_size=6))
+def test_positions_stored_as_byte_deltas_decode_to_the_absolute_positions(docs_values):
+    """Positions are kept as deltas within a document, one byte each (larger ones aside):
+    decoding gives each occurrence's absolute position — value ``k`` of a document starts
+    ``k * 100`` past the tokens before it — whatever the gaps (runs of ``pad`` push them past
+    a byte)."""
+    mapping = Mapping.from_body({"properties": {"t": {"type": "text"}}})
+    docs = [BufferedDoc(str(i), i, 1, b"{}", {"t": [" ".join(v) for v in values]})
+            for i, values in enumerate(docs_values)]
+    post = Segment.build(docs, mapping.fields, 1).fields["t"].postings
+    for term in ("w", "x"):
+        want_docs, want_pos = [], []
+        for i, values in enumerate(docs_values):
+            before = 0
+            for k, value in enumerate(values):
+                for j, word in enumerate(value):
+                    if word == term:
+                        want_docs.append(i)
+                        want_pos.append(before + k * 100 + j)
+                before += len(value)
+        got = post.positions_of(term)
+        if not want_docs:
+            assert got is None
+            continue
+        assert got[0].tolist() == want_docs and got[1].tolist() == want_pos
+        assert got[1].dtype == np.int32
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c", "_ignored"]),
                                 st.lists(st.integers(0, 9), max_size=3), max_size=4),

@@ -93,10 +93,7 @@ def segment_bytes(seg: Segment) -> int:
     for fd in seg.fields.values():
         if isinstance(fd, (TextField, KeywordField)):
             p = fd.postings
-            total += p.offsets.nbytes + p.docs.nbytes + p.freqs.nbytes + len(p.terms.text)
-            total += p.terms.starts.nbytes
-            if p.positions is not None and p.pos_starts is not None:
-                total += p.positions.nbytes + p.pos_starts.nbytes
+            total += p.nbytes()
             total += fd.present.nbytes + (fd.lengths.nbytes + fd.norms.nbytes
                                           if isinstance(fd, TextField)
                                           else fd.min_ord.nbytes * 2 + fd.value_count.nbytes)

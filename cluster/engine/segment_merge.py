@@ -129,8 +129,9 @@ def _merge_postings(parts: list[tuple[Postings | None, np.ndarray]], n: int,
         all_t.append(np.repeat(tmap[term_of], freqs)[occ_keep])
         all_d.append(np.repeat(docs_new, freqs)[occ_keep])
         if positions:
-            assert p.positions is not None
-            all_p.append(p.positions.astype(np.int64)[occ_keep])
+            absolute = p.all_positions()
+            assert absolute is not None
+            all_p.append(absolute.astype(np.int64)[occ_keep])
     empty = np.zeros(0, dtype=np.int64)
     t = np.concatenate(all_t) if all_t else empty
     d = np.concatenate(all_d) if all_d else empty
