@@ -1,6 +1,6 @@
 """A segment's compact structures answer exactly what plain Python structures would.
 
-Terms live in one sorted string (``TermDict``), ``_source`` in zlib blocks (``SourceStore``),
+Terms live in one sorted string (``TermDict``), ``_source`` in zstd blocks (``SourceStore``),
 integer columns in the narrowest dtype that holds them. Each test compares one of them with the
 obvious reference — a sorted list of strings, a list of bytes, a scan over every term — on
 awkward inputs: empty strings, non-ASCII, newlines inside keyword values, documents larger
@@ -17,7 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.postings import TermDict, narrow
-from shardsearch.cluster.engine.segment import SOURCE_BLOCK, BufferedDoc, Segment, SourceStore
+from shardsearch.cluster.engine.segment import (SOURCE_BLOCK, SOURCE_DICT_MIN, BufferedDoc, Segment,
+                                                SourceStore)
 
 TERMS = st.lists(st.text(alphabet="ab\nzé€", max_size=5), max_size=40, unique=True)
 
@@ -107,6 +108,30 @@ def test_source_store_returns_every_document_byte_for_byte():
     assert store.take([]) == [] and list(SourceStore([])) == []
     with pytest.raises(IndexError):
         store[len(sources)]
+
+
+def test_source_store_with_a_trained_dictionary_reads_back_and_survives_copies():
+    """Past ``SOURCE_DICT_MIN`` bytes a segment's blocks share a trained zstd dictionary:
+    every document still reads back byte for byte, also from a deep copy (``compacted``) and
+    a pickled one, which carry the dictionary as bytes."""
+    import copy
+    import pickle
+
+    rng = random.Random(11)
+    words = ["horse", "water", "the", "of", "a", "Webster", "n.", "Syn:", "--"]
+    sources = [(b'{"id": "d-%d", "headword": "%s", "text": "%s"}' % (
+        i, rng.choice(words).encode(), " ".join(rng.choices(words, k=rng.randint(5, 80)))
+        .encode())) for i in range(12000)]
+    assert sum(map(len, sources)) >= SOURCE_DICT_MIN
+    store = SourceStore(sources)
+    assert store.zdict is not None
+    small = SourceStore(sources[:50])
+    assert small.zdict is None and list(small) == sources[:50]
+    order = list(range(len(sources)))
+    rng.shuffle(order)
+    for s in (store, copy.deepcopy(store), pickle.loads(pickle.dumps(store))):
+        assert list(s) == sources and s[5] == sources[5]
+        assert s.take(order[:500]) == [sources[i] for i in order[:500]]
 
 
 def test_narrow_picks_the_smallest_dtype_that_holds_the_values():

@@ -87,7 +87,7 @@ class MergePolicy:
 
 def segment_bytes(seg: Segment) -> int:
     """Approximate in-memory size: every column, postings array and the ``_source`` blob."""
-    total = len(seg.sources.blob) + seg.sources.offsets.nbytes
+    total = seg.sources.nbytes()
     for col in (seg.seq, seg.version, seg.created_gen, seg.deleted_gen):
         total += col.nbytes
     for fd in seg.fields.values():
