@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.postings import TermDict, narrow
-from shardsearch.cluster.engine.segment import (SOURCE_BLOCK, SOURCE_DICT_MIN, BufferedDoc, Segment,
-                                                SourceStore)
+from shardsearch.cluster.engine.segment import (SOURCE_BLOCK, SOURCE_DICT_MIN, BufferedDoc,
+                                                Segment, SourceStore)
 
 TERMS = st.lists(st.text(alphabet="ab\nzé€", max_size=5), max_size=40, unique=True)
 

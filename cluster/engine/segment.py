@@ -21,6 +21,7 @@ import copy
 import importlib
 import itertools
 import pickle
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -40,7 +41,7 @@ from .source_cache import BlockCache
 NEVER = np.iinfo(np.int32).max
 POSITION_INCREMENT_GAP = 100
 SOURCE_BLOCK = 8 << 10         # uncompressed bytes of _source per compressed block
-SOURCE_LEVEL = 5               # zstd level (with the dictionary: 3.75x on GCIDE, 3.1x at 3 without)
+SOURCE_LEVEL = 5               # zstd level: with the dictionary 3.75x on GCIDE (3.1x at 3 without)
 SOURCE_DICT = 64 << 10         # bytes of the zstd dictionary trained on a segment's sources
 SOURCE_DICT_MIN = 2 << 20      # sources (uncompressed) from which a segment trains one
 _uid_counter = itertools.count(1)
@@ -145,12 +146,12 @@ class SourceStore:
     or more trains a zstd dictionary (``SOURCE_DICT`` bytes, from ~1 MiB of its documents) that
     every block is compressed with — what repeats across documents (keys, boilerplate) is
     then not paid in each block. On half of GCIDE: 10.4 → 8.6 MiB, dictionary included, for
-    ~0.15 s more CPU per 32 MiB at refresh and the same ~15 µs per block read (a fresh
-    decompression context per read, as Arrow's codec made). The store lives in memory only
-    (snapshots hold plain sources).
+    ~0.15 s more CPU per 32 MiB at refresh; a block read takes ~5 µs where Arrow's codec took
+    ~15 (a decompression context reused per thread, :func:`_decompressor`). The store lives in
+    memory only (snapshots hold plain sources).
     """
 
-    __slots__ = ("blob", "block_at", "first_doc", "offsets", "zdict", "_zdict")
+    __slots__ = ("blob", "block_at", "first_doc", "offsets", "zdict")
 
     def __init__(self, sources: list[bytes]) -> None:
         n = len(sources)
@@ -160,9 +161,8 @@ class SourceStore:
         first = [0]
         parts = []
         ends = offsets.tolist()
-        self.zdict = _train_dictionary(sources, ends[-1])     # bytes, or None
-        self._zdict = None
-        compress = _zstd().ZstdCompressor(level=SOURCE_LEVEL, dict_data=self._dictionary(),
+        self.zdict = _train_dictionary(sources, ends[-1])     # zstd's dictionary, or None
+        compress = _zstd().ZstdCompressor(level=SOURCE_LEVEL, dict_data=self.zdict,
                                           write_checksum=False, write_dict_id=False).compress
         for i in range(n):
             if ends[i + 1] - ends[first[-1]] >= SOURCE_BLOCK or i + 1 == n:
@@ -178,29 +178,27 @@ class SourceStore:
         self.offsets = narrow(offsets)                  # of each document, uncompressed
 
     def __getstate__(self) -> dict[str, Any]:
-        """Every slot but the dictionary's loaded form (rebuilt from ``zdict`` on use)."""
-        return {k: getattr(self, k) for k in self.__slots__ if k != "_zdict"}
+        """The slots, the dictionary as its bytes (zstd's object neither pickles nor copies)."""
+        state = {k: getattr(self, k) for k in self.__slots__}
+        if self.zdict is not None:
+            state["zdict"] = self.zdict.as_bytes()
+        return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for k, v in state.items():
             setattr(self, k, v)
-        self._zdict = None
-
-    def _dictionary(self) -> Any:
-        """The trained dictionary as zstd's object (made once), or None."""
-        if self.zdict is not None and self._zdict is None:
-            self._zdict = _zstd().ZstdCompressionDict(self.zdict)
-        return self._zdict
+        if self.zdict is not None:
+            self.zdict = _zstd().ZstdCompressionDict(self.zdict)
 
     def nbytes(self) -> int:
         """Compressed blocks and dictionary (``merge_policy.segment_bytes``)."""
-        return len(self.blob) + len(self.zdict or b"") + self.offsets.nbytes
+        extra = len(self.zdict.as_bytes()) if self.zdict is not None else 0
+        return len(self.blob) + extra + self.offsets.nbytes
 
     def _block(self, b: int) -> bytes:
         """Block ``b`` decompressed, all of it (a zstd frame is read whole)."""
         view = memoryview(self.blob)[int(self.block_at[b]):int(self.block_at[b + 1])]
-        return _zstd().ZstdDecompressor(  # type: ignore[no-any-return]
-            dict_data=self._dictionary()).decompress(view)
+        return _decompressor(self.zdict).decompress(view)  # type: ignore[no-any-return]
 
     def _cached_block(self, b: int, need: int, cache: BlockCache | None, uid: int) -> bytes:
         """:meth:`_block` (``need`` bytes of it), through ``cache`` when there is one."""
@@ -274,18 +272,37 @@ def _zstd() -> Any:
     return zstandard
 
 
-def _train_dictionary(sources: list[bytes], total: int) -> bytes | None:
+_local = threading.local()
+_DECOMPRESSORS = 4     # per thread: the segments read last (a page touches few)
+
+
+def _decompressor(zdict: Any) -> Any:
+    """A zstd decompressor for ``zdict`` (None: none), reused by this thread: a fresh one
+    per block costs ~10 µs of its ~15 µs read (contexts are not thread-safe, hence one set
+    per thread). Bounded: the last ``_DECOMPRESSORS`` dictionaries read."""
+    cache = getattr(_local, "decompressors", None)
+    if cache is None:
+        cache = _local.decompressors = {}
+    key = id(zdict)
+    hit = cache.pop(key, None)
+    if hit is None or hit[0] is not zdict:
+        hit = (zdict, _zstd().ZstdDecompressor(dict_data=zdict))
+    cache[key] = hit                       # most recent last
+    if len(cache) > _DECOMPRESSORS:
+        del cache[next(iter(cache))]
+    return hit[1]
+
+
+def _train_dictionary(sources: list[bytes], total: int) -> Any:
     """A zstd dictionary trained on about 1 MiB of ``sources`` (every k-th document), or None
     when they are too few bytes for one to pay or too few documents to train on."""
     if total < SOURCE_DICT_MIN:
         return None
     sample = sources[::max(1, total >> 20)]
     try:   # fixed k and d: no parameter search (~0.02 s instead of ~0.1 s), same ratio
-        trained = _zstd().train_dictionary(SOURCE_DICT, sample, k=256, d=8,
-                                           level=SOURCE_LEVEL)
+        return _zstd().train_dictionary(SOURCE_DICT, sample, k=256, d=8, level=SOURCE_LEVEL)
     except _zstd().ZstdError:
         return None
-    return trained.as_bytes()  # type: ignore[no-any-return]
 
 
 class NoRouting:
