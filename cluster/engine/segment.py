@@ -83,7 +83,7 @@ class BufferedDoc:
 @dataclass
 class TextField:
     postings: Postings
-    lengths: np.ndarray      # int32[n]: tokens in the field (0 when absent)
+    lengths: np.ndarray      # unsigned[n] (``narrow``): tokens in the field (0 when absent)
     norms: np.ndarray        # uint8[n]: Lucene's encoded length
     present: np.ndarray      # bool[n]
 
@@ -329,6 +329,15 @@ def load_arrow() -> None:
     importlib.import_module(".column_tokens", __package__)
 
 
+def int32_if_fits(values: np.ndarray) -> np.ndarray:
+    """An int64 column as int32 when every value fits with room (``seq`` and ``version``:
+    8 bytes per document saved where values stay below 2^30; readers take ``int(...)``,
+    ``tolist()`` or cast to int64, so neither width changes an answer)."""
+    if len(values) and (int(values.min()) < -(1 << 30) or int(values.max()) >= 1 << 30):
+        return values
+    return values.astype(np.int32, copy=False)
+
+
 class Segment:
     """One immutable segment. Build it with :meth:`build`; only ``deleted_gen`` ever changes."""
 
@@ -339,8 +348,8 @@ class Segment:
         self.uid = uid
         self.n = len(ids)
         self.ids = IdColumn(ids)       # ``_id`` of each row (``id_column.py``)
-        self.seq = seq
-        self.version = version
+        self.seq = int32_if_fits(seq)
+        self.version = int32_if_fits(version)
         self.created_gen = created_gen
         self.deleted_gen = deleted_gen
         self.sources = sources
@@ -477,7 +486,7 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
     poss = np.arange(len(tids), dtype=np.int64) - base
     docs = np.repeat(vdoc, cnt)
     postings = build_postings(terms, tids, docs, poss, n)
-    return TextField(postings, lengths, encode_norms(lengths), present)
+    return TextField(postings, narrow(lengths), encode_norms(lengths), present)
 
 
 def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField:

@@ -147,7 +147,7 @@ def _merge_text(parts: list[tuple[FieldData | None, np.ndarray, np.ndarray]], n:
                               for fd, r, _ in parts])
     postings, _ = _merge_postings([(fd.postings if fd is not None else None, m)  # type: ignore[union-attr]
                                    for fd, _, m in parts], n, positions=True)
-    return TextField(postings, lengths, encode_norms(lengths), present)
+    return TextField(postings, narrow(lengths), encode_norms(lengths), present)
 
 
 def _merge_keyword(parts: list[tuple[FieldData | None, np.ndarray, np.ndarray]], n: int
