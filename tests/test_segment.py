@@ -178,11 +178,10 @@ def test_postings_give_exact_frequencies_and_positions_above_one_byte():
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.lists(st.lists(st.sampled_from(["w", "x", "pad"]), max_size=400),
                          max_size=3), min_size=1, max_size=6))
-def test_positions_stored_as_byte_deltas_decode_to_the_absolute_positions(docs_values):
-    """Positions are kept as deltas within a document, one byte each (larger ones aside):
-    decoding gives each occurrence's absolute position — value ``k`` of a document starts
-    ``k * 100`` past the tokens before it — whatever the gaps (runs of ``pad`` push them past
-    a byte)."""
+def test_positions_stored_in_one_byte_decode_to_the_absolute_positions(docs_values):
+    """Positions are kept one byte each, those past 254 aside: decoding gives each
+    occurrence's position — value ``k`` of a document starts ``k * 100`` past the tokens
+    before it — whether few or many are that large (runs of ``pad`` push them past a byte)."""
     mapping = Mapping.from_body({"properties": {"t": {"type": "text"}}})
     docs = [BufferedDoc(str(i), i, 1, b"{}", {"t": [" ".join(v) for v in values]})
             for i, values in enumerate(docs_values)]

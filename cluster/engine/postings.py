@@ -104,9 +104,9 @@ class TermDict:
 def _pack_bytes(values: np.ndarray
                 ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
     """Non-negative values in one byte each; those of 255 and more (rare: a word hundreds of
-    times in one document, a position delta past a long value) also as ``(index, value)``,
-    sorted by index. Falls back to :func:`narrow` (exact values, no table) when such values
-    are common or a value is negative. :func:`_unpack` reads either form."""
+    times in one document, a position past a long document's 255th token) also as
+    ``(index, value)``, sorted by index. Falls back to :func:`narrow` (exact values, no table)
+    when such values are common or a value is negative. :func:`_unpack` reads either form."""
     if len(values) and int(values.min()) < 0:
         return values.astype(np.int64), None
     big = np.flatnonzero(values >= 255)
@@ -124,7 +124,8 @@ def _unpack(packed: np.ndarray, big: tuple[np.ndarray, np.ndarray] | None, a: in
     out = packed[a:b].astype(np.int32)
     if big is not None:
         at, value = big
-        lo, hi = np.searchsorted(at, (a, b)).tolist()
+        # bounds in the table's own dtype: mixed ones would convert the whole table per call
+        lo, hi = np.searchsorted(at, np.array((a, b), dtype=at.dtype)).tolist()
         out[at[lo:hi].astype(np.int64) - a] = value[lo:hi]
     return out
 
@@ -136,16 +137,6 @@ def _pack_freqs(freqs: np.ndarray
     if not len(freqs) or int(freqs.max()) == 1:
         return None, None
     return _pack_bytes(freqs)
-
-
-def _delta_positions(positions: np.ndarray, run_starts: np.ndarray) -> np.ndarray:
-    """Each position minus the previous one of the same (term, document) run; a run's first
-    position stays whole. Small numbers: one byte each in :func:`_pack_bytes` for ~97 % of
-    GCIDE's positions, where absolute ones take two."""
-    out = np.diff(positions, prepend=0)
-    if len(run_starts):
-        out[run_starts] = positions[run_starts]
-    return out
 
 
 def _literal_prefix(regex: re.Pattern[str]) -> str:
@@ -171,10 +162,12 @@ class Postings:
     ``offsets[t]:offsets[t + 1]`` are term ``t``'s postings in ``docs`` (ascending) and
     ``freqs`` (one byte each, see :func:`_pack_freqs`; None when all are 1); with positions,
     ``pos_starts[t]:pos_starts[t + 1]`` are its positions, document after document (``freqs``
-    of them each, ascending), stored as deltas within each document (:func:`_delta_positions`)
-    in one byte each and decoded per term by :meth:`positions_of`. Expansions (prefix,
-    pattern, range) answer term ids, which :meth:`union` turns into a document mask in one
-    slice per term.
+    of them each, ascending), one byte each with the larger ones aside (:func:`_pack_bytes`:
+    ~7 % of GCIDE's, 5.45 → 3.9 MiB for half of it). Deltas within a document would take
+    3.2 MiB, but decoding them (a running sum restarted per document) made ``positions_of``
+    2.5x slower; this form reads at the cost of the ``uint16`` column it replaced.
+    Expansions (prefix, pattern, range) answer term ids, which :meth:`union` turns into a
+    document mask in one slice per term.
     """
 
     __slots__ = ("terms", "offsets", "docs", "freqs", "big_freqs", "pos_starts", "positions",
@@ -183,17 +176,13 @@ class Postings:
     def __init__(self, terms: TermDict, offsets: np.ndarray, docs: np.ndarray,
                  freqs: np.ndarray, pos_starts: np.ndarray | None,
                  positions: np.ndarray | None) -> None:
-        """``positions``: absolute, in the order described above."""
         self.terms = terms
         self.offsets = offsets
         self.docs = docs
         self.freqs, self.big_freqs = _pack_freqs(freqs)
         self.pos_starts = pos_starts
-        self.positions = self.big_positions = None
-        if positions is not None:
-            f = np.asarray(freqs, dtype=np.int64)
-            deltas = _delta_positions(np.asarray(positions, dtype=np.int64), np.cumsum(f) - f)
-            self.positions, self.big_positions = _pack_bytes(deltas)
+        self.positions, self.big_positions = (None, None) if positions is None \
+            else _pack_bytes(positions)
 
     def terms_of(self, doc: int) -> list[str]:
         """The terms document ``doc`` holds. O(postings): for small fields (``_ignored``)."""
@@ -206,15 +195,6 @@ class Postings:
         if self.freqs is None:
             return np.ones(b - a, dtype=np.int32)
         return _unpack(self.freqs, self.big_freqs, a, b)
-
-    def _positions(self, a: int, b: int, pa: int, pb: int) -> np.ndarray:
-        """Absolute positions ``pa`` to ``pb - 1``: those of postings ``a`` to ``b - 1``."""
-        assert self.positions is not None
-        f = self._freqs(a, b)
-        d = _unpack(self.positions, self.big_positions, pa, pb)
-        total = np.cumsum(d, dtype=np.int64)
-        first = np.cumsum(f, dtype=np.int64) - f     # each document's first position
-        return (total - np.repeat(total[first] - d[first], f)).astype(np.int32)
 
     def get(self, term: str) -> tuple[np.ndarray, np.ndarray] | None:
         """``(docs, freqs)`` of ``term`` as int32, or None. O(log terms + postings)."""
@@ -232,13 +212,13 @@ class Postings:
         a, b = int(self.offsets[tid]), int(self.offsets[tid + 1])
         pa, pb = int(self.pos_starts[tid]), int(self.pos_starts[tid + 1])
         docs = np.repeat(_i32(self.docs[a:b]), self._freqs(a, b))
-        return docs, self._positions(a, b, pa, pb)
+        return docs, _unpack(self.positions, self.big_positions, pa, pb)
 
     def all_positions(self) -> np.ndarray | None:
-        """Every absolute position, term after term, as int32 (merges re-emit them)."""
+        """Every position, term after term, as int32 (merges re-emit them)."""
         if self.positions is None:
             return None
-        return self._positions(0, len(self.docs), 0, len(self.positions))
+        return _unpack(self.positions, self.big_positions, 0, len(self.positions))
 
     def nbytes(self) -> int:
         """Bytes of the arrays and the term text (``merge_policy.segment_bytes``)."""
