@@ -13,6 +13,7 @@ import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 from inprocess import LocalCluster
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
@@ -165,7 +166,7 @@ def test_scores_are_not_all_equal_so_the_property_has_teeth() -> None:
 
 # --------------------------------------------------------------------------- through Ray
 
-@settings(max_examples=6, deadline=None,
+@settings(max_examples=examples(6, 3), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(docs=docs_strategy, query=queries, shards=st.integers(2, 8), page=st.integers(2, 6))
