@@ -138,11 +138,11 @@ class _YoungCollections:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """Tests marked ``young_collections`` (in-process properties that check answers) run the
+    """Tests marked ``young_collections`` (in-process tests of answers, not of memory) run the
     engine's refresh without its full collection: in the test process that walks the whole
     heap (pytest, Hypothesis, every imported module: 30-100 ms each on a loaded 2-core box) and
-    an example at 8 shards runs ~20. The collection itself is checked by the tests that are
-    about it (test_segment_merge's refresh test, test_heap_release), which stay unmarked."""
+    a property example at 8 shards runs ~20. The collection itself is checked by the tests
+    that are about it (test_segment_merge's refresh test, test_heap_release): unmarked."""
     if item.get_closest_marker("young_collections") is None:
         return (yield)
     from shardsearch.cluster.engine import gcpause
