@@ -164,6 +164,7 @@ def test_unknown_merge_settings_are_refused_by_name() -> None:
         MergePolicy.from_settings({"merge.policy.segments_per_tier": "1"})
 
 
+@pytest.mark.young_collections
 def test_merged_segments_survive_a_restart(tmp_path) -> None:
     """Merges are not logged (they change no document, version or generation): a copy
     reopened from its files — snapshot after ``_forcemerge``'s flush, or log replay — holds the
