@@ -1,4 +1,5 @@
-# Two commands: `make serve` and `make test`. Each builds its own virtual environment first.
+# `make serve` and `make test` (`make test-thorough`: every property test at its full example
+# count). Each builds its own virtual environment first.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin
@@ -7,7 +8,7 @@ HOST   ?= 127.0.0.1
 PORT   ?= 9200
 ARGS   ?=
 
-.PHONY: serve test install notebook clean
+.PHONY: serve test test-thorough install notebook clean
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "need $(PYTHON) (Python 3.11+) on PATH"; exit 1; }
@@ -25,6 +26,10 @@ serve: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# the same suite with every property test at its full example count (tests/budget.py)
+test-thorough: $(STAMP)
+	SHARDSEARCH_THOROUGH=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # Jupyter with the project's environment, on this machine only (127.0.0.1), in notebooks/
 notebook: $(STAMP)

@@ -5,6 +5,7 @@ the HTTP server runs in a thread of the test process and talks to the real coord
 """
 from __future__ import annotations
 
+import gc
 import os
 import socket
 import tempfile
@@ -121,6 +122,33 @@ def cluster(coordinator):
 
 
 pytest_plugins = ["conformance_plugin"]
+
+
+class _YoungCollections:
+    """The ``gc`` module as the engine's ``gcpause`` sees it under ``young_collections``: a
+    full collection collects the two young generations only, where a refresh's garbage is."""
+
+    def __getattr__(self, name: str):
+        return getattr(gc, name)
+
+    @staticmethod
+    def collect(generation: int = 2) -> int:
+        return gc.collect(min(generation, 1))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """Tests marked ``young_collections`` (in-process tests of answers, not of memory) run the
+    engine's refresh without its full collection: in the test process that walks the whole
+    heap (pytest, Hypothesis, every imported module: 30-100 ms each on a loaded 2-core box) and
+    a property example at 8 shards runs ~20. The collection itself is checked by the tests
+    that are about it (test_segment_merge's refresh test, test_heap_release): unmarked."""
+    if item.get_closest_marker("young_collections") is None:
+        return (yield)
+    from shardsearch.cluster.engine import gcpause
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gcpause, "gc", _YoungCollections())
+        return (yield)
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -164,6 +165,7 @@ def search(shards: int, docs: list[dict[str, Any]], aggs: dict[str, Any]) -> dic
     return c.search("idx", {"size": 0, "aggs": aggs})["aggregations"]
 
 
+@pytest.mark.young_collections
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(docs=docs_strategy, tree=st.dictionaries(st.sampled_from(["a1", "a2"]), agg_tree(),
                                                  min_size=1, max_size=2))

@@ -7,9 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from shardsearch.cluster.engine.aggs.sketches import lg_k, merged_estimate, relative_error, sketch_of
 from inprocess import LocalCluster
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 
 def _cluster(shards: int, docs: list[dict[str, Any]]) -> LocalCluster:

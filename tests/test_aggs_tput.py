@@ -17,6 +17,8 @@ from shardsearch.cluster.engine.aggs.tput import Cut, TooManyShardTerms, apply_c
 from shardsearch.cluster.search.aggs.tput import TermsRounds, cut_for
 from inprocess import LocalCluster
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 def keyed(counts: dict[Any, int]) -> Keyed:
     """A shard's whole top-level terms partial (keys in key order, as the shard groups them)."""

@@ -19,6 +19,8 @@ from shardsearch.cluster.engine.shard import ShardCore
 from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.engine.sorting import SCORE_SORT
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPING = {"properties": {"tag": {"type": "keyword"}, "n": {"type": "long"},
                           "day": {"type": "date"}, "title": {"type": "text"}}}
 

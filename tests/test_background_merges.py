@@ -13,6 +13,7 @@ import asyncio
 import threading
 
 import orjson
+import pytest
 
 from hypothesis import HealthCheck, given, settings
 from test_segment_merge import _answers, _source, ops_strategy
@@ -21,6 +22,8 @@ from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.distribution.shard_service import ShardService
 from shardsearch.cluster.search.request import parse_search
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 NEVER_MERGE = {"index.merge.policy.segments_per_tier": 10 ** 12}
 MAPPINGS = {"properties": {"n": {"type": "long"}, "text": {"type": "text"},

@@ -8,6 +8,8 @@ from shardsearch.cluster.errors import ParsingError
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.engine.query.score_nodes import FunctionScore
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"}}}
 DOCS = {"1": {"title": "quick fox", "tag": "a"}, "2": {"title": "quick dog", "tag": "b"},
         "3": {"title": "lazy dog", "tag": "a"}}

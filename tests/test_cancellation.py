@@ -27,6 +27,8 @@ from shardsearch.cluster.engine.sorting import SCORE_SORT, SortField
 from shardsearch.cluster.engine.writes import WriteOp
 from shardsearch.cluster.errors import ShardTimeout, TaskCancelled
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 TERMS = 20_000
 CLAUSES = 100
 

@@ -13,6 +13,8 @@ from shardsearch.cluster.engine.completion import (NO_CONTEXT, SEP, CompletionSp
 from shardsearch.cluster.engine.completion_fuzzy import FuzzyOptions, accepted_prefix, boost
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 SIMPLE = CompletionSpec()
 
 

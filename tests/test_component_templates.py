@@ -10,6 +10,8 @@ from inprocess import LocalCluster
 from shardsearch.cluster.errors import IllegalArgument, SearchError
 from shardsearch.cluster.indices.template_simulation import nested_settings
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 def _cluster() -> LocalCluster:
     c = LocalCluster()

@@ -42,6 +42,7 @@ doc = st.fixed_dictionaries({
     "text": st.lists(st.sampled_from(["a", "b", "c"]), min_size=1, max_size=3).map(" ".join)})
 
 
+@pytest.mark.young_collections
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(doc, min_size=0, max_size=120), shards=st.integers(1, 8),
        samples=st.integers(1, 16), frm=st.integers(0, 130), size=st.integers(0, 12),
@@ -147,6 +148,7 @@ def test_vectorised_bracket_equals_walking_the_samples(sizes, samples, frm, size
     assert (got.lo, got.hi, got.limit) == (lo, hi, limit)
 
 
+@pytest.mark.young_collections
 @pytest.mark.parametrize("shards", [1, 3])
 def test_a_repeated_deep_page_sees_what_a_refresh_made_visible(shards) -> None:
     """Deep pages reuse a query's samples and sorted matches at a generation; a refresh in
@@ -173,6 +175,7 @@ def test_a_repeated_deep_page_sees_what_a_refresh_made_visible(shards) -> None:
     asyncio.run(run())
 
 
+@pytest.mark.young_collections
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=st.lists(doc, min_size=1, max_size=120), shards=st.integers(2, 6),
        samples=st.integers(1, 8), froms=st.lists(st.integers(0, 130), min_size=2, max_size=4),
@@ -215,6 +218,7 @@ class _CallCounter(LocalBackend):
         return await super().call(ref, method, *args)
 
 
+@pytest.mark.young_collections
 def test_a_placed_deep_page_takes_one_round_like_page_one() -> None:
     """The same deep page again (a repeat, or the next page within what the first one
     learnt) asks each shard once: a range from the page's first key, documents included."""

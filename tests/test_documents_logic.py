@@ -13,6 +13,8 @@ from shardsearch.cluster.indices.nodes import (KNOWN_INFO_METRICS, node_table, s
                                                split_target)
 from shardsearch.cluster.search.msearch import max_concurrent, parse_msearch
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 def test_an_update_merges_objects_and_replaces_everything_else() -> None:
     req = UpdateRequest("i", "1", doc={"o": {"b": 2}, "l": [9], "s": "new"})

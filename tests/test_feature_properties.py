@@ -5,9 +5,12 @@ the pages of a collapsed search). The in-process backend runs the real coordinat
 """
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_relevance_properties import _build, docs_strategy, queries
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 features = st.fixed_dictionaries({}, optional={
     "collapse": st.sampled_from([{"field": "tag"}, {"field": "n"}]),

@@ -13,6 +13,8 @@ from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query import nodes as Q
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 PROPS = {"n": {"type": "long"}, "al": {"type": "alias", "path": "n"},
          "title": {"type": "text", "fields": {"raw": {"type": "keyword"}}},
          "t": {"type": "alias", "path": "title"}, "tr": {"type": "alias", "path": "title.raw"}}

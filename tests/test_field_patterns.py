@@ -10,6 +10,8 @@ from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query import nodes as Q
 from shardsearch.cluster.engine.query.field_patterns import expand_string_patterns
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {"title": {"type": "text", "fields": {"kw": {"type": "keyword"}}},
                            "tag": {"type": "keyword"}, "n": {"type": "long"}}}
 DOCS = {"1": {"title": "quick brown fox", "tag": "quick", "n": 42},

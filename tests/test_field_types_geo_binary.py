@@ -11,6 +11,8 @@ from shardsearch.api.errors import envelope
 from shardsearch.cluster.engine.binary import BinaryValueError, binary_value
 from shardsearch.cluster.engine.geo import GeoValueError, decode_geohash, parse_point
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 @pytest.mark.parametrize("value", [
     {"lat": 41.12, "lon": -71.34}, "41.12,-71.34", [-71.34, 41.12], "POINT (-71.34 41.12)",

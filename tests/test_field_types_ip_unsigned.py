@@ -10,6 +10,8 @@ from inprocess import LocalCluster
 from shardsearch.api.errors import envelope
 from shardsearch.cluster.engine.ip import decode, parse_cidr, parse_ip, render, stored_ip
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 IPS = {"1": "::1", "2": "192.168.0.1", "3": "192.168.0.7", "4": "10.0.0.5",
        "5": "2001:db8::ff00:42:8329", "6": "::ffff:10.0.0.6"}
 BIG = 2**64 - 1

@@ -9,6 +9,8 @@ import pytest
 from inprocess import LocalCluster
 from shardsearch.api.errors import envelope
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 JAN1 = 1451606400000          # 2016-01-01T00:00:00Z
 DAY = 86_400_000
 

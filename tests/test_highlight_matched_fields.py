@@ -7,6 +7,8 @@ import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.search.request import parse_search
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPING = {"properties": {"t": {"type": "text", "analyzer": "whitespace", "fields": {
     "plain": {"type": "text", "analyzer": "standard"},
     "kw": {"type": "keyword"}}}}}

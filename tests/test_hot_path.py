@@ -11,12 +11,15 @@ import asyncio
 import random
 from typing import Any
 
+import pytest
 import shardsearch.cluster.engine.candidates as candidates_mod
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.distribution.local_backend import LocalBackend
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.search.request import parse_search
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 
 async def _cluster(docs: list[dict[str, Any]], shards: int, batches: int = 3) -> Coordinator:

@@ -14,6 +14,8 @@ from shardsearch.cluster.indices.aliases import AliasesNotFound
 from shardsearch.cluster.indices.date_math import resolve_date_math
 from shardsearch.cluster.indices.stats import parse_metrics
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 @pytest.fixture()
 def two() -> LocalCluster:

@@ -20,6 +20,8 @@ from shardsearch.cluster.engine.query.fuzzy import FuzzySpec, candidates
 from shardsearch.cluster.engine.query.intervals import interval_score
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 DOCS = {
     "1": {"text": "Some like hot and dry, some like it cold and wet", "tag": "a"},
     "2": {"text": "Its cold outside, theres no kind of atmosphere"},

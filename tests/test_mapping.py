@@ -9,6 +9,8 @@ from shardsearch.cluster.errors import MapperParsing, SearchError
 from shardsearch.cluster.engine.doc_parsing import parse_document
 from shardsearch.cluster.engine.mapping import Mapping
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 TEXT_WITH_KEYWORD = {"type": "text", "fields": {"keyword": {"type": "keyword",
                                                             "ignore_above": 256}}}
 

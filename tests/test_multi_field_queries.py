@@ -13,6 +13,8 @@ import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 DOCS = {"1": {"title": "quick brown fox", "body": "the fox jumps"},
         "2": {"title": "quick brown dog", "body": "lazy dog"},
         "3": {"title": "brownie recipes", "body": "quick quick brown"}}

@@ -22,6 +22,8 @@ from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.nested import MAX_NESTED_OBJECTS
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {
     "title": {"type": "text"},
     "comments": {"type": "nested", "properties": {

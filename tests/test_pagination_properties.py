@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -88,6 +89,7 @@ async def _walk(c: Coordinator, query, sort, page: int) -> list[tuple]:
         frm += page
 
 
+@pytest.mark.young_collections
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(docs=docs_strategy, deletes=st.lists(st.integers(0, 60).map(str), max_size=8),
        shards=st.integers(1, 8), page=st.integers(1, 7), query=queries, sort=sorts)

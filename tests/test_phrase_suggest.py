@@ -12,6 +12,8 @@ from elasticsearch import BadRequestError, Elasticsearch
 from shardsearch.cluster.search.request import parse_search
 from inprocess import LocalCluster
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 DOCS = ["the quick brown fox jumps over the lazy dog", "quick brown foxes leap over fences",
         "a lazy dog sleeps in the sun", "the brown dog barks at the quick cat",
         "quick thinking saves the day", "noble warriors fight for the kingdom",

@@ -18,6 +18,8 @@ from shardsearch.cluster.errors import IllegalArgument
 from shardsearch.cluster.indices.routing import shard_for
 from shardsearch.cluster.distribution.simulation import ShardSimulator, ShardTimeout, SimulatedFailure, Trouble
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {"n": {"type": "long"}, "t": {"type": "text"},
                            "tag": {"type": "keyword"}}}
 N = 600

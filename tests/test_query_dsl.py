@@ -19,6 +19,8 @@ from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 from shardsearch.cluster.engine.query.phrase_freq import sloppy_phrase_freq
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {
     "title": {"type": "text"},
     "tag": {"type": "keyword"},

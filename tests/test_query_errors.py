@@ -15,6 +15,8 @@ from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 from shardsearch.cluster.engine.query.dsl import parse_query
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 NESTED_DEPTH_REASON = ("The nested depth of the query exceeds the maximum nested depth for "
                        "queries set in [indices.query.bool.max_nested_depth]")
 

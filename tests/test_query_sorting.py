@@ -9,6 +9,8 @@ import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 SORT_DOCS = {
     "a": {"tag": "x", "n": 1, "d": "2020-01-03", "b": True, "r": [3, 9]},
     "b": {"tag": "y", "n": 5, "d": "2020-01-01", "b": False, "r": [1]},

@@ -10,6 +10,8 @@ from shardsearch.cluster.errors import ParsingError, SearchError
 from shardsearch.cluster.engine.query.nodes import Match, QueryString, Wildcard
 from shardsearch.cluster.engine.query.query_string import expand_query_string
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 MAPPINGS = {"properties": {"title": {"type": "text"}, "tag": {"type": "keyword"},
                            "n": {"type": "long"}}}
 DOCS = {"1": {"title": "quick brown fox", "tag": "quick", "n": 42},

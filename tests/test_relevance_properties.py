@@ -10,8 +10,10 @@ coordinator and shard code; a smaller property runs through real Ray actors and 
 from __future__ import annotations
 
 import orjson
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from budget import examples
 from inprocess import LocalCluster
 
 WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"]
@@ -136,6 +138,7 @@ def _pages(c: LocalCluster, query: dict, sort, page: int, search_type: str | Non
         from_ += page
 
 
+@pytest.mark.young_collections
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(docs=docs_strategy, query=queries, sort=sorts, shards=st.integers(2, 8),
@@ -148,6 +151,7 @@ def test_one_shard_and_n_shards_give_identical_pages(docs, query, sort, shards, 
     assert one == many
 
 
+@pytest.mark.young_collections
 def test_scores_are_not_all_equal_so_the_property_has_teeth() -> None:
     docs = [{"id": str(i), "text": " ".join(WORDS[: 1 + i % 5]), "title": None, "tag": None,
              "n": None} for i in range(12)]
@@ -162,7 +166,7 @@ def test_scores_are_not_all_equal_so_the_property_has_teeth() -> None:
 
 # --------------------------------------------------------------------------- through Ray
 
-@settings(max_examples=6, deadline=None,
+@settings(max_examples=examples(6, 3), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(docs=docs_strategy, query=queries, shards=st.integers(2, 8), page=st.integers(2, 6))

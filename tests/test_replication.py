@@ -18,6 +18,8 @@ from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.distribution.transport import LocalTransport
 from shardsearch.cluster.search.request import parse_search
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 class Service:
     """A coordinator over replicated, persistent shards on two simulated nodes."""

@@ -12,10 +12,14 @@ from __future__ import annotations
 import asyncio
 import random
 
+import pytest
+
 from shardsearch.cluster.coordinator import Coordinator
 from shardsearch.cluster.distribution.replication import ReplicatedBackend
 from shardsearch.cluster.distribution.transport import LocalTransport
 from shardsearch.cluster.search.request import parse_search
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 AGGS = {"t": {"terms": {"field": "tag", "size": 4, "shard_size": 4},
               "aggs": {"s": {"sum": {"field": "n"}}}}}

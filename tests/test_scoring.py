@@ -25,6 +25,8 @@ from inprocess import LocalCluster
 from shardsearch.cluster.engine.analysis import standard_tokens
 from shardsearch.cluster.indices.routing import shard_for
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 GCIDE = CORPORA_DIR / "gcide.ndjson.gz"
 N_DOCS = 2000
 K1, B = 1.2, 0.75

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -83,6 +84,7 @@ def _cores(c: Coordinator) -> list:
     return [ref.core for ref in c.admin.indices["idx"].shards]
 
 
+@pytest.mark.young_collections
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=ops_strategy, later=ops_strategy, shards=st.integers(1, 3),
        max_segments=st.integers(1, 3))
@@ -114,11 +116,12 @@ def test_a_merge_changes_no_answer_now_or_at_a_pinned_snapshot(ops, later, shard
     assert asyncio.run(run())
 
 
+@pytest.mark.young_collections
 def test_churn_keeps_the_segment_count_bounded() -> None:
     """400 refreshes of one document each: never more than ``segments_per_tier`` segments
-    (all are tiny: one tier), and every document found. (Each refresh here pays a full
-    ``gc.collect`` in the test process's big heap: ~0.1 s; the 2,000-cycle figure is the
-    benchmark's, ``benchmarks/churn.py``.)"""
+    (all are tiny: one tier), and every document found. (Marked ``young_collections``: a
+    refresh's full collection would walk the test process's big heap, ~0.1 s each; the
+    2,000-cycle figure is the benchmark's, ``benchmarks/churn.py``.)"""
     async def run():
         c = Coordinator(LocalBackend())
         c.create_index("idx", {"settings": {"number_of_shards": 1}})
@@ -161,6 +164,7 @@ def test_unknown_merge_settings_are_refused_by_name() -> None:
         MergePolicy.from_settings({"merge.policy.segments_per_tier": "1"})
 
 
+@pytest.mark.young_collections
 def test_merged_segments_survive_a_restart(tmp_path) -> None:
     """Merges are not logged (they change no document, version or generation): a copy
     reopened from its files — snapshot after ``_forcemerge``'s flush, or log replay — holds the

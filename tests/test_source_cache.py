@@ -14,12 +14,15 @@ import random
 import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pytest
 
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.page_fetch import fetch_page
 from shardsearch.cluster.engine.shard import ShardCore
 from shardsearch.cluster.engine.source_cache import BlockCache
 from shardsearch.cluster.engine.writes import WriteOp
+
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
 MAPPING = {"properties": {"n": {"type": "integer", "ignore_malformed": True},
                           "t": {"type": "text"}}}

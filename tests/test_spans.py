@@ -14,6 +14,8 @@ from inprocess import LocalCluster
 from shardsearch.cluster.engine.query.spans import near_ordered, near_unordered
 from shardsearch.cluster.errors import SearchError
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 DOCS = {"1": {"t": "quick brown fox jumps"}, "2": {"t": "brown quick fox"},
         "3": {"t": "fox quick red brown"}}
 

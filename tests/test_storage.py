@@ -22,6 +22,8 @@ from shardsearch.cluster.engine.meta_store import MetaStore
 from shardsearch.cluster.engine.storage import (StorageCorrupt, WriteAheadLog, decode_op,
                                          encode_op, frame, scan, write_atomic)
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 class Writer:
     """Feeds a copy numbered commands the way a shard group does (ids chained)."""

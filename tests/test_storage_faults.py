@@ -27,6 +27,8 @@ from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.engine.damage import FAULT_ENOSPC, MANIFEST
 from shardsearch.cluster.engine.meta_store import MetaStore
 
+pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
+
 
 def log_file(c: ShardCopy) -> Path:
     return next(p for p in Path(c.dir).iterdir() if p.name.startswith("log-"))
