@@ -1,5 +1,5 @@
-# `make serve` and `make test` (`make test-thorough`: every property test at its full example
-# count). Each builds its own virtual environment first.
+# `make serve` and `make test` (`make test-thorough`: the through-Ray relevance property at
+# its full example count, tests/budget.py). Each builds its own virtual environment first.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV   ?= .venv
 BIN    := $(VENV)/bin

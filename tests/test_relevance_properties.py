@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from budget import examples
 from inprocess import LocalCluster
@@ -170,6 +170,15 @@ def test_scores_are_not_all_equal_so_the_property_has_teeth() -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                  HealthCheck.data_too_large])
 @given(docs=docs_strategy, query=queries, shards=st.integers(2, 8), page=st.integers(2, 6))
+# Hypothesis's first example is the minimal one (one document): the regular run's few examples
+# also get a scored one across shards with unequal statistics
+@example(docs=[{"id": str(i), "text": " ".join(WORDS[i % 4: i % 4 + 1 + i % 3]),
+                "title": WORDS[i % 5] if i % 2 else None, "tag": "abc"[i % 3],
+                "n": i % 7 - 3} for i in range(14)],
+         query={"bool": {"should": [
+             {"match": {"text": " ".join(WORDS[:3])}},
+             {"multi_match": {"query": WORDS[1], "fields": ["text", "title^2"]}}]}},
+         shards=3, page=4)
 def test_through_ray_one_shard_and_n_shards_give_identical_pages(es, docs, query, shards,
                                                                  page) -> None:
     for name, n in (("one", 1), ("many", shards)):

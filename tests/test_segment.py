@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.engine.mapping import Mapping
-from shardsearch.cluster.engine.postings import TermDict, narrow
+from shardsearch.cluster.engine.postings import TermDict, _pack_bytes, _unpack, narrow
 from shardsearch.cluster.engine.segment import (SOURCE_BLOCK, SOURCE_DICT_MIN, BufferedDoc,
                                                 Segment, SourceStore)
 
@@ -175,9 +175,17 @@ def test_postings_give_exact_frequencies_and_positions_above_one_byte():
     assert post.get("x")[1].tolist() == [1, 1] and post.get("z") is None
 
 
+def _runs(runs: list[tuple[str, int]]) -> list[str]:
+    return [word for word, n in runs for _ in range(n)]
+
+
+# a value is runs of one word: long runs of ``pad`` push positions past a byte, rarely or often
+value_words = st.lists(st.tuples(st.sampled_from(["w", "x", "pad"]), st.integers(1, 300)),
+                       max_size=4).map(_runs)
+
+
 @settings(max_examples=80, deadline=None)
-@given(st.lists(st.lists(st.lists(st.sampled_from(["w", "x", "pad"]), max_size=400),
-                         max_size=3), min_size=1, max_size=6))
+@given(st.lists(st.lists(value_words, max_size=3), min_size=1, max_size=6))
 def test_positions_stored_in_one_byte_decode_to_the_absolute_positions(docs_values):
     """Positions are kept one byte each, those past 254 aside: decoding gives each
     occurrence's position — value ``k`` of a document starts ``k * 100`` past the tokens
@@ -202,6 +210,28 @@ def test_positions_stored_in_one_byte_decode_to_the_absolute_positions(docs_valu
             continue
         assert got[0].tolist() == want_docs and got[1].tolist() == want_pos
         assert got[1].dtype == np.int32
+
+
+@pytest.mark.parametrize("total", [254, 255, 256, 257, 65_535, 65_536, 65_537])
+def test_byte_columns_read_every_range_whatever_their_length(total):
+    """The side table of values past a byte is read with bounds up to the column's length,
+    also when that length is just past what the table's index dtype holds (256, 65,536)."""
+    values = np.arange(total, dtype=np.int64) % 250
+    values[[1, total // 2, total - 1]] = [255, 300, 70_000]   # a few past a byte
+    packed, big = _pack_bytes(values)
+    assert big is not None
+    for a, b in ((0, total), (total - 1, total), (0, 1), (total // 2, total), (0, 0)):
+        assert _unpack(packed, big, a, b).tolist() == values[a:b].tolist()
+
+
+def test_a_document_of_256_distinct_tokens_gives_every_term_its_position():
+    mapping = Mapping.from_body({"properties": {"t": {"type": "text"}}})
+    text = " ".join(f"w{i}" for i in range(256))
+    post = Segment.build([BufferedDoc("0", 0, 1, b"{}", {"t": [text]})],
+                         mapping.fields, 1).fields["t"].postings
+    for i in (0, 1, 254, 255):
+        docs, positions = post.positions_of(f"w{i}")
+        assert docs.tolist() == [0] and positions.tolist() == [i]
 
 
 @settings(max_examples=60, deadline=None)

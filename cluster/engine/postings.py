@@ -114,8 +114,10 @@ def _pack_bytes(values: np.ndarray
         return values.astype(np.uint8), None
     if 12 * len(big) > len(values):
         return narrow(values), None
-    return (np.minimum(values, 255).astype(np.uint8),
-            (narrow(big, len(values)), narrow(values[big])))
+    # the indices' dtype must hold ``len(values)`` too: ``_unpack`` searches for its bound
+    # ``b`` (up to ``len(values)``) in that dtype
+    at = narrow(big, len(values) + 1)
+    return np.minimum(values, 255).astype(np.uint8), (at, narrow(values[big]))
 
 
 def _unpack(packed: np.ndarray, big: tuple[np.ndarray, np.ndarray] | None, a: int, b: int
