@@ -105,7 +105,7 @@ def test_kill_9_mid_bulk_loses_no_acknowledged_write(tmp_path: Path) -> None:
     finally:
         svc.stop()
 
-    svc2 = ServeProcess(port, [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve2.log")
+    svc2 = ServeProcess(free_port(), [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve2.log")
     try:
         svc2.wait_up()
         with httpx.Client(base_url=svc2.url, timeout=60) as c:

@@ -312,7 +312,7 @@ def test_the_service_reports_each_damage_and_keeps_serving_the_rest(tmp_path: Pa
     next(_copy_dir(data, uuids["nolog"]).glob("log-*.wal")).unlink()
     (data / "indices" / uuids["nometa"] / "meta.json").unlink()
     (data / "indices" / uuids["garbled"] / "meta.json").write_bytes(b'{"name": "garbled", ')
-    svc = ServeProcess(port, [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve2.log",
+    svc = ServeProcess(free_port(), [*ARGS, "--data-dir", str(data)], log=tmp_path / "serve2.log",
                        env={"SHARDSEARCH_WRITE_TIMEOUT": "5"})
     try:
         svc.wait_up()
