@@ -21,12 +21,14 @@ NOT_PROFILED = "not profiled yet"
 
 # What stands between a missed target and its threshold (README "What blocks the rest").
 BLOCKERS = {
-    "bulk_vs_sqlite": "refresh still ~33 µs/doc (buffered fields, keyword columns, "
-                      "postings); two shards use at most two cores, and no segment is "
-                      "built while the load runs",
+    "bulk_vs_sqlite": "the load is CPU-bound on two cores: the shard copies' ~48 µs per "
+                      "document (refresh ~33 µs: buffered fields, keyword columns, "
+                      "postings; the write path); background segment builds only moved "
+                      "that CPU (README)",
     "memory_over_raw": "fixed costs of the first load that do not grow with the data "
-                       "(each copy's heap and refresh modules, the coordinator's growth): "
-                       "the ratio falls as the corpus grows (scale rows)",
+                       "(Python arenas the refresh's short-lived objects spread and a few "
+                       "survivors keep, refresh modules, the coordinator's growth): the "
+                       "ratio falls as the corpus grows (scale rows)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
                             "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
