@@ -27,7 +27,7 @@ serve: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# the same suite with every property test at its full example count (tests/budget.py)
+# the same suite with the through-Ray relevance property at its full example count (tests/budget.py)
 test-thorough: $(STAMP)
 	SHARDSEARCH_THOROUGH=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
