@@ -97,6 +97,11 @@ def session_processes(sids: list[int]) -> list[int]:
     return out
 
 
+MIN_REQUESTS = 200
+"""Each node's CPU is read from the kernel's 10 ms ticks: a few dozen requests of ~1 ms each can
+read as 0 on a node, so each connection level sends at least this many."""
+
+
 def session_cpu_s(sid: int) -> float:
     """User + system CPU seconds of every live process of session ``sid``."""
     import psutil
@@ -166,8 +171,8 @@ async def _measure(server: Server, cluster: LocalCluster, corpus: Corpus, plan: 
             sessions = cluster.sessions()
             before = {n: session_cpu_s(s) for n, s in sessions.items()}
             front = server.cpu_seconds()
-            st = await run_load(client, url, search, plan.requests[conns], conns,
-                                plan.time_cap_s)
+            st = await run_load(client, url, search, max(plan.requests[conns], MIN_REQUESTS),
+                                conns, plan.time_cap_s)
             cpu = {n: session_cpu_s(s) - before[n] for n, s in sessions.items()}
             cpu["front end"] = server.cpu_seconds() - front
             runs.append({"query": "match", "depth": 0, "method": "from",

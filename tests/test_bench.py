@@ -294,7 +294,7 @@ def test_two_node_mode_spreads_shards_over_both_nodes_and_reports_each(tmp_path:
     assert nodes["node_1"]["shards"] == nodes["node_2"]["shards"] == 1
     rps8 = next(r["rps"] for r in two["runs"] if r["connections"] == 8)
     assert nodes["node_1"]["shard_queries_per_s"] == round(rps8, 1)
-    assert nodes["node_1"]["cpu_s"] > 0 and "front end" in nodes
+    assert nodes["node_1"]["cpu_s"] > 0 and nodes["node_2"]["cpu_s"] > 0 and "front end" in nodes
     assert "## Two nodes" in (tmp_path / "table.md").read_text()
     from shardsearch.benchmarks.two_node import session_processes
     left = session_processes(list(two["sessions"].values()))
