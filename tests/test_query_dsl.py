@@ -17,7 +17,9 @@ from __future__ import annotations
 import pytest
 from inprocess import LocalCluster
 from shardsearch.cluster.errors import SearchError
-from shardsearch.cluster.engine.query.phrase_freq import sloppy_phrase_freq
+from hypothesis import given, settings, strategies as st
+from shardsearch.cluster.engine.query.phrase_freq import (_ascending_unique, _kept_if_in,
+                                                        sloppy_phrase_freq)
 
 pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
@@ -159,6 +161,22 @@ def test_sloppy_phrase_frequency_is_lucenes() -> None:
     assert sloppy_phrase_freq([[0, 1], [2]], slop=1) == 1.0
     assert sloppy_phrase_freq([[0, 10], [1, 11]], slop=2) == 2.0
     assert sloppy_phrase_freq([[3], [1]], slop=1) == 0.0
+
+
+_KEYS = st.lists(st.integers(0, 40), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_KEYS, _KEYS, st.booleans())
+def test_phrase_key_intersection_is_numpys(a: list[int], b: list[int], b_sorted: bool) -> None:
+    """Postings come sorted, so the phrase's key intersection walks them instead of sorting
+    their union; whatever the input's order or repeats, the answer is ``np.intersect1d``'s."""
+    import numpy as np
+    keys = _ascending_unique(np.sort(np.asarray(a, dtype=np.int64)))
+    assert keys.tolist() == sorted(set(a))
+    other = np.asarray(sorted(b) if b_sorted else b, dtype=np.int64)
+    assert _kept_if_in(keys, other).tolist() == np.intersect1d(keys, other).tolist()
+    assert _ascending_unique(np.asarray(b, dtype=np.int64)).tolist() == sorted(set(b))
 
 
 def test_a_phrase_repeating_a_term_needs_it_twice(books) -> None:

@@ -34,17 +34,16 @@ def phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
     shift = np.int64(1 << 32)
     if slop == 0:
         d0, p0 = per_term[0]
-        keys = d0.astype(np.int64) * shift + p0.astype(np.int64)
+        keys = _ascending_unique(d0.astype(np.int64) * shift + p0.astype(np.int64))
         for i, (d, p) in enumerate(per_term[1:], start=1):
-            k = d.astype(np.int64) * shift + (p.astype(np.int64) - i)
-            keys = np.intersect1d(keys, k)
+            keys = _kept_if_in(keys, d.astype(np.int64) * shift + (p.astype(np.int64) - i))
             if len(keys) == 0:
                 return freq
         np.add.at(freq, (keys // shift).astype(np.int64), np.float32(1))
         return freq
-    common = np.unique(per_term[0][0])
+    common = _ascending_unique(per_term[0][0])
     for d, _ in per_term[1:]:
-        common = np.intersect1d(common, d)
+        common = _kept_if_in(common, d)
     # a term repeated in the phrase needs as many occurrences in the document (Lucene's
     # "repeats" never let two phrase positions share one occurrence)
     need: dict[tuple[str, ...], int] = {}
@@ -59,6 +58,30 @@ def phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
             continue
         freq[doc] = sloppy_phrase_freq(lists, slop)
     return freq
+
+
+def _ascending_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique(a)`` for postings, which come sorted: a linear pass instead of a sort."""
+    if len(a) < 2:
+        return a
+    step = a[1:] > a[:-1]
+    if step.all():
+        return a
+    if (a[1:] >= a[:-1]).all():
+        return a[np.concatenate(([True], step))]
+    return np.unique(a)
+
+
+def _kept_if_in(keys: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """``np.intersect1d(keys, other)`` for ascending unique ``keys``: each key looked up by
+    binary search in ``other`` (sorted first only if it is not), so no union is sorted."""
+    if len(keys) == 0 or len(other) == 0:
+        return keys[:0]
+    if len(other) > 1 and not (other[1:] >= other[:-1]).all():
+        other = np.sort(other)
+    at = np.searchsorted(other, keys)
+    at[at == len(other)] = len(other) - 1
+    return keys[other[at] == keys]
 
 
 def sloppy_phrase_freq(positions: list[list[int]], slop: int) -> float:
