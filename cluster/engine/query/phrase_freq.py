@@ -49,12 +49,13 @@ def phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
     need: dict[tuple[str, ...], int] = {}
     for options in alternatives:
         need[tuple(options)] = need.get(tuple(options), 0) + 1
-    for doc in common.tolist():
-        lists = []
-        for d, p in per_term:
-            a, b = np.searchsorted(d, doc, "left"), np.searchsorted(d, doc, "right")
-            lists.append(p[a:b].tolist())
-        if any(len(lists[i]) < need[tuple(opts)] for i, opts in enumerate(alternatives)):
+    needs = [need[tuple(opts)] for opts in alternatives]
+    # every term's slice bounds for every common document at once, then plain lists
+    bounds = [(np.searchsorted(d, common, "left").tolist(),
+               np.searchsorted(d, common, "right").tolist(), p.tolist()) for d, p in per_term]
+    for j, doc in enumerate(common.tolist()):
+        lists = [p[lo[j]:hi[j]] for lo, hi, p in bounds]
+        if any(len(pl) < k for pl, k in zip(lists, needs)):
             continue
         freq[doc] = sloppy_phrase_freq(lists, slop)
     return freq
