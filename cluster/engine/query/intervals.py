@@ -347,7 +347,8 @@ class _Walker:
             pos: list[int] = []
             for t in s.terms:
                 d, p = self._positions(s.field, t)
-                a, b = np.searchsorted(d, doc), np.searchsorted(d, doc, "right")
+                at = d.dtype.type(doc)   # a Python int would make NumPy convert all of ``d``
+                a, b = d.searchsorted(at), d.searchsorted(at, "right")
                 pos.extend(p[a:b].tolist())
             return [(x, x, 0) for x in sorted(pos)]
         if isinstance(s, Combine):

@@ -216,7 +216,8 @@ class _SpanWalker:
     def spans(self, q: Span, doc: int) -> list[tuple[int, int, int]]:
         if q.kind == "span_term":
             d, p = self._positions(q.term)
-            a, b = np.searchsorted(d, doc), np.searchsorted(d, doc, "right")
+            at = d.dtype.type(doc)   # a Python int would make NumPy convert all of ``d``
+            a, b = d.searchsorted(at), d.searchsorted(at, "right")
             return [(x, x, 0) for x in p[a:b].tolist()]
         subs = [self.spans(s, doc) for s in q.subs]
         if q.kind == "span_or":
