@@ -81,18 +81,19 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
     return tokens, counts
 
 
-# Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``), and the joiners
-# that join two letters (. ' :) or two digits (. ' , ;) into one token (``standard_tokens``).
+# Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``, either case), and
+# the joiners that join two letters (. ' :) or two digits (. ' , ;) into one token
+# (``standard_tokens``). ``_WORD`` marks the bytes of tokens before joining.
 _LETTER, _DIGIT, _UNDERSCORE, _JOIN_BOTH, _JOIN_LETTERS, _JOIN_DIGITS = range(1, 7)
-_LOWER = np.arange(256, dtype=np.uint8)
-_LOWER[ord("A"):ord("Z") + 1] += 32
 _CLASS = np.zeros(256, dtype=np.uint8)
 _CLASS[ord("a"):ord("z") + 1] = _LETTER
+_CLASS[ord("A"):ord("Z") + 1] = _LETTER
 _CLASS[ord("0"):ord("9") + 1] = _DIGIT
 _CLASS[ord("_")] = _UNDERSCORE
 _CLASS[[ord("."), ord("'")]] = _JOIN_BOTH
 _CLASS[ord(":")] = _JOIN_LETTERS
 _CLASS[[ord(","), ord(";")]] = _JOIN_DIGITS
+_WORD = (_CLASS != 0) & (_CLASS <= _UNDERSCORE)
 _CHUNK_CHARS = 8 << 20     # characters tokenized at once: bounds the per-byte arrays
 
 
@@ -109,7 +110,10 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tokens of the ASCII values among ``values[lo:hi]`` as NumPy byte passes: their
     bytes one after the other, their lengths and their values' indices. A value with a token
-    over ``MAX_TOKEN_LENGTH`` is marked ``slow`` instead (its tokens are split in Python)."""
+    over ``MAX_TOKEN_LENGTH`` is marked ``slow`` instead (its tokens are split in Python).
+
+    Few passes touch every byte (class lookup, token edges, the kept bytes); joiners and
+    underscores are rare, so their rules look at their own positions only."""
     part = values[lo:hi]
     skip = slow[lo:hi]
     if skip.any():
@@ -117,36 +121,67 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
     joined = "\x00".join(part)
     if joined.count("\x00") != hi - lo - 1:
         raise TypeError("a value holds a NUL")
-    low = _LOWER[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     del joined
-    cls = _CLASS[low]
-    tok = (cls != 0) & (cls <= _UNDERSCORE)
-    if len(cls) > 2:
-        mid, before, after = cls[1:-1], cls[:-2], cls[2:]
-        letters = (before == _LETTER) & (after == _LETTER) & \
-            ((mid == _JOIN_BOTH) | (mid == _JOIN_LETTERS))
-        digits = (before == _DIGIT) & (after == _DIGIT) & \
-            ((mid == _JOIN_BOTH) | (mid == _JOIN_DIGITS))
-        tok[1:-1] |= letters | digits
-        del mid, before, after, letters, digits
-    start = tok.copy()
-    start[1:] &= ~tok[:-1]
-    value_at = np.zeros(hi - lo, dtype=np.int64)   # each value's first byte in ``low``
+    cls = _CLASS[raw]
+    tok = _WORD[raw]
+    _join(cls, tok)
+    del cls
+    first, length = _runs(tok)                 # each token's bytes: raw[first:first + length]
+    value_at = np.zeros(hi - lo, dtype=np.int64)   # each value's first byte in ``raw``
     np.cumsum(np.fromiter(map(len, part), dtype=np.int64, count=hi - lo)[:-1] + 1,
               out=value_at[1:])
     del part
-    parent = np.searchsorted(value_at, np.flatnonzero(start), side="right") - 1 + lo
-    data, start, word = low[tok], start[tok], cls[tok] != _UNDERSCORE
-    first = np.flatnonzero(start)
-    length = np.diff(np.append(first, len(data)))
-    keep = np.ones(len(first), dtype=bool)
-    if len(first) and not word.all():      # tokens of underscores alone are no tokens
-        keep &= np.add.reduceat(word, first) > 0
+    parent = np.searchsorted(value_at, first, side="right") - 1 + lo
+    under = np.flatnonzero(raw == ord("_"))
+    keep = _not_underscores(under, first, length)
     if len(first) and length.max() > MAX_TOKEN_LENGTH:
         long_values = np.unique(parent[length > MAX_TOKEN_LENGTH])
         slow[long_values] = True
         keep &= ~np.isin(parent, long_values)
-    if not keep.all():
-        data = data[np.repeat(keep, length)]
-        length, parent = length[keep], parent[keep]
+    if not keep.all():                         # their bytes leave the token bytes
+        tok[_bytes_of(first[~keep], length[~keep])] = False
+        first, length, parent = first[keep], length[keep], parent[keep]
+    data = raw[tok]
+    np.bitwise_or(data, 0x20, out=data)        # lower case: no other token byte changes...
+    if len(under):
+        data[data == 0x7F] = ord("_")          # ...but ``_`` (0x5F), which turned DEL
     return data, length, parent
+
+
+def _runs(tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, length)`` of each run of True in ``tok``."""
+    edges = np.flatnonzero(tok[1:] != tok[:-1]) + 1
+    if len(tok) and tok[0]:
+        edges = np.concatenate(([0], edges))
+    if len(tok) and tok[-1]:
+        edges = np.append(edges, len(tok))
+    first = edges[0::2]
+    return first, edges[1::2] - first
+
+
+def _bytes_of(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The byte indices of the tokens at ``first`` (of ``length`` bytes each)."""
+    total = int(length.sum())
+    run_start = np.cumsum(length) - length
+    return np.arange(total, dtype=np.int64) + np.repeat(first - run_start, length)
+
+
+def _join(cls: np.ndarray, tok: np.ndarray) -> None:
+    """Mark in ``tok`` the joiners between two letters (. ' :) or two digits (. ' , ;)."""
+    at = np.flatnonzero(cls[1:-1] >= _JOIN_BOTH) + 1
+    if not len(at):
+        return
+    mid, before, after = cls[at], cls[at - 1], cls[at + 1]
+    letters = (before == _LETTER) & (after == _LETTER) & (mid != _JOIN_DIGITS)
+    digits = (before == _DIGIT) & (after == _DIGIT) & (mid != _JOIN_LETTERS)
+    tok[at[letters | digits]] = True
+
+
+def _not_underscores(under: np.ndarray, first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """bool per token: it holds a character other than ``_`` (underscores alone are no
+    token); ``under``: the indices of the underscores, which are all inside tokens."""
+    if not len(under):
+        return np.ones(len(first), dtype=bool)
+    owner = np.searchsorted(first, under, side="right") - 1
+    return np.bincount(owner, minlength=len(first)) < length
