@@ -239,19 +239,17 @@ def test_a_document_of_256_distinct_tokens_gives_every_term_its_position():
                                 st.lists(st.integers(0, 9), max_size=3), max_size=4),
                 max_size=12))
 def test_fields_are_gathered_as_a_scan_per_field_would(per_doc):
-    """``field_counts`` and ``field_entries``: each field's documents and values in document
-    order, fields in the order they first occur — what scanning every document once per field
-    gives."""
+    """``entries_by_field``: each field's documents and values in document order, fields in
+    the order they first occur — what scanning every document once per field gives."""
     from itertools import chain
 
-    from shardsearch.cluster.engine.segment import field_counts, field_entries
+    from shardsearch.cluster.engine.segment import entries_by_field
 
     by_scan = {f: [(i, d[f]) for i, d in enumerate(per_doc) if f in d]
                for f in dict.fromkeys(chain.from_iterable(per_doc))}
-    held_by = field_counts(per_doc)
-    assert list(held_by) == list(by_scan)
-    for f, held in held_by.items():
-        got = field_entries(per_doc, f, held)
+    by_field = entries_by_field(per_doc)
+    assert list(by_field) == list(by_scan)
+    for f, got in by_field.items():
         assert got.docs.tolist() == [i for i, _ in by_scan[f]] == sorted(got.docs.tolist())
         assert all(a is b for a, (_, b) in zip(got.values, by_scan[f], strict=True))
         assert got.counts().tolist() == [len(v) for _, v in by_scan[f]]

@@ -17,11 +17,9 @@ cost nothing and cached per-snapshot statistics never go stale.
 """
 from __future__ import annotations
 
-import collections
 import copy
 import importlib
 import itertools
-import operator
 import pickle
 import threading
 from collections.abc import Iterator
@@ -389,10 +387,10 @@ class Segment:
         created = np.full(n, generation, dtype=np.int32)
         deleted = np.full(n, NEVER, dtype=np.int32)
         per_doc = [d.fields for d in docs]
-        held_by = field_counts(per_doc)
-        fields = build_fields(per_doc, n, field_types, held_by)
+        by_field = entries_by_field(per_doc)
+        fields = build_fields(per_doc, n, field_types, by_field)
         nested = build_blocks(per_doc, lambda rows, m: build_fields(rows, m, field_types)) \
-            if NESTED_KEY in held_by else None
+            if NESTED_KEY in by_field else None
         routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):
             routing = NoRouting(n)
@@ -436,17 +434,16 @@ class FieldEntries:
 
 
 def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
-                 field_types: dict[str, FieldType], held_by: dict[str, int] | None = None
-                 ) -> dict[str, FieldData]:
+                 field_types: dict[str, FieldType],
+                 by_field: dict[str, FieldEntries] | None = None) -> dict[str, FieldData]:
     """The columns of ``n`` parsed documents (a segment's, or a nested block's);
-    ``held_by``: their :func:`field_counts` when known."""
+    ``by_field``: their :func:`entries_by_field` when known."""
     fields: dict[str, FieldData] = {}
-    for fname, held in (field_counts(per_doc) if held_by is None else held_by).items():
+    for fname, entries in (entries_by_field(per_doc) if by_field is None else by_field).items():
         ft = field_types.get(fname) or (IGNORED_FIELD if fname == "_ignored" else None)
         kind = ft.kind if ft is not None else None
         if ft is None or not ft.index and not ft.doc_values and kind not in ("geo", "binary"):
             continue
-        entries = field_entries(per_doc, fname, held)
         if kind == "geo":      # latitudes in the field's column, longitudes beside (geo.py)
             fields[fname] = _build_numeric(FieldEntries(
                 entries.docs, [[p[0] for p in v] for v in entries.values]), n, ft)
@@ -461,28 +458,31 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
     return fields
 
 
-def field_counts(per_doc: list[dict[str, list[Any]]]) -> dict[str, int]:
-    """How many documents hold each field, the fields in the order they first occur (one
-    C-level count over every document's keys)."""
-    return collections.Counter(itertools.chain.from_iterable(per_doc))
+def entries_by_field(per_doc: list[dict[str, list[Any]]]) -> dict[str, FieldEntries]:
+    """Each field's entries in document order, the fields in the order they first occur.
 
-
-_MISSING: list[Any] = []
-
-
-def field_entries(per_doc: list[dict[str, list[Any]]], fname: str, held: int
-                  ) -> FieldEntries:
-    """The documents holding ``fname`` (``held`` of them) and their values: a scan of every
-    document in C (``map``, ``compress``), with no Python step or tuple per entry (a
-    Python loop over every document's items took 0.15 s for 63,000 GCIDE documents of 10
-    fields, this 0.02)."""
-    n = len(per_doc)
-    col = list(map(dict.get, per_doc, itertools.repeat(fname), itertools.repeat(_MISSING)))
-    if held == n:
-        return FieldEntries(np.arange(n, dtype=np.int64), col)
-    mask = np.fromiter(map(operator.is_not, col, itertools.repeat(_MISSING)), dtype=bool,
-                       count=n)
-    return FieldEntries(np.flatnonzero(mask), list(itertools.compress(col, mask)))
+    Two C-level passes over the documents (their keys, their values), then NumPy: a key's
+    field number, a stable sort by it (a radix sort: few fields), one gather per field. No
+    Python step or tuple per entry: 0.15 → 0.09 CPU s for 63,000 GCIDE documents of 10
+    fields (a scan of every document per field, even in C, took 0.2: each is a cache miss).
+    """
+    keys = list(itertools.chain.from_iterable(per_doc))
+    values = np.fromiter(itertools.chain.from_iterable(map(dict.values, per_doc)),
+                         dtype=object, count=len(keys))
+    names = {k: i for i, k in enumerate(dict.fromkeys(keys))}
+    field = np.fromiter(map(names.__getitem__, keys), dtype=np.int32, count=len(keys))
+    del keys
+    doc = np.repeat(np.arange(len(per_doc), dtype=np.int64),
+                    np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc)))
+    order = np.argsort(field.astype(np.uint16) if len(names) <= 1 << 16 else field,
+                       kind="stable")
+    bounds = np.zeros(len(names) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(field, minlength=len(names)), out=bounds[1:])
+    out: dict[str, FieldEntries] = {}
+    for name, i in names.items():
+        rows = order[bounds[i]:bounds[i + 1]]
+        out[name] = FieldEntries(doc[rows], values[rows].tolist())
+    return out
 
 
 @lru_cache(maxsize=256)
