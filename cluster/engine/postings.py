@@ -53,6 +53,32 @@ class TermDict:
         # no term holds a newline: a range of terms is one split of the text
         self._plain = self.text.count("\n") == len(terms)
 
+    @classmethod
+    def from_utf8(cls, data: np.ndarray, offsets: np.ndarray) -> TermDict:
+        """The dictionary of the terms ``data[offsets[i]:offsets[i + 1]]`` (UTF-8 bytes,
+        sorted, distinct; an Arrow array's buffers), made in NumPy passes: no Python string
+        per term, as ``TermDict(list)`` needs (~60 ns each, and a short-lived object)."""
+        n = len(offsets) - 1
+        if n <= 0:
+            return cls([])
+        body = data[int(offsets[0]):int(offsets[-1])]
+        at = offsets.astype(np.int64) - int(offsets[0]) + np.arange(n + 1)   # bytes, in text
+        out = np.empty(len(body) + n, dtype=np.uint8)
+        newline = at[1:] - 1
+        kept = np.ones(len(out), dtype=bool)
+        kept[newline] = False
+        out[kept] = body
+        out[newline] = ord("\n")
+        self = cls.__new__(cls)
+        self.text = out.tobytes().decode("utf-8")
+        if len(self.text) != len(out):     # non-ASCII: starts count code points, not bytes
+            chars = np.zeros(len(out) + 1, dtype=np.int64)
+            np.cumsum((out & 0xC0) != 0x80, out=chars[1:])
+            at = chars[at]
+        self.starts = narrow(at, len(self.text) + 1)
+        self._plain = self.text.count("\n") == n
+        return self
+
     def __len__(self) -> int:
         return len(self.starts) - 1
 
@@ -287,9 +313,8 @@ class Postings:
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""
-    from .term_ids import ranked_ids   # Arrow only where segments are built (``load_arrow``)
-    distinct, tids = ranked_ids(values)
-    return TermDict(distinct), tids
+    from .term_ids import ranked_terms   # Arrow only where segments are built (``load_arrow``)
+    return ranked_terms(values)
 
 
 def stable_order(keys: np.ndarray) -> np.ndarray:

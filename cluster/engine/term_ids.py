@@ -18,6 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .postings import TermDict
+
 POOL = pa.system_memory_pool()
 _INDEX_DTYPES = {"int32": np.int32, "int64": np.int64, "uint64": np.uint64}
 _ARROW_FROM = 64     # fewer values: the Python passes are cheaper than Arrow's set-up
@@ -40,6 +42,37 @@ def _arrow_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
 
 def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
     """:func:`ranked_ids` of an Arrow string array (``column_tokens.py``'s tokens)."""
+    distinct, tids = _arrow_sorted(arr)
+    return distinct.to_pylist(), tids
+
+
+def ranked_terms(values: list[str]) -> tuple[TermDict, np.ndarray]:
+    """:func:`ranked_ids` with the distinct values as a :class:`TermDict`, made from Arrow's
+    buffers when Arrow numbered them (no Python string per distinct value)."""
+    if len(values) >= _ARROW_FROM:
+        try:
+            return arrow_ranked_terms(as_arrow(values))
+        except (pa.ArrowException, TypeError, UnicodeError):
+            pass
+    distinct, tids = _python_ids(values)
+    return TermDict(distinct), tids
+
+
+def arrow_ranked_terms(arr: pa.Array) -> tuple[TermDict, np.ndarray]:
+    """:func:`ranked_terms` of an Arrow string array."""
+    distinct, tids = _arrow_sorted(arr)
+    bufs = distinct.buffers()
+    wide = pa.types.is_large_string(distinct.type)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32,
+                            count=len(distinct) + 1 + distinct.offset)[distinct.offset:]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
+        else np.zeros(0, dtype=np.uint8)
+    return TermDict.from_utf8(data, offsets), tids
+
+
+def _arrow_sorted(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """``(distinct, ids)``: the distinct strings of ``arr`` sorted (an Arrow array), and the
+    rank of each value among them as int32."""
     encoded = pc.dictionary_encode(arr, memory_pool=POOL)
     del arr
     dictionary = encoded.dictionary
@@ -47,7 +80,7 @@ def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
     rank = np.empty(len(dictionary), dtype=np.int32)
     rank[numpy_view(order)] = np.arange(len(dictionary), dtype=np.int32)
     tids = rank[numpy_view(encoded.indices)]
-    return pc.take(dictionary, order, memory_pool=POOL).to_pylist(), tids
+    return pc.take(dictionary, order, memory_pool=POOL), tids
 
 
 def numpy_view(arr: pa.Array) -> np.ndarray:
