@@ -420,17 +420,15 @@ class Segment:
 
 
 class FieldEntries:
-    """The documents holding one field (ascending, int64) and each one's values."""
+    """The documents holding one field (ascending, int64), how many values each holds
+    (int64), and those values one document after the other."""
 
-    __slots__ = ("docs", "values")
+    __slots__ = ("docs", "counts", "flat")
 
-    def __init__(self, docs: np.ndarray, values: list[list[Any]]) -> None:
+    def __init__(self, docs: np.ndarray, counts: np.ndarray, flat: list[Any]) -> None:
         self.docs = docs
-        self.values = values
-
-    def counts(self) -> np.ndarray:
-        """int64: how many values each entry has."""
-        return np.fromiter(map(len, self.values), dtype=np.int64, count=len(self.values))
+        self.counts = counts
+        self.flat = flat
 
 
 def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
@@ -446,9 +444,9 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
             continue
         if kind == "geo":      # latitudes in the field's column, longitudes beside (geo.py)
             fields[fname] = _build_numeric(FieldEntries(
-                entries.docs, [[p[0] for p in v] for v in entries.values]), n, ft)
+                entries.docs, entries.counts, [p[0] for p in entries.flat]), n, ft)
             fields[fname + LON_SUFFIX] = _build_numeric(FieldEntries(
-                entries.docs, [[p[1] for p in v] for v in entries.values]), n, ft)
+                entries.docs, entries.counts, [p[1] for p in entries.flat]), n, ft)
         elif kind == "text":
             fields[fname] = _build_text(entries, n, ft)
         elif kind == "keyword" or kind == "binary":
@@ -461,28 +459,38 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
 def entries_by_field(per_doc: list[dict[str, list[Any]]]) -> dict[str, FieldEntries]:
     """Each field's entries in document order, the fields in the order they first occur.
 
-    Two C-level passes over the documents (their keys, their values), then NumPy: a key's
-    field number, a stable sort by it (a radix sort: few fields), one gather per field. No
-    Python step or tuple per entry: 0.15 → 0.09 CPU s for 63,000 GCIDE documents of 10
-    fields (a scan of every document per field, even in C, took 0.2: each is a cache miss).
+    C-level passes over the documents in their order (keys, value lists, values: the order
+    they were unpickled in, so memory is read in sequence), then NumPy: each key's field
+    number, a stable sort by it (a radix sort: few fields), one gather per field. No Python
+    step or tuple per entry: 0.32 → 0.19 CPU s for 63,000 GCIDE documents of 10 fields
+    (a loop over each document's items, then a flattening per field).
     """
     keys = list(itertools.chain.from_iterable(per_doc))
-    values = np.fromiter(itertools.chain.from_iterable(map(dict.values, per_doc)),
-                         dtype=object, count=len(keys))
+    lists = list(itertools.chain.from_iterable(map(dict.values, per_doc)))
+    counts = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists))
+    flat = np.fromiter(itertools.chain.from_iterable(lists), dtype=object,
+                       count=int(counts.sum()))
+    del lists
     names = {k: i for i, k in enumerate(dict.fromkeys(keys))}
     field = np.fromiter(map(names.__getitem__, keys), dtype=np.int32, count=len(keys))
     del keys
     doc = np.repeat(np.arange(len(per_doc), dtype=np.int64),
                     np.fromiter(map(len, per_doc), dtype=np.int64, count=len(per_doc)))
-    order = np.argsort(field.astype(np.uint16) if len(names) <= 1 << 16 else field,
-                       kind="stable")
-    bounds = np.zeros(len(names) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(field, minlength=len(names)), out=bounds[1:])
-    out: dict[str, FieldEntries] = {}
-    for name, i in names.items():
-        rows = order[bounds[i]:bounds[i + 1]]
-        out[name] = FieldEntries(doc[rows], values[rows].tolist())
-    return out
+    rows, row_at = _group(field, len(names))
+    vals, val_at = _group(np.repeat(field, counts), len(names))
+    return {name: FieldEntries(doc[rows[row_at[i]:row_at[i + 1]]],
+                               counts[rows[row_at[i]:row_at[i + 1]]],
+                               flat[vals[val_at[i]:val_at[i + 1]]].tolist())
+            for name, i in names.items()}
+
+
+def _group(keys: np.ndarray, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(order, bounds)``: the stable order of ``keys`` (each in ``0..m-1``) and where each
+    key's run starts in it (``bounds[m]``: the end)."""
+    order = np.argsort(keys.astype(np.uint16) if m <= 1 << 16 else keys, kind="stable")
+    bounds = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=m), out=bounds[1:])
+    return order, bounds
 
 
 @lru_cache(maxsize=256)
@@ -499,8 +507,8 @@ def _build_text(entries: FieldEntries, n: int, ft: FieldType) -> TextField:
     Arrow's kernels for ``standard``), docs and positions are computed with NumPy: value ``k``
     of a document starts at position ``tokens before it + k * gap``.
     """
-    per_entry = entries.counts()
-    values: list[str] = list(itertools.chain.from_iterable(entries.values))
+    per_entry = entries.counts
+    values: list[str] = entries.flat
     present = np.zeros(n, dtype=bool)
     present[entries.docs] = True
     from .column_tokens import text_term_ids   # Arrow only where segments are built
@@ -527,8 +535,8 @@ def _build_keyword(entries: FieldEntries, n: int) -> KeywordField:
     Python touches no value; term ids are the ranks of the distinct values (sorted once,
     O(U log U)), so they are the ordinals too.
     """
-    all_vals: list[str] = list(itertools.chain.from_iterable(entries.values))
-    ed, ec = entries.docs, entries.counts()
+    all_vals: list[str] = entries.flat
+    ed, ec = entries.docs, entries.counts
     present = np.zeros(n, dtype=bool)
     counts = np.zeros(n, dtype=np.int64)
     if len(ed):
@@ -557,9 +565,9 @@ def _build_numeric(entries: FieldEntries, n: int, ft: FieldType) -> NumericField
     # unsigned_long: 0..2^64-1 exactly, in its own unsigned column (NumPy compares it with
     # Python ints exactly; order and equality need no offset trick)
     dtype = np.uint64 if ft.type == "unsigned_long" else np.int64 if is_int else np.float64
-    flat = itertools.chain.from_iterable(entries.values)
-    values = np.asarray(list(map(int, flat)) if is_int else list(flat), dtype=dtype)
-    value_docs = np.repeat(entries.docs.astype(np.int32), entries.counts())
+    flat = entries.flat
+    values = np.asarray(list(map(int, flat)) if is_int else flat, dtype=dtype)
+    value_docs = np.repeat(entries.docs.astype(np.int32), entries.counts)
     if len(values) == n and np.array_equal(value_docs, np.arange(n)):
         # one value per document, in document order: the values are the doc values
         return NumericField(values, value_docs, values, values, np.ones(n, dtype=bool))
