@@ -28,12 +28,12 @@ def test_arrow_term_ids_are_the_ranks_among_code_point_sorted_distinct_values(va
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.text(alphabet="ab\u00e9\u4e00\U0001f600 \n", max_size=4), max_size=300))
 def test_term_dictionary_from_arrow_buffers_is_the_one_from_python_strings(values):
-    """``ranked_terms``: the TermDict made from Arrow's UTF-8 buffers (code point starts,
-    newlines inside terms included) equals ``TermDict(sorted distinct)``; ids are the ranks."""
-    from shardsearch.cluster.engine.postings import TermDict
-    from shardsearch.cluster.engine.term_ids import ranked_terms
+    """``postings.sorted_ids``: the TermDict made from Arrow's UTF-8 buffers (code point
+    starts, newlines inside terms included) equals ``TermDict(sorted distinct)``; ids are the
+    ranks."""
+    from shardsearch.cluster.engine.postings import TermDict, sorted_ids
 
-    terms, tids = ranked_terms(values)
+    terms, tids = sorted_ids(values)
     distinct, ranks = _expected(values)
     want = TermDict(distinct)
     assert (terms.text, terms.starts.tolist(), terms._plain) == \

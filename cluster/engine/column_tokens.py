@@ -5,7 +5,7 @@ Python string per token. Here the ASCII values are lowercased, classified (word 
 joiner, other) and cut into tokens with a few NumPy passes over their bytes — joined tokens
 such as ``u.s.a``, ``don't`` or ``3.14`` and underscores included — and only the others
 (non-ASCII text, a token over 255 characters) go through ``standard_tokens`` one by one: the
-same tokens, in the same order, as an Arrow array that ``term_ids.arrow_ranked_terms`` numbers
+same tokens, in the same order, as an Arrow array that ``term_ids.arrow_ranked_utf8`` numbers
 without making a Python string per token. (Arrow's regex split, used before, took over twice the
 CPU on GCIDE and left a sixth of its values, those with joined tokens, to Python.)
 """
@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from .analysis import MAX_TOKEN_LENGTH, get_analyzer, standard_tokens
 from .postings import TermDict, sorted_ids
-from .term_ids import POOL, arrow_ranked_terms, as_arrow
+from .term_ids import POOL, arrow_ranked_utf8, as_arrow
 
 
 def text_term_ids(values: list[str], analyzer: str | None
@@ -30,8 +30,8 @@ def text_term_ids(values: list[str], analyzer: str | None
     if analyze is standard_tokens and values:
         try:
             tokens, counts, order = _standard_tokens_unordered(values)
-            terms, tids = arrow_ranked_terms(tokens)
-            return terms, tids if order is None else tids[order], counts
+            distinct, tids = arrow_ranked_utf8(tokens)
+            return TermDict.from_utf8(*distinct), tids if order is None else tids[order], counts
         except (pa.ArrowException, TypeError, UnicodeError):
             pass
     all_toks: list[str] = []

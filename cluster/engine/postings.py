@@ -313,8 +313,11 @@ class Postings:
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""
-    from .term_ids import ranked_terms   # Arrow only where segments are built (``load_arrow``)
-    return ranked_terms(values)
+    from .term_ids import ranked_utf8   # Arrow only where segments are built (``load_arrow``)
+    distinct, tids = ranked_utf8(values)
+    if isinstance(distinct, tuple):
+        return TermDict.from_utf8(*distinct), tids
+    return TermDict(distinct), tids
 
 
 def stable_order(keys: np.ndarray) -> np.ndarray:

@@ -18,8 +18,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .postings import TermDict
-
 POOL = pa.system_memory_pool()
 _INDEX_DTYPES = {"int32": np.int32, "int64": np.int64, "uint64": np.uint64}
 _ARROW_FROM = 64     # fewer values: the Python passes are cheaper than Arrow's set-up
@@ -41,25 +39,27 @@ def _arrow_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
-    """:func:`ranked_ids` of an Arrow string array (``column_tokens.py``'s tokens)."""
+    """:func:`ranked_ids` of an Arrow string array."""
     distinct, tids = _arrow_sorted(arr)
     return distinct.to_pylist(), tids
 
 
-def ranked_terms(values: list[str]) -> tuple[TermDict, np.ndarray]:
-    """:func:`ranked_ids` with the distinct values as a :class:`TermDict`, made from Arrow's
-    buffers when Arrow numbered them (no Python string per distinct value)."""
+Utf8 = tuple[np.ndarray, np.ndarray]     # (data, offsets): strings as UTF-8 bytes and bounds
+
+
+def ranked_utf8(values: list[str]) -> tuple[list[str] | Utf8, np.ndarray]:
+    """:func:`ranked_ids`, the distinct values as Arrow's UTF-8 buffers when Arrow numbered
+    them (``postings.TermDict.from_utf8`` reads them without a Python string per value)."""
     if len(values) >= _ARROW_FROM:
         try:
-            return arrow_ranked_terms(as_arrow(values))
+            return arrow_ranked_utf8(as_arrow(values))
         except (pa.ArrowException, TypeError, UnicodeError):
             pass
-    distinct, tids = _python_ids(values)
-    return TermDict(distinct), tids
+    return _python_ids(values)
 
 
-def arrow_ranked_terms(arr: pa.Array) -> tuple[TermDict, np.ndarray]:
-    """:func:`ranked_terms` of an Arrow string array."""
+def arrow_ranked_utf8(arr: pa.Array) -> tuple[Utf8, np.ndarray]:
+    """:func:`ranked_utf8` of an Arrow string array (``column_tokens.py``'s tokens)."""
     distinct, tids = _arrow_sorted(arr)
     bufs = distinct.buffers()
     wide = pa.types.is_large_string(distinct.type)
@@ -67,7 +67,7 @@ def arrow_ranked_terms(arr: pa.Array) -> tuple[TermDict, np.ndarray]:
                             count=len(distinct) + 1 + distinct.offset)[distinct.offset:]
     data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
         else np.zeros(0, dtype=np.uint8)
-    return TermDict.from_utf8(data, offsets), tids
+    return (data, offsets), tids
 
 
 def _arrow_sorted(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
