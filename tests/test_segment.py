@@ -244,7 +244,7 @@ def test_fields_are_gathered_as_a_scan_per_field_would(per_doc):
     gives."""
     from itertools import chain
 
-    from shardsearch.cluster.engine.segment import entries_by_field
+    from shardsearch.cluster.engine.field_entries import entries_by_field
 
     by_scan = {f: [(i, d[f]) for i, d in enumerate(per_doc) if f in d]
                for f in dict.fromkeys(chain.from_iterable(per_doc))}
