@@ -29,9 +29,9 @@ def text_term_ids(values: list[str], analyzer: str | None
     analyze = get_analyzer(analyzer)
     if analyze is standard_tokens and values:
         try:
-            tokens, counts, order = _standard_tokens_unordered(values)
+            tokens, counts, at = _standard_tokens_unordered(values)
             distinct, tids = arrow_ranked_utf8(tokens)
-            return TermDict.from_utf8(*distinct), tids if order is None else tids[order], counts
+            return TermDict.from_utf8(*distinct), _in_value_order(tids, at), counts
         except (pa.ArrowException, TypeError, UnicodeError):
             pass
     all_toks: list[str] = []
@@ -48,8 +48,9 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
     """``(tokens, counts)``: the ``standard`` tokens of every value one after the other, and
     how many each value has. Raises ``TypeError``/``UnicodeError`` when Arrow cannot take the
     values (a NUL inside one, a lone surrogate): the caller then tokenizes them in Python."""
-    tokens, counts, order = _standard_tokens_unordered(values)
-    if order is not None:
+    tokens, counts, at = _standard_tokens_unordered(values)
+    if at is not None:
+        order = _in_value_order(np.arange(len(tokens), dtype=np.int64), at)
         tokens = pc.take(tokens, pa.Array.from_buffers(
             pa.int64(), len(order), [None, pa.py_buffer(order)]), memory_pool=POOL)
     return tokens, counts
@@ -57,11 +58,12 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
 
 def _standard_tokens_unordered(values: list[str]
                                ) -> tuple[pa.Array, np.ndarray, np.ndarray | None]:
-    """``(tokens, counts, order)``: :func:`standard_column`'s tokens with those of the values
-    tokenized in Python (non-ASCII) after all the others; ``tokens[order]`` are in value order
-    (``order`` None: they are). Term ids are then put in order (an integer gather) rather
-    than the strings (a sort and a string ``take`` over every token: 0.1 CPU s on half of
-    GCIDE's text, for its 3 non-ASCII values)."""
+    """``(tokens, counts, at)``: :func:`standard_column`'s tokens with the ``len(at)`` tokens
+    of the values tokenized in Python (non-ASCII) after all the others; in value order, each
+    of those goes before the token its ``at`` names among the others (``at`` None: there are
+    none). Term ids are then put in order (:func:`_in_value_order`, an integer insertion)
+    rather than the strings (a sort and a string ``take`` over every token: 0.1 CPU s on half
+    of GCIDE's text, for its 3 non-ASCII values)."""
     if not values:
         return pa.array([], type=pa.large_string()), np.zeros(0, dtype=np.int64), None
     slow = ~np.fromiter(map(str.isascii, values), dtype=bool, count=len(values))
@@ -89,19 +91,18 @@ def _standard_tokens_unordered(values: list[str]
     tokens = pa.concat_arrays([tokens, as_arrow(slow_tokens)], memory_pool=POOL)
     after = np.asarray(slow_parents, dtype=np.int64)
     counts += np.bincount(after, minlength=len(values))
-    return tokens, counts, _merge_order(kept_parents, after)
+    # parents are disjoint (a value goes one way): a slow token goes before the first ASCII
+    # token of a later value
+    return tokens, counts, np.searchsorted(kept_parents, after)
 
 
-def _merge_order(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """int64: the order that merges two runs sorted by their (disjoint) parents, ``first``'s
-    tokens then ``second``'s, into parent order. O(n), no sort."""
-    at = np.searchsorted(first, second) + np.arange(len(second))   # second's merged places
-    order = np.empty(len(first) + len(second), dtype=np.int64)
-    is_second = np.zeros(len(order), dtype=bool)
-    is_second[at] = True
-    order[at] = np.arange(len(first), len(order), dtype=np.int64)
-    order[~is_second] = np.arange(len(first), dtype=np.int64)
-    return order
+def _in_value_order(per_token: np.ndarray, at: np.ndarray | None) -> np.ndarray:
+    """``per_token`` (one entry per token of :func:`_standard_tokens_unordered`) in value
+    order: its last ``len(at)`` entries inserted at ``at`` among the others. O(n), no sort."""
+    if at is None:
+        return per_token
+    cut = len(per_token) - len(at)
+    return np.insert(per_token[:cut], at, per_token[cut:])
 
 
 # Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``, either case), and
