@@ -175,11 +175,9 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
 
 def _runs(tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(first, length)`` of each run of True in ``tok``."""
-    edges = np.flatnonzero(tok[1:] != tok[:-1]) + 1
-    if len(tok) and tok[0]:
-        edges = np.concatenate(([0], edges))
-    if len(tok) and tok[-1]:
-        edges = np.append(edges, len(tok))
+    padded = np.zeros(len(tok) + 2, dtype=bool)     # a run never touches an end
+    padded[1:-1] = tok
+    edges = np.flatnonzero(padded[1:] != padded[:-1])   # starts and ends, alternating
     first = edges[0::2]
     return first, edges[1::2] - first
 
