@@ -20,7 +20,6 @@ from __future__ import annotations
 import copy
 import importlib
 import itertools
-import operator
 import pickle
 import threading
 from collections.abc import Iterator
@@ -421,23 +420,14 @@ class Segment:
         return self is other
 
 
-_NO_CHILDREN: dict[str, list[Any]] = {}     # stands for the fields of a chunk without any
-
-
 def _unpickled(docs: list[BufferedDoc], into: list[dict[str, list[Any]]]
                ) -> Iterator[list[dict[str, list[Any]]]]:
-    """The fields of ``docs``, ``GATHER_DOCS`` documents at a time (each chunk is gathered
-    while its new objects are still in the CPU's cache), also appended to ``into`` for
-    ``build_blocks`` — as ``_NO_CHILDREN`` when no document of the chunk has nested children,
-    all it reads: the chunk's dicts and lists are then freed right after it is gathered, not
-    all at the end of the build (their values live on in the columns)."""
+    """The fields of ``docs``, ``GATHER_DOCS`` documents at a time, each chunk also appended
+    to ``into``: the chunk is gathered while its new objects are still in the CPU's cache."""
     for at in range(0, len(docs), GATHER_DOCS):
         chunk = [d.fields for d in docs[at:at + GATHER_DOCS]]
+        into += chunk
         yield chunk
-        if any(map(operator.contains, chunk, itertools.repeat(NESTED_KEY))):
-            into += chunk
-        else:
-            into += itertools.repeat(_NO_CHILDREN, len(chunk))
 
 
 def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
