@@ -107,7 +107,7 @@ def _in_value_order(per_token: np.ndarray, at: np.ndarray | None) -> np.ndarray:
 
 # Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``, either case), and
 # the joiners that join two letters (. ' :) or two digits (. ' , ;) into one token
-# (``standard_tokens``). ``_WORD`` marks the bytes of tokens before joining.
+# (``standard_tokens``).
 _LETTER, _DIGIT, _UNDERSCORE, _JOIN_BOTH, _JOIN_LETTERS, _JOIN_DIGITS = range(1, 7)
 _CLASS = np.zeros(256, dtype=np.uint8)
 _CLASS[ord("a"):ord("z") + 1] = _LETTER
@@ -117,7 +117,6 @@ _CLASS[ord("_")] = _UNDERSCORE
 _CLASS[[ord("."), ord("'")]] = _JOIN_BOTH
 _CLASS[ord(":")] = _JOIN_LETTERS
 _CLASS[[ord(","), ord(";")]] = _JOIN_DIGITS
-_WORD = (_CLASS != 0) & (_CLASS <= _UNDERSCORE)
 _CHUNK_CHARS = 8 << 20     # characters tokenized at once: bounds the per-byte arrays
 
 
@@ -148,7 +147,7 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
     raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     del joined
     cls = _CLASS[raw]
-    tok = _WORD[raw]
+    tok = (cls - np.uint8(_LETTER)) <= _UNDERSCORE - _LETTER   # word bytes (0 wraps to 255)
     _join(cls, tok)
     del cls
     first, length = _runs(tok)                 # each token's bytes: raw[first:first + length]
