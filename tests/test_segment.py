@@ -238,17 +238,22 @@ def test_a_document_of_256_distinct_tokens_gives_every_term_its_position():
 @given(st.lists(st.dictionaries(st.sampled_from(["a", "b", "c", "_ignored"]),
                                 st.lists(st.integers(0, 9), max_size=3), max_size=4),
                 max_size=12))
-def test_fields_are_gathered_in_one_pass_as_a_scan_per_field_would(per_doc):
-    """``entries_by_field``: each field's (document, values) in document order, fields in
-    the order they first occur — what scanning every document once per field gives."""
+def test_fields_are_gathered_as_a_scan_per_field_would(per_doc):
+    """``entries_by_field``: each field's documents, value counts and values in document
+    order, fields in the order they first occur — what scanning every document once per field
+    gives."""
     from itertools import chain
 
-    from shardsearch.cluster.engine.segment import entries_by_field
+    from shardsearch.cluster.engine.field_entries import entries_by_field
 
     by_scan = {f: [(i, d[f]) for i, d in enumerate(per_doc) if f in d]
                for f in dict.fromkeys(chain.from_iterable(per_doc))}
-    got = entries_by_field(per_doc)
-    assert list(got) == list(by_scan) and got == by_scan
+    by_field = entries_by_field(per_doc)
+    assert list(by_field) == list(by_scan)
+    for f, got in by_field.items():
+        assert got.docs.tolist() == [i for i, _ in by_scan[f]] == sorted(got.docs.tolist())
+        assert got.counts.tolist() == [len(v) for _, v in by_scan[f]]
+        assert got.flat == list(chain.from_iterable(v for _, v in by_scan[f]))
 
 
 @settings(max_examples=80, deadline=None)

@@ -25,6 +25,23 @@ def test_arrow_term_ids_are_the_ranks_among_code_point_sorted_distinct_values(va
     assert tids.dtype == _python_ids(values)[1].dtype
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet="ab\u00e9\u4e00\U0001f600 \n", max_size=4), max_size=300))
+def test_term_dictionary_from_arrow_buffers_is_the_one_from_python_strings(values):
+    """``postings.sorted_ids``: the TermDict made from Arrow's UTF-8 buffers (code point
+    starts, newlines inside terms included) equals ``TermDict(sorted distinct)``; ids are the
+    ranks."""
+    from shardsearch.cluster.engine.postings import TermDict, sorted_ids
+
+    terms, tids = sorted_ids(values)
+    distinct, ranks = _expected(values)
+    want = TermDict(distinct)
+    assert (terms.text, terms.starts.tolist(), terms._plain) == \
+        (want.text, want.starts.tolist(), want._plain)
+    assert terms.starts.dtype == want.starts.dtype
+    assert terms.between(0, len(terms)) == distinct and tids.tolist() == ranks
+
+
 def test_values_arrow_cannot_take_get_the_python_ids():
     """A NUL inside a value (the join separator) and a lone surrogate (no UTF-8) fall back."""
     for values in (["a\x00b", "c", "a"] * _ARROW_FROM, ["\ud800", "b", "a"] * _ARROW_FROM):

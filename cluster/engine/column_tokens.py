@@ -5,7 +5,7 @@ Python string per token. Here the ASCII values are lowercased, classified (word 
 joiner, other) and cut into tokens with a few NumPy passes over their bytes — joined tokens
 such as ``u.s.a``, ``don't`` or ``3.14`` and underscores included — and only the others
 (non-ASCII text, a token over 255 characters) go through ``standard_tokens`` one by one: the
-same tokens, in the same order, as an Arrow array that ``term_ids.arrow_ranked_ids`` numbers
+same tokens, in the same order, as an Arrow array that ``term_ids.arrow_ranked_utf8`` numbers
 without making a Python string per token. (Arrow's regex split, used before, took over twice the
 CPU on GCIDE and left a sixth of its values, those with joined tokens, to Python.)
 """
@@ -16,8 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .analysis import MAX_TOKEN_LENGTH, get_analyzer, standard_tokens
-from .postings import TermDict, sorted_ids, stable_order
-from .term_ids import POOL, arrow_ranked_ids, as_arrow
+from .postings import TermDict, sorted_ids
+from .term_ids import POOL, arrow_ranked_utf8, as_arrow
 
 
 def text_term_ids(values: list[str], analyzer: str | None
@@ -29,9 +29,9 @@ def text_term_ids(values: list[str], analyzer: str | None
     analyze = get_analyzer(analyzer)
     if analyze is standard_tokens and values:
         try:
-            tokens, counts = standard_column(values)
-            distinct, tids = arrow_ranked_ids(tokens)
-            return TermDict(distinct), tids, counts
+            tokens, counts, at = _standard_tokens_unordered(values)
+            distinct, tids = arrow_ranked_utf8(tokens)
+            return TermDict.from_utf8(*distinct), _in_value_order(tids, at), counts
         except (pa.ArrowException, TypeError, UnicodeError):
             pass
     all_toks: list[str] = []
@@ -48,8 +48,24 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
     """``(tokens, counts)``: the ``standard`` tokens of every value one after the other, and
     how many each value has. Raises ``TypeError``/``UnicodeError`` when Arrow cannot take the
     values (a NUL inside one, a lone surrogate): the caller then tokenizes them in Python."""
+    tokens, counts, at = _standard_tokens_unordered(values)
+    if at is not None:
+        order = _in_value_order(np.arange(len(tokens), dtype=np.int64), at)
+        tokens = pc.take(tokens, pa.Array.from_buffers(
+            pa.int64(), len(order), [None, pa.py_buffer(order)]), memory_pool=POOL)
+    return tokens, counts
+
+
+def _standard_tokens_unordered(values: list[str]
+                               ) -> tuple[pa.Array, np.ndarray, np.ndarray | None]:
+    """``(tokens, counts, at)``: :func:`standard_column`'s tokens with the ``len(at)`` tokens
+    of the values tokenized in Python (non-ASCII) after all the others; in value order, each
+    of those goes before the token its ``at`` names among the others (``at`` None: there are
+    none). Term ids are then put in order (:func:`_in_value_order`, an integer insertion)
+    rather than the strings (a sort and a string ``take`` over every token: 0.1 CPU s on half
+    of GCIDE's text, for its 3 non-ASCII values)."""
     if not values:
-        return pa.array([], type=pa.large_string()), np.zeros(0, dtype=np.int64)
+        return pa.array([], type=pa.large_string()), np.zeros(0, dtype=np.int64), None
     slow = ~np.fromiter(map(str.isascii, values), dtype=bool, count=len(values))
     datas, lengths, parents = [], [], []
     for lo, hi in _chunks(values):
@@ -63,31 +79,39 @@ def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
     np.cumsum(length, out=offsets[1:])
     tokens = pa.Array.from_buffers(pa.large_string(), len(length), [
         None, pa.py_buffer(offsets), pa.py_buffer(np.concatenate(datas))])
+    counts = np.bincount(kept_parents, minlength=len(values))
     slow_tokens: list[str] = []
     slow_parents: list[int] = []
     for i in np.flatnonzero(slow).tolist():
         toks = standard_tokens(values[i])
         slow_tokens += toks
         slow_parents += [i] * len(toks)
-    if slow_tokens:
-        all_parents = np.concatenate((kept_parents, np.asarray(slow_parents, dtype=np.int64)))
-        both = pa.concat_arrays([tokens, as_arrow(slow_tokens)], memory_pool=POOL)
-        order = stable_order(all_parents.astype(np.int32))
-        tokens = pc.take(both, pa.Array.from_buffers(
-            pa.int64(), len(order), [None, pa.py_buffer(order.astype(np.int64))]),
-            memory_pool=POOL)
-        kept_parents = all_parents
-    counts = np.bincount(kept_parents, minlength=len(values))
-    return tokens, counts
+    if not slow_tokens:
+        return tokens, counts, None
+    tokens = pa.concat_arrays([tokens, as_arrow(slow_tokens)], memory_pool=POOL)
+    after = np.asarray(slow_parents, dtype=np.int64)
+    counts += np.bincount(after, minlength=len(values))
+    # parents are disjoint (a value goes one way): a slow token goes before the first ASCII
+    # token of a later value
+    return tokens, counts, np.searchsorted(kept_parents, after)
 
 
-# Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``), and the joiners
-# that join two letters (. ' :) or two digits (. ' , ;) into one token (``standard_tokens``).
+def _in_value_order(per_token: np.ndarray, at: np.ndarray | None) -> np.ndarray:
+    """``per_token`` (one entry per token of :func:`_standard_tokens_unordered`) in value
+    order: its last ``len(at)`` entries inserted at ``at`` among the others. O(n), no sort."""
+    if at is None:
+        return per_token
+    cut = len(per_token) - len(at)
+    return np.insert(per_token[:cut], at, per_token[cut:])
+
+
+# Byte classes of ASCII text for ``_ascii_tokens``: word characters (``\w``, either case), and
+# the joiners that join two letters (. ' :) or two digits (. ' , ;) into one token
+# (``standard_tokens``).
 _LETTER, _DIGIT, _UNDERSCORE, _JOIN_BOTH, _JOIN_LETTERS, _JOIN_DIGITS = range(1, 7)
-_LOWER = np.arange(256, dtype=np.uint8)
-_LOWER[ord("A"):ord("Z") + 1] += 32
 _CLASS = np.zeros(256, dtype=np.uint8)
 _CLASS[ord("a"):ord("z") + 1] = _LETTER
+_CLASS[ord("A"):ord("Z") + 1] = _LETTER
 _CLASS[ord("0"):ord("9") + 1] = _DIGIT
 _CLASS[ord("_")] = _UNDERSCORE
 _CLASS[[ord("."), ord("'")]] = _JOIN_BOTH
@@ -109,7 +133,10 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The tokens of the ASCII values among ``values[lo:hi]`` as NumPy byte passes: their
     bytes one after the other, their lengths and their values' indices. A value with a token
-    over ``MAX_TOKEN_LENGTH`` is marked ``slow`` instead (its tokens are split in Python)."""
+    over ``MAX_TOKEN_LENGTH`` is marked ``slow`` instead (its tokens are split in Python).
+
+    Few passes touch every byte (class lookup, token edges, the kept bytes); joiners and
+    underscores are rare, so their rules look at their own positions only."""
     part = values[lo:hi]
     skip = slow[lo:hi]
     if skip.any():
@@ -117,36 +144,65 @@ def _ascii_tokens(values: list[str], lo: int, hi: int, slow: np.ndarray
     joined = "\x00".join(part)
     if joined.count("\x00") != hi - lo - 1:
         raise TypeError("a value holds a NUL")
-    low = _LOWER[np.frombuffer(joined.encode("ascii"), dtype=np.uint8)]
+    raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
     del joined
-    cls = _CLASS[low]
-    tok = (cls != 0) & (cls <= _UNDERSCORE)
-    if len(cls) > 2:
-        mid, before, after = cls[1:-1], cls[:-2], cls[2:]
-        letters = (before == _LETTER) & (after == _LETTER) & \
-            ((mid == _JOIN_BOTH) | (mid == _JOIN_LETTERS))
-        digits = (before == _DIGIT) & (after == _DIGIT) & \
-            ((mid == _JOIN_BOTH) | (mid == _JOIN_DIGITS))
-        tok[1:-1] |= letters | digits
-        del mid, before, after, letters, digits
-    start = tok.copy()
-    start[1:] &= ~tok[:-1]
-    value_at = np.zeros(hi - lo, dtype=np.int64)   # each value's first byte in ``low``
+    cls = _CLASS[raw]
+    tok = (cls - np.uint8(_LETTER)) <= _UNDERSCORE - _LETTER   # word bytes (0 wraps to 255)
+    _join(cls, tok)
+    del cls
+    first, length = _runs(tok)                 # each token's bytes: raw[first:first + length]
+    value_at = np.zeros(hi - lo, dtype=np.int64)   # each value's first byte in ``raw``
     np.cumsum(np.fromiter(map(len, part), dtype=np.int64, count=hi - lo)[:-1] + 1,
               out=value_at[1:])
     del part
-    parent = np.searchsorted(value_at, np.flatnonzero(start), side="right") - 1 + lo
-    data, start, word = low[tok], start[tok], cls[tok] != _UNDERSCORE
-    first = np.flatnonzero(start)
-    length = np.diff(np.append(first, len(data)))
-    keep = np.ones(len(first), dtype=bool)
-    if len(first) and not word.all():      # tokens of underscores alone are no tokens
-        keep &= np.add.reduceat(word, first) > 0
+    parent = np.searchsorted(value_at, first, side="right") - 1 + lo
+    under = np.flatnonzero(raw == ord("_"))
+    keep = _not_underscores(under, first, length)
     if len(first) and length.max() > MAX_TOKEN_LENGTH:
         long_values = np.unique(parent[length > MAX_TOKEN_LENGTH])
         slow[long_values] = True
         keep &= ~np.isin(parent, long_values)
-    if not keep.all():
-        data = data[np.repeat(keep, length)]
-        length, parent = length[keep], parent[keep]
+    if not keep.all():                         # their bytes leave the token bytes
+        tok[_bytes_of(first[~keep], length[~keep])] = False
+        first, length, parent = first[keep], length[keep], parent[keep]
+    data = raw[tok]
+    np.bitwise_or(data, 0x20, out=data)        # lower case: no other token byte changes...
+    if len(under):
+        data[data == 0x7F] = ord("_")          # ...but ``_`` (0x5F), which turned DEL
     return data, length, parent
+
+
+def _runs(tok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(first, length)`` of each run of True in ``tok``."""
+    padded = np.zeros(len(tok) + 2, dtype=bool)     # a run never touches an end
+    padded[1:-1] = tok
+    edges = np.flatnonzero(padded[1:] != padded[:-1])   # starts and ends, alternating
+    first = edges[0::2]
+    return first, edges[1::2] - first
+
+
+def _bytes_of(first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """The byte indices of the tokens at ``first`` (of ``length`` bytes each)."""
+    total = int(length.sum())
+    run_start = np.cumsum(length) - length
+    return np.arange(total, dtype=np.int64) + np.repeat(first - run_start, length)
+
+
+def _join(cls: np.ndarray, tok: np.ndarray) -> None:
+    """Mark in ``tok`` the joiners between two letters (. ' :) or two digits (. ' , ;)."""
+    at = np.flatnonzero(cls[1:-1] >= _JOIN_BOTH) + 1
+    if not len(at):
+        return
+    mid, before, after = cls[at], cls[at - 1], cls[at + 1]
+    letters = (before == _LETTER) & (after == _LETTER) & (mid != _JOIN_DIGITS)
+    digits = (before == _DIGIT) & (after == _DIGIT) & (mid != _JOIN_LETTERS)
+    tok[at[letters | digits]] = True
+
+
+def _not_underscores(under: np.ndarray, first: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """bool per token: it holds a character other than ``_`` (underscores alone are no
+    token); ``under``: the indices of the underscores, which are all inside tokens."""
+    if not len(under):
+        return np.ones(len(first), dtype=bool)
+    owner = np.searchsorted(first, under, side="right") - 1
+    return np.bincount(owner, minlength=len(first)) < length

@@ -53,6 +53,32 @@ class TermDict:
         # no term holds a newline: a range of terms is one split of the text
         self._plain = self.text.count("\n") == len(terms)
 
+    @classmethod
+    def from_utf8(cls, data: np.ndarray, offsets: np.ndarray) -> TermDict:
+        """The dictionary of the terms ``data[offsets[i]:offsets[i + 1]]`` (UTF-8 bytes,
+        sorted, distinct; an Arrow array's buffers), made in NumPy passes: no Python string
+        per term, as ``TermDict(list)`` needs (~60 ns each, and a short-lived object)."""
+        n = len(offsets) - 1
+        if n <= 0:
+            return cls([])
+        body = data[int(offsets[0]):int(offsets[-1])]
+        at = offsets.astype(np.int64) - int(offsets[0]) + np.arange(n + 1)   # bytes, in text
+        out = np.empty(len(body) + n, dtype=np.uint8)
+        newline = at[1:] - 1
+        kept = np.ones(len(out), dtype=bool)
+        kept[newline] = False
+        out[kept] = body
+        out[newline] = ord("\n")
+        self = cls.__new__(cls)
+        self.text = out.tobytes().decode("utf-8")
+        if len(self.text) != len(out):     # non-ASCII: starts count code points, not bytes
+            chars = np.zeros(len(out) + 1, dtype=np.int64)
+            np.cumsum((out & 0xC0) != 0x80, out=chars[1:])
+            at = chars[at]
+        self.starts = narrow(at, len(self.text) + 1)
+        self._plain = self.text.count("\n") == n
+        return self
+
     def __len__(self) -> int:
         return len(self.starts) - 1
 
@@ -287,8 +313,10 @@ class Postings:
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""
-    from .term_ids import ranked_ids   # Arrow only where segments are built (``load_arrow``)
-    distinct, tids = ranked_ids(values)
+    from .term_ids import ranked_utf8   # Arrow only where segments are built (``load_arrow``)
+    distinct, tids = ranked_utf8(values)
+    if isinstance(distinct, tuple):
+        return TermDict.from_utf8(*distinct), tids
     return TermDict(distinct), tids
 
 
@@ -304,6 +332,15 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
     return low[np.argsort((keys[low] >> 16).astype(np.uint16), kind="stable")]
 
 
+def _run_bounds(ids: np.ndarray, n: int) -> np.ndarray:
+    """Where each id's run starts in the sorted non-negative ``ids`` (``[n]``: the end): a
+    count and a running sum, O(len + n) in sequence, where ``searchsorted`` of every id probed
+    the array at random."""
+    out = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ids, minlength=n)[:n], out=out[1:])
+    return out
+
+
 def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
                    n_docs: int) -> Postings:
     """CSR postings from one entry per token occurrence. ``docs`` (then ``poss``) must be
@@ -317,12 +354,11 @@ def build_postings(terms: TermDict, tids: Any, docs: Any, poss: Any | None,
     key_change = np.ones(len(t), dtype=bool)
     key_change[1:] = (t[1:] != t[:-1]) | (d[1:] != d[:-1])
     starts = np.flatnonzero(key_change)
-    offsets = np.searchsorted(t[starts], np.arange(n_terms + 1), side="left")
+    offsets = _run_bounds(t[starts], n_terms)
     freqs = np.diff(np.append(starts, len(t)))
     pos_starts = positions = None
     if poss is not None:
         positions = np.asarray(poss, dtype=np.int64)[order]
-        pos_starts = narrow(np.searchsorted(t, np.arange(n_terms + 1), side="left"),
-                            len(t) + 1)
+        pos_starts = narrow(_run_bounds(t, n_terms), len(t) + 1)
     return Postings(terms, narrow(offsets, len(starts) + 1), narrow(d[starts], n_docs),
                     freqs, pos_starts, positions)

@@ -29,11 +29,12 @@ from typing import Any
 
 import numpy as np
 
+from .field_entries import GATHER_DOCS, FieldEntries, entries_by_field, entries_of_chunks
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
 from .gcpause import gc_paused
 from .id_column import IdColumn
-from .nested import NestedDocs, build_blocks
+from .nested import NESTED_KEY, NestedDocs, build_blocks
 from .postings import Postings, build_postings, narrow, sorted_ids
 from .scoring import encode_norms
 from .source_cache import BlockCache
@@ -41,7 +42,8 @@ from .source_cache import BlockCache
 NEVER = np.iinfo(np.int32).max
 POSITION_INCREMENT_GAP = 100
 SOURCE_BLOCK = 8 << 10         # uncompressed bytes of _source per compressed block
-SOURCE_LEVEL = 5               # zstd level: with the dictionary 3.75x on GCIDE (3.1x at 3 without)
+SOURCE_LEVEL = 4               # zstd level of the blocks: with the dictionary 3.4x on GCIDE
+SOURCE_DICT_LEVEL = 5          # and of the dictionary's training (level 4's own: 3% larger blocks)
 SOURCE_DICT = 64 << 10         # bytes of the zstd dictionary trained on a segment's sources
 SOURCE_DICT_MIN = 2 << 20      # sources (uncompressed) from which a segment trains one
 _uid_counter = itertools.count(1)
@@ -146,7 +148,9 @@ class SourceStore:
     or more trains a zstd dictionary (``SOURCE_DICT`` bytes, from ~1 MiB of its documents) that
     every block is compressed with — what repeats across documents (keys, boilerplate) is
     then not paid in each block. On half of GCIDE: 10.4 → 8.6 MiB, dictionary included, for
-    ~0.15 s more CPU per 32 MiB at refresh; a block read takes ~5 µs where Arrow's codec took
+    ~0.15 s more CPU per 32 MiB at refresh. Blocks are compressed at level 4 (9.4 MiB with
+    offsets and dictionary, 0.16 CPU s), not 5 (8.8 MiB, 0.28 s: twice the refresh's zstd
+    CPU for 0.6 MiB less per copy); a block read takes ~5 µs where Arrow's codec took
     ~15 (a decompression context reused per thread, :func:`_decompressor`). The store lives in
     memory only (snapshots hold plain sources).
     """
@@ -300,7 +304,8 @@ def _train_dictionary(sources: list[bytes], total: int) -> Any:
         return None
     sample = sources[::max(1, total >> 20)]
     try:   # fixed k and d: no parameter search (~0.02 s instead of ~0.1 s), same ratio
-        return _zstd().train_dictionary(SOURCE_DICT, sample, k=256, d=8, level=SOURCE_LEVEL)
+        return _zstd().train_dictionary(SOURCE_DICT, sample, k=256, d=8,
+                                           level=SOURCE_DICT_LEVEL)
     except _zstd().ZstdError:
         return None
 
@@ -382,9 +387,11 @@ class Segment:
         version = np.array([d.version for d in docs], dtype=np.int64)
         created = np.full(n, generation, dtype=np.int32)
         deleted = np.full(n, NEVER, dtype=np.int32)
-        per_doc = [d.fields for d in docs]
-        fields = build_fields(per_doc, n, field_types)
-        nested = build_blocks(per_doc, lambda rows, m: build_fields(rows, m, field_types))
+        per_doc: list[dict[str, list[Any]]] = []
+        by_field = entries_of_chunks(_unpickled(docs, per_doc))
+        fields = build_fields(per_doc, n, field_types, by_field)
+        nested = build_blocks(per_doc, lambda rows, m: build_fields(rows, m, field_types)) \
+            if NESTED_KEY in by_field else None
         routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):
             routing = NoRouting(n)
@@ -413,19 +420,32 @@ class Segment:
         return self is other
 
 
+def _unpickled(docs: list[BufferedDoc], into: list[dict[str, list[Any]]]
+               ) -> Iterator[list[dict[str, list[Any]]]]:
+    """The fields of ``docs``, ``GATHER_DOCS`` documents at a time, each chunk also appended
+    to ``into``: the chunk is gathered while its new objects are still in the CPU's cache."""
+    for at in range(0, len(docs), GATHER_DOCS):
+        chunk = [d.fields for d in docs[at:at + GATHER_DOCS]]
+        into += chunk
+        yield chunk
+
+
 def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
-                 field_types: dict[str, FieldType]) -> dict[str, FieldData]:
-    """The columns of ``n`` parsed documents (a segment's, or a nested block's)."""
+                 field_types: dict[str, FieldType],
+                 by_field: dict[str, FieldEntries] | None = None) -> dict[str, FieldData]:
+    """The columns of ``n`` parsed documents (a segment's, or a nested block's);
+    ``by_field``: their :func:`entries_by_field` when known."""
     fields: dict[str, FieldData] = {}
-    for fname, entries in entries_by_field(per_doc).items():
+    for fname, entries in (entries_by_field(per_doc) if by_field is None else by_field).items():
         ft = field_types.get(fname) or (IGNORED_FIELD if fname == "_ignored" else None)
         kind = ft.kind if ft is not None else None
         if ft is None or not ft.index and not ft.doc_values and kind not in ("geo", "binary"):
             continue
         if kind == "geo":      # latitudes in the field's column, longitudes beside (geo.py)
-            fields[fname] = _build_numeric([(i, [p[0] for p in v]) for i, v in entries], n, ft)
-            fields[fname + LON_SUFFIX] = _build_numeric(
-                [(i, [p[1] for p in v]) for i, v in entries], n, ft)
+            fields[fname] = _build_numeric(FieldEntries(
+                entries.docs, entries.counts, [p[0] for p in entries.flat]), n, ft)
+            fields[fname + LON_SUFFIX] = _build_numeric(FieldEntries(
+                entries.docs, entries.counts, [p[1] for p in entries.flat]), n, ft)
         elif kind == "text":
             fields[fname] = _build_text(entries, n, ft)
         elif kind == "keyword" or kind == "binary":
@@ -435,21 +455,6 @@ def build_fields(per_doc: list[dict[str, list[Any]]], n: int,
     return fields
 
 
-def entries_by_field(per_doc: list[dict[str, list[Any]]]
-                     ) -> dict[str, list[tuple[int, list[Any]]]]:
-    """Each field's ``(document, values)`` entries in document order, the fields in the order
-    they first occur: one pass over the documents (a scan of every document per field took
-    twice as long on GCIDE, 0.29 vs 0.14 s for 63,000 documents of 10 fields)."""
-    out: dict[str, list[tuple[int, list[Any]]]] = {}
-    for i, f in enumerate(per_doc):
-        for fname, values in f.items():
-            entries = out.get(fname)
-            if entries is None:
-                out[fname] = entries = []
-            entries.append((i, values))
-    return out
-
-
 @lru_cache(maxsize=256)
 def _visible(seg: Segment, gen: int) -> np.ndarray:
     out = (seg.created_gen <= gen) & (seg.deleted_gen > gen)
@@ -457,31 +462,26 @@ def _visible(seg: Segment, gen: int) -> np.ndarray:
     return out
 
 
-def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> TextField:
+def _build_text(entries: FieldEntries, n: int, ft: FieldType) -> TextField:
     """Postings with positions, lengths and norms of a text field.
 
-    Python touches each *value* once; analysis and term ids are column passes
-    (``column_tokens.py``: Arrow's kernels for ``standard``), docs and positions are computed
-    with NumPy: value ``k`` of a document starts at position
-    ``tokens before it + k * gap``.
+    Python touches no value; analysis and term ids are column passes (``column_tokens.py``:
+    Arrow's kernels for ``standard``), docs and positions are computed with NumPy: value ``k``
+    of a document starts at position ``tokens before it + k * gap``.
     """
-    values: list[str] = []
-    value_doc: list[int] = []
-    value_k: list[int] = []         # index of the value within its document
+    per_entry = entries.counts
+    values: list[str] = entries.flat
     present = np.zeros(n, dtype=bool)
-    for doc, vals in entries:
-        values += vals
-        value_doc += [doc] * len(vals)
-        value_k += range(len(vals))
-        present[doc] = True
+    present[entries.docs] = True
     from .column_tokens import text_term_ids   # Arrow only where segments are built
     terms, tids, cnt = text_term_ids(values, ft.analyzer)   # cnt: tokens of each value
     del values
-    vdoc = np.asarray(value_doc, dtype=np.int64)
-    vk = np.asarray(value_k, dtype=np.int64)
-    lengths = np.zeros(n, dtype=np.int32)
-    if len(cnt):
-        np.add.at(lengths, vdoc, cnt.astype(np.int32))
+    vdoc = np.repeat(entries.docs, per_entry)
+    # index of each value within its document
+    vk = np.arange(len(vdoc), dtype=np.int64) - np.repeat(np.cumsum(per_entry) - per_entry,
+                                                         per_entry)
+    lengths = np.bincount(vdoc, weights=cnt, minlength=n).astype(np.int32) if len(cnt) \
+        else np.zeros(n, dtype=np.int32)
     vstart = np.cumsum(cnt) - cnt                      # flat index of each value's first token
     doc_start = np.maximum.accumulate(np.where(vk == 0, vstart, 0)) if len(vk) else vstart
     base = np.repeat(doc_start - vk * POSITION_INCREMENT_GAP, cnt)
@@ -491,16 +491,14 @@ def _build_text(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> 
     return TextField(postings, narrow(lengths), encode_norms(lengths), present)
 
 
-def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField:
+def _build_keyword(entries: FieldEntries, n: int) -> KeywordField:
     """Postings and ordinals (min/max per document) of a keyword field.
 
-    Python touches each *entry* once; term ids are the ranks of the distinct values (sorted
-    once, O(U log U)), so they are the ordinals too.
+    Python touches no value; term ids are the ranks of the distinct values (sorted once,
+    O(U log U)), so they are the ordinals too.
     """
-    entry_docs, entry_vals = zip(*entries) if entries else ((), ())
-    all_vals: list[str] = list(itertools.chain.from_iterable(entry_vals))
-    ed = np.fromiter(entry_docs, dtype=np.int64, count=len(entry_docs))
-    ec = np.fromiter(map(len, entry_vals), dtype=np.int64, count=len(entry_vals))
+    all_vals: list[str] = entries.flat
+    ed, ec = entries.docs, entries.counts
     present = np.zeros(n, dtype=bool)
     counts = np.zeros(n, dtype=np.int64)
     if len(ed):
@@ -524,17 +522,14 @@ def _build_keyword(entries: list[tuple[int, list[Any]]], n: int) -> KeywordField
     return KeywordField(postings, min_ord, max_ord, present, narrow(counts))
 
 
-def _build_numeric(entries: list[tuple[int, list[Any]]], n: int, ft: FieldType) -> NumericField:
+def _build_numeric(entries: FieldEntries, n: int, ft: FieldType) -> NumericField:
     is_int = ft.is_integer or ft.kind == "boolean"
     # unsigned_long: 0..2^64-1 exactly, in its own unsigned column (NumPy compares it with
     # Python ints exactly; order and equality need no offset trick)
     dtype = np.uint64 if ft.type == "unsigned_long" else np.int64 if is_int else np.float64
-    entry_docs, entry_vals = zip(*entries) if entries else ((), ())
-    flat = itertools.chain.from_iterable(entry_vals)
-    values = np.asarray(list(map(int, flat)) if is_int else list(flat), dtype=dtype)
-    value_docs = np.repeat(np.fromiter(entry_docs, dtype=np.int32, count=len(entry_docs)),
-                           np.fromiter(map(len, entry_vals), dtype=np.int64,
-                                       count=len(entry_vals)))
+    flat = entries.flat
+    values = np.asarray(list(map(int, flat)) if is_int else flat, dtype=dtype)
+    value_docs = np.repeat(entries.docs.astype(np.int32), entries.counts)
     if len(values) == n and np.array_equal(value_docs, np.arange(n)):
         # one value per document, in document order: the values are the doc values
         return NumericField(values, value_docs, values, values, np.ones(n, dtype=bool))

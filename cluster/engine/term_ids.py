@@ -39,7 +39,40 @@ def _arrow_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
 
 
 def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
-    """:func:`ranked_ids` of an Arrow string array (``column_tokens.py``'s tokens)."""
+    """:func:`ranked_ids` of an Arrow string array."""
+    distinct, tids = _arrow_sorted(arr)
+    return distinct.to_pylist(), tids
+
+
+Utf8 = tuple[np.ndarray, np.ndarray]     # (data, offsets): strings as UTF-8 bytes and bounds
+
+
+def ranked_utf8(values: list[str]) -> tuple[list[str] | Utf8, np.ndarray]:
+    """:func:`ranked_ids`, the distinct values as Arrow's UTF-8 buffers when Arrow numbered
+    them (``postings.TermDict.from_utf8`` reads them without a Python string per value)."""
+    if len(values) >= _ARROW_FROM:
+        try:
+            return arrow_ranked_utf8(as_arrow(values))
+        except (pa.ArrowException, TypeError, UnicodeError):
+            pass
+    return _python_ids(values)
+
+
+def arrow_ranked_utf8(arr: pa.Array) -> tuple[Utf8, np.ndarray]:
+    """:func:`ranked_utf8` of an Arrow string array (``column_tokens.py``'s tokens)."""
+    distinct, tids = _arrow_sorted(arr)
+    bufs = distinct.buffers()
+    wide = pa.types.is_large_string(distinct.type)
+    offsets = np.frombuffer(bufs[1], dtype=np.int64 if wide else np.int32,
+                            count=len(distinct) + 1 + distinct.offset)[distinct.offset:]
+    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
+        else np.zeros(0, dtype=np.uint8)
+    return (data, offsets), tids
+
+
+def _arrow_sorted(arr: pa.Array) -> tuple[pa.Array, np.ndarray]:
+    """``(distinct, ids)``: the distinct strings of ``arr`` sorted (an Arrow array), and the
+    rank of each value among them as int32."""
     encoded = pc.dictionary_encode(arr, memory_pool=POOL)
     del arr
     dictionary = encoded.dictionary
@@ -47,7 +80,7 @@ def arrow_ranked_ids(arr: pa.Array) -> tuple[list[str], np.ndarray]:
     rank = np.empty(len(dictionary), dtype=np.int32)
     rank[numpy_view(order)] = np.arange(len(dictionary), dtype=np.int32)
     tids = rank[numpy_view(encoded.indices)]
-    return pc.take(dictionary, order, memory_pool=POOL).to_pylist(), tids
+    return pc.take(dictionary, order, memory_pool=POOL), tids
 
 
 def numpy_view(arr: pa.Array) -> np.ndarray:
