@@ -188,7 +188,8 @@ class ShardCore(Merging):
             except MapperParsing as e:
                 return {"_id": op.id, "status": 400, "error": e.to_cause()}
         assert source is not None
-        self._retire(op.id)
+        if cur is not None:   # no live version: nothing to retire (the common bulk load)
+            self._retire(op.id)
         self.tombstones.pop(op.id, None)
         version = op.version if op.version_type is not None else prev_version + 1
         self.buffer[op.id] = BufferedDoc(op.id, op.seq, version, source, fields or {},
