@@ -26,6 +26,7 @@ import pickle
 import time
 from typing import Any, Protocol
 
+import numpy as np
 import orjson
 
 from ..engine.gcpause import gc_paused
@@ -81,8 +82,9 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
     results: list[dict[str, Any] | None] = [None] * len(items)
     changed: set[str] = set()       # indices whose mapping this bulk grew
     with gc_paused():   # thousands of objects that all stay
+        known: dict[str, IndexMeta] = {}
         accepted = [w for pos, item in enumerate(items)
-                    if (w := accept(c, pos, item, results, changed)) is not None]
+                    if (w := accept(c, pos, item, results, changed, known)) is not None]
         per_shard = route(c, accepted)
         if not refresh:
             for name, sid in per_shard:
@@ -98,20 +100,29 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
 
 
 def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
-           changed: set[str]) -> Write | None:
-    """Check and number one item; a failure goes to ``results[pos]`` and gives None."""
+           changed: set[str], known: dict[str, IndexMeta]) -> Write | None:
+    """Check and number one item; a failure goes to ``results[pos]`` and gives None.
+    ``known``: the indices this bulk already wrote to by their own name (no alias, no date
+    math), which later items naming them need not resolve again."""
     action = item["action"]
     name = item.get("index")
     try:
-        if not name:
-            raise ActionRequestValidationError("index is missing")
-        if item.get("require_alias") and not aliased(c.indices, name):
-            raise IndexNotFound(name, reason_suffix=name)
-        name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
-        validate_index_name(name)
-        meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
-        if meta is None:
-            raise IndexNotFound(name)
+        meta = known.get(name) if name and not item.get("require_alias") else None
+        if meta is not None:   # an index this bulk already resolved
+            routing = item.get("routing")
+        else:
+            if not name:
+                raise ActionRequestValidationError("index is missing")
+            if item.get("require_alias") and not aliased(c.indices, name):
+                raise IndexNotFound(name, reason_suffix=name)
+            given = name
+            name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
+            validate_index_name(name)
+            meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
+            if meta is None:
+                raise IndexNotFound(name)
+            if name == given:
+                known[name] = meta
         doc_id = _doc_id(item, action)
         source_bytes = None
         if action in ("index", "create"):
@@ -165,22 +176,22 @@ def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
 
 
 def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchBuilder]:
-    """One batch per (index, shard), items in arrival order."""
-    by_index: dict[str, list[int]] = {}
-    for k, w in enumerate(accepted):
-        by_index.setdefault(w[1], []).append(k)
-    sids = [0] * len(accepted)
-    for name, ks in by_index.items():
-        values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3] for k in ks]
-        for k, sid in zip(ks, shards_for(values, c.indices[name].number_of_shards).tolist()):
-            sids[k] = sid
+    """One batch per (index, shard), items in arrival order; the batches of an index in
+    shard order. O(n) plus a NumPy pass per index and shard."""
+    by_index: dict[str, list[Write]] = {}
+    for w in accepted:
+        ws = by_index.get(w[1])
+        if ws is None:
+            ws = by_index[w[1]] = []
+        ws.append(w)
     per_shard: dict[tuple[str, int], BatchBuilder] = {}
-    for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
-            zip(accepted, sids):
-        batch = per_shard.get((name, sid))
-        if batch is None:
-            batch = per_shard[(name, sid)] = BatchBuilder()
-        batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+    for name, ws in by_index.items():
+        sids = shards_for([w[3] if w[6] is None else w[6] for w in ws],
+                          c.indices[name].number_of_shards)
+        for sid in np.unique(sids).tolist():
+            rows = [ws[k] for k in np.flatnonzero(sids == sid).tolist()]
+            per_shard[(name, sid)] = BatchBuilder.of(
+                [(w[0], w[2], w[3], w[4], w[5], w[6], w[7]) for w in rows])
     return per_shard
 
 

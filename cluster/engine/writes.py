@@ -124,6 +124,28 @@ class BatchBuilder:
         self.routing: list[str | None] | None = None
         self.extra: dict[int, dict[str, Any]] = {}
 
+    @classmethod
+    def of(cls, writes: list[tuple[int, str, str, int, bytes | None, str | None,
+                                   dict[str, Any] | None]]) -> BatchBuilder:
+        """The batch of ``(position, op, id, seq, source, routing, extra)`` rows, column by
+        column (what ``add`` does row by row, without a call per write)."""
+        b = cls()
+        b.positions = [w[0] for w in writes]
+        b.ops = [_OP_CODES[w[1]] for w in writes]
+        b.ids = [w[2] for w in writes]
+        b.seqs = [w[3] for w in writes]
+        b.sources = [w[4] for w in writes if w[4] is not None]
+        b.lengths = [0 if w[4] is None else len(w[4]) for w in writes]
+        if any(w[5] is not None for w in writes):
+            b.routing = [w[5] for w in writes]
+        for i, w in enumerate(writes):
+            extra = w[6]
+            if w[4] is None and w[1] != "delete":
+                extra = dict(extra or {}, no_source=True)
+            if extra:
+                b.extra[i] = extra
+        return b
+
     def add(self, pos: int, op: str, doc_id: str, seq: int, source: bytes | None,
             routing: str | None = None, extra: dict[str, Any] | None = None) -> None:
         i = len(self.ids)
