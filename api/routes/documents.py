@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
-from ...cluster.engine.doc_shape import doc_shape
+from ...cluster.engine.doc_shape import doc_shape, shape_text
 from ...cluster.search.request import check_params, source_from_params
 from ...cluster.documents.get import get_options
 from ...cluster.documents.update import parse_update
@@ -323,7 +323,10 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
     else:   # documents go on as their bytes, with their shape (engine/doc_shape.py)
         item["raw"] = doc_line
         shape = doc_shape(doc)
-        item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
+        text = shapes.get(shape)
+        if text is None:   # one string per shape: the item stays untracked by the collector
+            text = shapes[shape] = None if shape is None else shape_text(shape)
+        item["shape"] = text
 
 
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:

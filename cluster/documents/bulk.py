@@ -11,9 +11,9 @@ The path of a bulk, one named step each:
    one batch per shard;
 3. **send** every batch in one fan-out (with the index's mapping: the shard parses the documents
    under it), after durability recorded the grown mappings and sequence numbers;
-4. **collect** the shards' results into the items' places (a shard that failed fails its items
+4. **spread** a mapping grown only by a failed item to the shards that got no batch;
+5. **collect** the shards' results into the items' places (a shard that failed fails its items
    with 503);
-5. **spread** a mapping grown only by a failed item to the shards that got no batch;
 6. **respond** as Elasticsearch does, or with the items as one JSON text (``as_json``) that the
    HTTP layer splices into its response instead of copying and re-encoding a list of dicts.
 """
@@ -93,10 +93,13 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
         c.durable.before_writes({n for n, _ in per_shard} | changed, changed)
     keys = list(per_shard)
     outcomes = await send(c, per_shard, keys, refresh)
-    with gc_paused():
-        collect(keys, outcomes, per_shard, results, refresh)
     await spread_mappings(c, changed, keys)
-    return respond(items, results, t0, as_json)
+    with gc_paused():   # the items' results live only in here (as JSON): no collection
+        collect(keys, outcomes, per_shard, results, refresh)   # walks or promotes them
+        out = respond(items, results, t0, as_json)
+        if as_json:
+            results.clear()
+    return out
 
 
 def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],

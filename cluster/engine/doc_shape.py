@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from .field_types import METADATA_FIELDS, FieldType
 from .limits import MAX_TERM_BYTES
 
@@ -125,7 +127,16 @@ def _kind_fits(kind: str, ft: FieldType) -> bool:
     return ft.type in _SAFE_TYPES.get(kind, ())
 
 
-def shape_fits(shape: Shape, mapping: Mapping) -> bool:
+def shape_text(shape: Shape) -> str:
+    """A shape as one string (its JSON), which ``shape_fits`` reads too. The front end sends
+    this form: a bulk item whose values are all strings, numbers and bytes is a dict the
+    cyclic collector never tracks, so thousands of them cost no collection on either side."""
+    return orjson.dumps(shape).decode()
+
+
+def shape_fits(shape: Shape | str, mapping: Mapping) -> bool:
+    if type(shape) is str:
+        shape = tuple(map(tuple, orjson.loads(shape)))
     fields, objects, multi = mapping.fields, mapping.objects, mapping.multi
     nested = mapping.nested
     for path, kind in shape:
