@@ -86,6 +86,7 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
         accepted = [w for pos, item in enumerate(items)
                     if (w := accept(c, pos, item, results, changed, known)) is not None]
         per_shard = route(c, accepted)
+        del accepted   # gone before the collector resumes: it never walks them
         if not refresh:
             for name, sid in per_shard:
                 c.mark_dirty(name, sid)
@@ -192,9 +193,8 @@ def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchB
         sids = shards_for([w[3] if w[6] is None else w[6] for w in ws],
                           c.indices[name].number_of_shards)
         for sid in np.unique(sids).tolist():
-            rows = [ws[k] for k in np.flatnonzero(sids == sid).tolist()]
             per_shard[(name, sid)] = BatchBuilder.of(
-                [(w[0], w[2], w[3], w[4], w[5], w[6], w[7]) for w in rows])
+                [ws[k] for k in np.flatnonzero(sids == sid).tolist()])
     return per_shard
 
 

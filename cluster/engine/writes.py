@@ -125,25 +125,28 @@ class BatchBuilder:
         self.extra: dict[int, dict[str, Any]] = {}
 
     @classmethod
-    def of(cls, writes: list[tuple[int, str, str, int, bytes | None, str | None,
+    def of(cls, writes: list[tuple[int, Any, str, str, int, bytes | None, str | None,
                                    dict[str, Any] | None]]) -> BatchBuilder:
-        """The batch of ``(position, op, id, seq, source, routing, extra)`` rows, column by
-        column (what ``add`` does row by row, without a call per write)."""
+        """The batch of ``(position, index, op, id, seq, source, routing, extra)`` rows (the
+        index is not kept), column by column: what ``add`` does row by row, transposed in C."""
         b = cls()
-        b.positions = [w[0] for w in writes]
-        b.ops = [_OP_CODES[w[1]] for w in writes]
-        b.ids = [w[2] for w in writes]
-        b.seqs = [w[3] for w in writes]
-        b.sources = [w[4] for w in writes if w[4] is not None]
-        b.lengths = [0 if w[4] is None else len(w[4]) for w in writes]
-        if any(w[5] is not None for w in writes):
-            b.routing = [w[5] for w in writes]
-        for i, w in enumerate(writes):
-            extra = w[6]
-            if w[4] is None and w[1] != "delete":
-                extra = dict(extra or {}, no_source=True)
-            if extra:
-                b.extra[i] = extra
+        if not writes:
+            return b
+        pos, _, ops, ids, seqs, srcs, routing, extra = zip(*writes)
+        b.positions, b.ids, b.seqs = list(pos), list(ids), list(seqs)
+        b.ops = [_OP_CODES[op] for op in ops]
+        b.sources = [src for src in srcs if src is not None]
+        if len(b.sources) == len(srcs):
+            b.lengths = list(map(len, srcs))
+        else:
+            b.lengths = [0 if src is None else len(src) for src in srcs]
+        if any(r is not None for r in routing):
+            b.routing = list(routing)
+        for i, (op, src, e) in enumerate(zip(ops, srcs, extra)):
+            if src is None and op != "delete":
+                e = dict(e or {}, no_source=True)
+            if e:
+                b.extra[i] = e
         return b
 
     def add(self, pos: int, op: str, doc_id: str, seq: int, source: bytes | None,
