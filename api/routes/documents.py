@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, IndexNotFound, SearchError
 from ...cluster.engine.gcpause import gc_paused
-from ...cluster.engine.doc_shape import doc_shape
+from ...cluster.engine.doc_shape import doc_shape, shape_text
 from ...cluster.search.request import check_params, source_from_params
 from ...cluster.documents.get import get_options
 from ...cluster.documents.update import parse_update
@@ -256,13 +256,14 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
     elif index is not None and not isinstance(index, str):
         raise IllegalArgument(f"Malformed action/metadata line [{line_no}], [_index] must be "
                               "a string")
+    doc_id = meta.get("_id")
     item: dict[str, Any] = {"action": action, "index": index,
-                            "id": None if meta.get("_id") is None else str(meta["_id"]),
-                            "routing": meta.get("routing", meta.get("_routing",
-                                                                    default_routing)),
-                            "if_seq_no": meta.get("if_seq_no"),
-                            "if_primary_term": meta.get("if_primary_term")}
-    for key in ("version", "version_type", "retry_on_conflict"):
+                            "id": None if doc_id is None else str(doc_id)}
+    # the rarer keys only when set: thousands of items cross to the coordinator pickled
+    routing = meta.get("routing", meta.get("_routing", default_routing))
+    if routing is not None:
+        item["routing"] = routing
+    for key in _ITEM_OPTIONS:
         if key in meta:
             item[key] = meta[key]
     if "require_alias" in meta:
@@ -278,9 +279,16 @@ def _action_item(line: bytes, line_no: int, default_index: str | None,
     return item
 
 
+_ITEM_OPTIONS = ("if_seq_no", "if_primary_term", "version", "version_type", "retry_on_conflict")
+_INGEST_OPTIONS = frozenset({"pipeline", "require_data_stream", "list_executed_pipelines",
+                             "dynamic_templates"})
+
+
 def _unbuilt_ingest(options: dict[str, Any]) -> str | None:
     """What a write asks of ingest pipelines, data streams or dynamic templates (none exist
     here): Elasticsearch's answer for a missing pipeline, else a refusal naming the option."""
+    if options.keys().isdisjoint(_INGEST_OPTIONS):
+        return None
     pipeline = options.get("pipeline")
     if pipeline not in (None, "", "_none"):
         return f"pipeline with id [{pipeline}] does not exist"
@@ -315,7 +323,10 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
     else:   # documents go on as their bytes, with their shape (engine/doc_shape.py)
         item["raw"] = doc_line
         shape = doc_shape(doc)
-        item["shape"] = shapes.setdefault(shape, shape)   # one object per shape
+        text = shapes.get(shape)
+        if text is None:   # one string per shape: the item stays untracked by the collector
+            text = shapes[shape] = None if shape is None else shape_text(shape)
+        item["shape"] = text
 
 
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:

@@ -572,11 +572,11 @@ class ShardCopy(ShardService):
         return run_many(self, calls)
 
     def lane(self) -> tuple[str, str]:
-        """``(node id, socket path)`` of this copy's fast lane for reads (``lanes.py``),
-        started on first use: a coordinator on the same node sends its reads there."""
+        """``(node id, socket path)`` of this copy's fast lane (``lanes.py``), started on
+        first use: a coordinator on the same node sends its reads and write commands there."""
         lane = self.__dict__.get("_lane")
         if lane is None:
-            lane = self.__dict__["_lane"] = ThreadLane(self, READS)
+            lane = self.__dict__["_lane"] = ThreadLane(self, READS | {"command"})
         return node_id(), lane.path
 
     def info(self) -> dict[str, Any]:

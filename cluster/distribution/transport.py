@@ -19,6 +19,9 @@ from .coalescing import Coalescer
 from .lanes import LaneClosed, LaneFinder
 
 
+_UNSENT = object()   # a lane call that never left (``RayTransport._write_by_lane``)
+
+
 class CopyUnreachable(Exception):
     """An in-process copy that is 'down' (``LocalTransport``: tests without Ray)."""
 
@@ -97,6 +100,13 @@ class RayTransport:
                 # through Ray, reads may share an actor call (commands keep their own)
                 return await self._coalescer(handle).call(method, *args)
             return await (read() if timeout is None else asyncio.wait_for(read(), timeout))
+        if method == "command" and args[1] == "apply":
+            lane = await self._lanes.get(handle)
+            if lane is not None:
+                call = self._write_by_lane(lane, args)
+                out = await (call if timeout is None else asyncio.wait_for(call, timeout))
+                if out is not _UNSENT:
+                    return out
         ref = getattr(handle, method).remote(*args)
 
         async def wait() -> Any:
@@ -104,6 +114,20 @@ class RayTransport:
         if timeout is None:
             return await wait()
         return await asyncio.wait_for(wait(), timeout)
+
+    @staticmethod
+    async def _write_by_lane(lane: Any, args: tuple) -> Any:
+        """A write command over the copy's lane: a bulk's batches are large, and Ray would
+        pass each through its object store (and the raylet) on top of its per-call cost.
+        Commands are numbered and sent one at a time per group (``shard_group.py``), so the
+        order holds whichever way each goes; a lane that breaks once the command left makes
+        the copy unreachable, as a dead actor does (the group retries by command id)."""
+        try:
+            return await lane.call("command", *args)
+        except LaneClosed as e:
+            if not e.sent:
+                return _UNSENT   # never left this process: Ray's call sends it
+            raise CopyUnreachable(str(e)) from None
 
     def _coalescer(self, handle: Any) -> Coalescer:
         """One queue per copy: a copy runs one call at a time anyway, so searches that

@@ -11,9 +11,9 @@ The path of a bulk, one named step each:
    one batch per shard;
 3. **send** every batch in one fan-out (with the index's mapping: the shard parses the documents
    under it), after durability recorded the grown mappings and sequence numbers;
-4. **collect** the shards' results into the items' places (a shard that failed fails its items
+4. **spread** a mapping grown only by a failed item to the shards that got no batch;
+5. **collect** the shards' results into the items' places (a shard that failed fails its items
    with 503);
-5. **spread** a mapping grown only by a failed item to the shards that got no batch;
 6. **respond** as Elasticsearch does, or with the items as one JSON text (``as_json``) that the
    HTTP layer splices into its response instead of copying and re-encoding a list of dicts.
 """
@@ -26,6 +26,7 @@ import pickle
 import time
 from typing import Any, Protocol
 
+import numpy as np
 import orjson
 
 from ..engine.gcpause import gc_paused
@@ -81,9 +82,11 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
     results: list[dict[str, Any] | None] = [None] * len(items)
     changed: set[str] = set()       # indices whose mapping this bulk grew
     with gc_paused():   # thousands of objects that all stay
+        known: dict[str, IndexMeta] = {}
         accepted = [w for pos, item in enumerate(items)
-                    if (w := accept(c, pos, item, results, changed)) is not None]
+                    if (w := accept(c, pos, item, results, changed, known)) is not None]
         per_shard = route(c, accepted)
+        del accepted   # gone before the collector resumes: it never walks them
         if not refresh:
             for name, sid in per_shard:
                 c.mark_dirty(name, sid)
@@ -91,27 +94,39 @@ async def bulk(c: WriteTarget, items: list[dict[str, Any]] | bytes, refresh: boo
         c.durable.before_writes({n for n, _ in per_shard} | changed, changed)
     keys = list(per_shard)
     outcomes = await send(c, per_shard, keys, refresh)
-    with gc_paused():
-        collect(keys, outcomes, per_shard, results, refresh)
     await spread_mappings(c, changed, keys)
-    return respond(items, results, t0, as_json)
+    with gc_paused():   # the items' results live only in here (as JSON): no collection
+        collect(keys, outcomes, per_shard, results, refresh)   # walks or promotes them
+        out = respond(items, results, t0, as_json)
+        if as_json:
+            results.clear()
+    return out
 
 
 def accept(c: WriteTarget, pos: int, item: dict[str, Any], results: list[Any],
-           changed: set[str]) -> Write | None:
-    """Check and number one item; a failure goes to ``results[pos]`` and gives None."""
+           changed: set[str], known: dict[str, IndexMeta]) -> Write | None:
+    """Check and number one item; a failure goes to ``results[pos]`` and gives None.
+    ``known``: the indices this bulk already wrote to by their own name (no alias, no date
+    math), which later items naming them need not resolve again."""
     action = item["action"]
     name = item.get("index")
     try:
-        if not name:
-            raise ActionRequestValidationError("index is missing")
-        if item.get("require_alias") and not aliased(c.indices, name):
-            raise IndexNotFound(name, reason_suffix=name)
-        name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
-        validate_index_name(name)
-        meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
-        if meta is None:
-            raise IndexNotFound(name)
+        meta = known.get(name) if name and not item.get("require_alias") else None
+        if meta is not None:   # an index this bulk already resolved
+            routing = item.get("routing")
+        else:
+            if not name:
+                raise ActionRequestValidationError("index is missing")
+            if item.get("require_alias") and not aliased(c.indices, name):
+                raise IndexNotFound(name, reason_suffix=name)
+            given = name
+            name, routing = c.write_index(name, item.get("routing"))   # aliases, date math
+            validate_index_name(name)
+            meta = c.auto_create(name) if action != "delete" else c.indices.get(name)
+            if meta is None:
+                raise IndexNotFound(name)
+            if name == given:
+                known[name] = meta
         doc_id = _doc_id(item, action)
         source_bytes = None
         if action in ("index", "create"):
@@ -165,22 +180,21 @@ def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
 
 
 def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchBuilder]:
-    """One batch per (index, shard), items in arrival order."""
-    by_index: dict[str, list[int]] = {}
-    for k, w in enumerate(accepted):
-        by_index.setdefault(w[1], []).append(k)
-    sids = [0] * len(accepted)
-    for name, ks in by_index.items():
-        values = [accepted[k][6] if accepted[k][6] is not None else accepted[k][3] for k in ks]
-        for k, sid in zip(ks, shards_for(values, c.indices[name].number_of_shards).tolist()):
-            sids[k] = sid
+    """One batch per (index, shard), items in arrival order; the batches of an index in
+    shard order. O(n) plus a NumPy pass per index and shard."""
+    by_index: dict[str, list[Write]] = {}
+    for w in accepted:
+        ws = by_index.get(w[1])
+        if ws is None:
+            ws = by_index[w[1]] = []
+        ws.append(w)
     per_shard: dict[tuple[str, int], BatchBuilder] = {}
-    for (pos, name, action, doc_id, seq, source_bytes, routing, extra), sid in \
-            zip(accepted, sids):
-        batch = per_shard.get((name, sid))
-        if batch is None:
-            batch = per_shard[(name, sid)] = BatchBuilder()
-        batch.add(pos, action, doc_id, seq, source_bytes, routing, extra)
+    for name, ws in by_index.items():
+        sids = shards_for([w[3] if w[6] is None else w[6] for w in ws],
+                          c.indices[name].number_of_shards)
+        for sid in np.unique(sids).tolist():
+            per_shard[(name, sid)] = BatchBuilder.of(
+                [ws[k] for k in np.flatnonzero(sids == sid).tolist()])
     return per_shard
 
 

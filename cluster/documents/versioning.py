@@ -28,9 +28,14 @@ def _int(value: Any, name: str) -> int | None:
                               f"[{value}]") from None
 
 
+_CONDITIONS = ("if_seq_no", "if_primary_term", "version", "version_type")
+
+
 def write_conditions(item: dict[str, Any]) -> dict[str, Any]:
     """The checked conditions of one write item (``if_seq_no``, ``if_primary_term``,
     ``version``, ``version_type``), only those it has; raises the 400 Elasticsearch raises."""
+    if all(item.get(k) is None for k in _CONDITIONS):
+        return {}   # the common write: nothing to check
     action = item["action"]
     seq_no = _int(item.get("if_seq_no"), "if_seq_no")
     term = _int(item.get("if_primary_term"), "if_primary_term")

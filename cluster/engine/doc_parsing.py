@@ -20,7 +20,7 @@ from .dates import NanosOutOfRange, looks_like_date, parse_date
 from .field_types import (IGNORE_MALFORMED_TYPES, INT_RANGES, INTEGER_TYPES, LONG_MAX, LONG_MIN, METADATA_FIELDS,
                           FieldType, field_type)
 from .ip import stored_ip
-from .limits import check_immense_terms
+from .limits import MAX_TERM_BYTES, check_immense_terms
 from .completion import document_inputs
 from .binary import BinaryValueError, GeoValueError, special_values
 from .range_values import range_pair
@@ -144,7 +144,8 @@ def parse_document(source: dict[str, Any], mapping: Mapping, doc_id: str | None 
     if _FAST_PATHS:
         flat = _parse_flat(source, mapping.flat_plan)
         if flat is not None:
-            check_immense_terms(flat, lambda p: mapping.fields[p].kind)
+            if flat.pop(_LONG_STRINGS, False):   # only then can a keyword be immense
+                check_immense_terms(flat, lambda p: mapping.fields[p].kind)
             return flat, False
     doc = _DocumentParser(mapping, doc_id, dynamic)
     doc.walk(source, "")
@@ -374,9 +375,16 @@ class _DocumentParser:
         return ft
 
 
+# the key under which ``_parse_flat`` notes a string long enough to be an immense term
+_LONG_STRINGS = "\x00long strings"
+_MAY_BE_IMMENSE = MAX_TERM_BYTES // 4   # characters (a character is at most 4 UTF-8 bytes)
+
+
 def _parse_flat(source: dict[str, Any], plan: dict[str, str]) -> ParsedDoc | None:
     """``parse_document`` of a flat document whose every key is in ``plan`` with a value of
-    the planned kind (strings, lists of strings, longs); None for any other document."""
+    the planned kind (strings, lists of strings, longs); None for any other document.
+    Notes ``_LONG_STRINGS`` when a string may be an immense term, so that ordinary documents
+    are not walked a second time for ``check_immense_terms``."""
     parsed: ParsedDoc = {}
     for key, val in source.items():
         k = plan.get(key)
@@ -386,11 +394,15 @@ def _parse_flat(source: dict[str, Any], plan: dict[str, str]) -> ParsedDoc | Non
         if k == "s":
             if t is str:
                 parsed[key] = [val]
+                if len(val) > _MAY_BE_IMMENSE:
+                    parsed[_LONG_STRINGS] = True
                 continue
             if t is list:
                 for x in val:
                     if type(x) is not str:
                         return None
+                    if len(x) > _MAY_BE_IMMENSE:
+                        parsed[_LONG_STRINGS] = True
                 if val:
                     parsed[key] = list(val)
                 continue

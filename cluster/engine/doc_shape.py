@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from .field_types import METADATA_FIELDS, FieldType
 from .limits import MAX_TERM_BYTES
 
@@ -52,12 +54,25 @@ def _value_kind(v: Any) -> str | None:
     return None
 
 
+_PLAIN_KEYS: set[str] = set()   # keys seen valid at any level (bounded, see _plain_key)
+
+
+def _plain_key(key: str, prefix: str) -> bool:
+    """A key a shape may hold: not blank, and no metadata field at the root. Keys valid at
+    every level are remembered, so a bulk load's repeated keys cost one set lookup."""
+    if not key or key.isspace() or (not prefix and key in METADATA_FIELDS):
+        return False
+    if key not in METADATA_FIELDS and len(_PLAIN_KEYS) < 4096:
+        _PLAIN_KEYS.add(key)
+    return True
+
+
 def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], None],
                 level: int) -> bool:
     if level > _SHAPE_DEPTH:
         return False
     for key, val in obj.items():
-        if not key or key.isspace() or (not prefix and key in METADATA_FIELDS):
+        if key not in _PLAIN_KEYS and not _plain_key(key, prefix):
             return False
         path = prefix + key
         t = type(val)
@@ -66,11 +81,14 @@ def _shape_into(obj: dict[str, Any], prefix: str, out: dict[tuple[str, str], Non
                 return False
             out[(path, "s")] = None
         elif t is list:
-            kinds = set(map(type, val))
-            if len(kinds) == 1 and str in kinds:
-                if max(map(len, val)) > _MAY_BE_IMMENSE:
+            for x in val:   # the common list: strings only, checked in one pass
+                if type(x) is not str:
+                    break
+                if len(x) > _MAY_BE_IMMENSE:
                     return False
-                out[(path, "s")] = None
+            else:
+                if val:
+                    out[(path, "s")] = None
                 continue
             for x in val:
                 tx = type(x)
@@ -109,7 +127,16 @@ def _kind_fits(kind: str, ft: FieldType) -> bool:
     return ft.type in _SAFE_TYPES.get(kind, ())
 
 
-def shape_fits(shape: Shape, mapping: Mapping) -> bool:
+def shape_text(shape: Shape) -> str:
+    """A shape as one string (its JSON), which ``shape_fits`` reads too. The front end sends
+    this form: a bulk item whose values are all strings, numbers and bytes is a dict the
+    cyclic collector never tracks, so thousands of them cost no collection on either side."""
+    return orjson.dumps(shape).decode()
+
+
+def shape_fits(shape: Shape | str, mapping: Mapping) -> bool:
+    if type(shape) is str:
+        shape = tuple(map(tuple, orjson.loads(shape)))
     fields, objects, multi = mapping.fields, mapping.objects, mapping.multi
     nested = mapping.nested
     for path, kind in shape:

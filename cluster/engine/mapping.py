@@ -162,9 +162,10 @@ class Mapping:
             self._plan = plan
         return self._plan
 
-    def accepts(self, shape: Shape | None) -> bool:
-        """Documents of ``shape`` (``doc_shape``) parse into this mapping without fail and
-        without adding a field. Cached per shape until the mapping changes."""
+    def accepts(self, shape: Shape | str | None) -> bool:
+        """Documents of ``shape`` (``doc_shape``, or its ``shape_text``) parse into this
+        mapping without fail and without adding a field. Cached per shape until the mapping
+        changes."""
         if shape is None:
             return False
         ok = self._accepts.get(shape)

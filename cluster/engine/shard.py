@@ -145,11 +145,13 @@ class ShardCore(Merging):
                     return refused
             return {"_id": op.id, "result": "noop", "status": 200, "_seq_no": op.seq,
                     "_version": cur[1] if cur else tomb[1]}  # type: ignore[index]
-        self.max_seq = max(self.max_seq, op.seq)
+        if op.seq > self.max_seq:
+            self.max_seq = op.seq
         prev_version = cur[1] if cur is not None else (tomb[1] if tomb is not None else 0)
-        refused = self._precondition(op, cur, prev_version)
-        if refused is not None:
-            return refused
+        if op.if_seq_no is not None or op.version_type is not None:   # a conditional write
+            refused = self._precondition(op, cur, prev_version)
+            if refused is not None:
+                return refused
         if op.op == "delete":
             if cur is None:
                 return {"_id": op.id, "result": "not_found", "status": 404, "_seq_no": op.seq,
@@ -188,7 +190,8 @@ class ShardCore(Merging):
             except MapperParsing as e:
                 return {"_id": op.id, "status": 400, "error": e.to_cause()}
         assert source is not None
-        self._retire(op.id)
+        if cur is not None:   # no live version: nothing to retire (the common bulk load)
+            self._retire(op.id)
         self.tombstones.pop(op.id, None)
         version = op.version if op.version_type is not None else prev_version + 1
         self.buffer[op.id] = BufferedDoc(op.id, op.seq, version, source, fields or {},

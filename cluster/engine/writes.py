@@ -7,6 +7,7 @@ the write-ahead log.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -82,26 +83,23 @@ class WriteBatch:
         return len(self.ids)
 
     def writes(self) -> list[WriteOp]:
-        """One :class:`WriteOp` per write, in order."""
-        out = []
+        """One :class:`WriteOp` per write, in order (built column by column)."""
         offs = self.offsets.tolist()
-        seqs = self.seqs.tolist()
         src = self.sources
-        routing = self.routing
-        extra = self.extra
-        for i, (code, doc_id) in enumerate(zip(self.ops, self.ids)):
-            op = _OP_NAMES[code]
-            a, b = offs[i], offs[i + 1]
-            w = WriteOp(op, doc_id, seqs[i], src[a:b] if b > a or op != "delete" else None,
-                        None, None if routing is None else routing[i])
-            e = extra.get(i)
-            if e is not None:
-                for k, v in e.items():
-                    if k == "no_source":
-                        w.source = None
-                    else:
-                        setattr(w, k, v)
-            out.append(w)
+        out = list(map(WriteOp, [_OP_NAMES[code] for code in self.ops], self.ids,
+                       self.seqs.tolist(), [src[a:b] for a, b in zip(offs, offs[1:])],
+                       repeat(None), self.routing or repeat(None)))
+        if "d" in self.ops:   # a delete without source has none (not an empty one)
+            for w in out:
+                if w.op == "delete" and not w.source:
+                    w.source = None
+        for i, e in self.extra.items():
+            w = out[i]
+            for k, v in e.items():
+                if k == "no_source":
+                    w.source = None
+                else:
+                    setattr(w, k, v)
         return out
 
     def __reduce__(self) -> tuple[Any, ...]:
@@ -123,6 +121,31 @@ class BatchBuilder:
         self.lengths: list[int] = []
         self.routing: list[str | None] | None = None
         self.extra: dict[int, dict[str, Any]] = {}
+
+    @classmethod
+    def of(cls, writes: list[tuple[int, Any, str, str, int, bytes | None, str | None,
+                                   dict[str, Any] | None]]) -> BatchBuilder:
+        """The batch of ``(position, index, op, id, seq, source, routing, extra)`` rows (the
+        index is not kept), column by column: what ``add`` does row by row, transposed in C."""
+        b = cls()
+        if not writes:
+            return b
+        pos, _, ops, ids, seqs, srcs, routing, extra = zip(*writes)
+        b.positions, b.ids, b.seqs = list(pos), list(ids), list(seqs)
+        b.ops = [_OP_CODES[op] for op in ops]
+        b.sources = [src for src in srcs if src is not None]
+        if len(b.sources) == len(srcs):
+            b.lengths = list(map(len, srcs))
+        else:
+            b.lengths = [0 if src is None else len(src) for src in srcs]
+        if any(r is not None for r in routing):
+            b.routing = list(routing)
+        for i, (op, src, e) in enumerate(zip(ops, srcs, extra)):
+            if src is None and op != "delete":
+                e = dict(e or {}, no_source=True)
+            if e:
+                b.extra[i] = e
+        return b
 
     def add(self, pos: int, op: str, doc_id: str, seq: int, source: bytes | None,
             routing: str | None = None, extra: dict[str, Any] | None = None) -> None:

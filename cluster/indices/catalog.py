@@ -40,8 +40,19 @@ class IndexMeta:
         return int(self.settings.get("max_result_window", DEFAULT_MAX_RESULT_WINDOW))
 
 
+_VALID_NAMES: set[str] = set()   # names that passed (bounded): a bulk repeats one per item
+
+
 def validate_index_name(name: str) -> None:
     """Elasticsearch's index-name rules, with its messages."""
+    if name in _VALID_NAMES:
+        return
+    _check_index_name(name)
+    if len(_VALID_NAMES) < 4096:
+        _VALID_NAMES.add(name)
+
+
+def _check_index_name(name: str) -> None:
     if not name:
         raise InvalidIndexName(f"Invalid index name [{name}], must not be empty", index=name)
     if name != name.lower():
