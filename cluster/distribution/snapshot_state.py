@@ -21,7 +21,7 @@ from ..engine.segment import NEVER, BufferedDoc, Segment
 from ..engine.shard import ShardCore
 from ..engine.snapshot_store import (PARTS_FORMAT, encode_snapshot, part_entry, part_name)
 from ..engine.storage import decode_bytes, decode_mapping, decode_value, encode_bytes, \
-    encode_mapping, encode_value
+    encode_mapping, encode_pickled
 from .copy_answers import from_json_safe, json_safe
 from .shard_service import ShardService
 
@@ -35,8 +35,10 @@ def _chunks(kind: str, key: str, items: list[Any], size: int) -> list[dict[str, 
 
 
 def _buffer_rows(docs: Any) -> list[list[Any]]:
-    return [[d.id, d.seq, d.version, encode_bytes(d.source), d.routing, encode_value(d.fields)]
-            for d in docs]
+    """Buffered documents as records; their fields as the buffer keeps them, pickled (reading
+    ``fields`` would unpickle each document's, most of the cost of a snapshot)."""
+    return [[d.id, d.seq, d.version, encode_bytes(d.source), d.routing,
+             encode_pickled(d.pickled_fields)] for d in docs]
 
 
 def _header(copy: Any) -> dict[str, Any]:

@@ -169,6 +169,11 @@ def encode_value(v: Any) -> list[Any]:
         return ["p", base64.b64encode(pickle.dumps(v, protocol=5)).decode("ascii")]
 
 
+def encode_pickled(data: bytes | memoryview) -> list[Any]:
+    """A value already pickled, as ``encode_value`` tags one (``decode_value`` unpickles)."""
+    return ["p", base64.b64encode(data).decode("ascii")]
+
+
 def decode_value(v: list[Any]) -> Any:
     tag, val = v
     if tag == "j":
