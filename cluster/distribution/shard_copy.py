@@ -26,9 +26,10 @@ Durability (``index.translog.durability``): with ``request`` (the default) the c
 applied, appended to the write-ahead log and ``fsync``-ed before the call returns — the
 coordinator acknowledges only after that; with ``async`` the log is synced every
 ``index.translog.sync_interval`` (5s) by a background thread. When the log since the last
-snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a compact
-snapshot of its state and starts a fresh log, so recovery replays only the tail (left at its
-default, the threshold grows with the last snapshot up to 512mb: ``translog_settings``).
+snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a snapshot
+of its state — incremental: only what its part files do not hold yet (``snapshot_state.py``) —
+and starts a fresh log, so recovery replays only the tail (left at its default, the threshold
+grows with the last snapshot up to 512mb: ``translog_settings``).
 
 A copy rebuilt from a snapshot of generation ``G`` can answer any generation ``>= G`` exactly
 (``min_generation``); an older one (a point in time opened before the crash) is refused with
