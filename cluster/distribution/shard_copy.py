@@ -26,9 +26,10 @@ Durability (``index.translog.durability``): with ``request`` (the default) the c
 applied, appended to the write-ahead log and ``fsync``-ed before the call returns — the
 coordinator acknowledges only after that; with ``async`` the log is synced every
 ``index.translog.sync_interval`` (5s) by a background thread. When the log since the last
-snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a compact
-snapshot of its state and starts a fresh log, so recovery replays only the tail (left at its
-default, the threshold grows with the last snapshot up to 512mb: ``translog_settings``).
+snapshot outgrows ``index.translog.flush_threshold_size`` (64mb here) the copy writes a snapshot
+of its state — incremental: only what its part files do not hold yet (``snapshot_state.py``) —
+and starts a fresh log, so recovery replays only the tail (left at its default, the threshold
+grows with the last snapshot up to 512mb: ``translog_settings``).
 
 A copy rebuilt from a snapshot of generation ``G`` can answer any generation ``>= G`` exactly
 (``min_generation``); an older one (a point in time opened before the crash) is refused with
@@ -49,28 +50,25 @@ import numpy as np
 from .coalescing import run_many
 from ..errors import IllegalArgument
 from .lanes import ThreadLane
-from ..engine.doc_parsing import stored_fields
 from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
-from ..engine.segment import NEVER, BufferedDoc
 from ..engine.merge_policy import MergePolicy
-from ..engine.shard import ShardCore
 from ..engine.shard_counters import count, dir_bytes
 from ..engine.writes import WriteBatch, WriteOp
-from .copy_answers import from_json_safe, json_safe, pack, unpack
+from .copy_answers import pack, unpack
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
                           GenerationAhead, GenerationGone)
 from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
 from .translog_settings import catch_up_by_records, flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
-from ..engine.storage import (SnapshotStore, StorageCorrupt, WriteAheadLog, copy_dir, decode_batch, decode_bytes,
-                      decode_command, decode_mapping, decode_op, decode_snapshot, decode_value,
-                      encode_batch, encode_bytes, encode_command, encode_mapping, encode_op,
-                      encode_snapshot, encode_value)
+from ..engine.snapshot_store import SnapshotStore, decode_snapshot, encode_snapshot
+from ..engine.storage import (StorageCorrupt, WriteAheadLog, copy_dir, decode_batch,
+                              decode_command, decode_mapping, decode_op, encode_batch,
+                              encode_command, encode_mapping, encode_op)
+from .snapshot_state import SnapshotParts, export_whole, restore
 
 log = logging.getLogger("shardsearch.storage")
-SNAPSHOT_CHUNK = 2000
 
 
 class ShardCopy(ShardService):
@@ -98,6 +96,7 @@ class ShardCopy(ShardService):
         self.dir = None if data_dir is None else copy_dir(data_dir, self.index_uuid, shard, copy)
         self.wal: WriteAheadLog | None = None
         self.snaps: SnapshotStore | None = None
+        self.parts = SnapshotParts()      # what the snapshot part files hold (``flush``)
         self._syncer: threading.Thread | None = None
         self._stop = threading.Event()
         if self.dir is not None:
@@ -352,92 +351,28 @@ class ShardCopy(ShardService):
         return int(f[what])
 
     def flush(self) -> int:
-        """Write a snapshot of the current state and start a fresh log (ES's *flush*)."""
+        """Write a snapshot of the current state and start a fresh log (ES's *flush*): only
+        what the part files do not hold yet is encoded (``snapshot_state.SnapshotParts``)."""
         if self.wal is None or self.snaps is None:
             return self.last_op
         t0 = time.perf_counter_ns()
-        header, sections = self.export_state()
-        self.snaps.write(self.last_op, encode_snapshot(header, sections))
+        if self.parts.core is not self.core:     # rebuilt since: its parts are unknown
+            self.parts = SnapshotParts(self.core)
+        manifest, new, total, state = self.parts.plan(self, self.snaps.next_part())
+        self.snaps.write(self.last_op, manifest, new, total)
+        self.parts.commit(state)
         self.wal.restart_after(self.last_op)
         count(self.core.counters, "flush", 1, t0)
         return self.last_op
 
-    # --- snapshots: state <-> records ---------------------------------------------------------
+    # --- snapshots: state <-> records (``snapshot_state.py``) ------------------------------
 
     def export_state(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """The copy's whole state as snapshot records (documents visible at the current
-        generation, the write buffer, delete tombstones). O(documents)."""
-        core = self.core
-        gen = core.generation
-        sections: list[dict[str, Any]] = []
-        chunk: list[list[Any]] = []
-        for seg in core.segments:
-            rows = np.flatnonzero(seg.visible(gen)).tolist()
-            for i, source in zip(rows, seg.sources.take(rows)):
-                chunk.append([str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]),
-                              encode_bytes(source), seg.routing[i],
-                              bool(seg.deleted_gen[i] != NEVER)])
-                if len(chunk) >= SNAPSHOT_CHUNK:
-                    sections.append({"kind": "docs", "docs": chunk})
-                    chunk = []
-        if chunk:
-            sections.append({"kind": "docs", "docs": chunk})
-        buf = [[d.id, d.seq, d.version, encode_bytes(d.source), d.routing,
-                encode_value(d.fields)]
-               for d in core.buffer.values()]
-        for i in range(0, len(buf), SNAPSHOT_CHUNK):
-            sections.append({"kind": "buffer", "docs": buf[i:i + SNAPSHOT_CHUNK]})
-        tombs = [[k, s, v] for k, (s, v) in core.tombstones.items()]
-        for i in range(0, len(tombs), SNAPSHOT_CHUNK * 5):
-            sections.append({"kind": "tombstones", "items": tombs[i:i + SNAPSHOT_CHUNK * 5]})
-        header = {"index": core.index, "shard": core.shard, "copy": self.copy,
-                  "last_op": self.last_op, "last_id": self.last_id, "generation": gen,
-                  "max_seq": core.max_seq,
-                  "mapping": encode_mapping(core.mapping), "settings": self.settings,
-                  "last_result": json_safe(self.last_result), "created": time.time()}
-        return header, sections
+        """The copy's whole state as snapshot records. O(documents)."""
+        return export_whole(self)
 
     def _restore(self, header: dict[str, Any], sections: list[dict[str, Any]]) -> None:
-        """Rebuild from snapshot records: one segment of generation ``G`` holding every
-        document visible at ``G`` (built by the shard's own refresh), then the buffer."""
-        mapping = decode_mapping(header["mapping"]) or Mapping()
-        ShardService.__init__(self, header["index"], header["shard"], mapping)
-        core: ShardCore = self.core
-        gen = int(header["generation"])
-        retired: list[str] = []
-        for s in sections:
-            if s["kind"] != "docs":
-                continue
-            for doc_id, seq, version, src, routing, deleted_next in s["docs"]:
-                source = decode_bytes(src) or b"{}"
-                core.buffer[doc_id] = BufferedDoc(doc_id, seq, version, source,
-                                                  stored_fields(source, mapping, doc_id),
-                                                  routing)
-                if deleted_next:
-                    retired.append(doc_id)
-        if core.buffer:
-            core.generation = gen - 1
-            core.refresh()                    # the shard's own segment build, at ``gen``
-            for doc_id in retired:
-                seg, i = core.locate(core.live.pop(doc_id))
-                seg.deleted_gen[i] = gen + 1
-        core.generation = gen
-        for s in sections:
-            if s["kind"] == "buffer":
-                for doc_id, seq, version, src, routing, fields in s["docs"]:
-                    core.buffer[doc_id] = BufferedDoc(doc_id, seq, version,
-                                                      decode_bytes(src) or b"{}",
-                                                      decode_value(fields), routing)
-            elif s["kind"] == "tombstones":
-                for doc_id, seq, version in s["items"]:
-                    core.tombstones[doc_id] = (int(seq), int(version))
-        core.max_seq = int(header["max_seq"])
-        self.settings = dict(header.get("settings") or self.settings)
-        self.core.merge_policy = MergePolicy.from_settings(self.settings)
-        self.last_op = int(header["last_op"])
-        self.last_id = header.get("last_id")
-        self.last_result = from_json_safe(header.get("last_result"))
-        self.min_generation = gen
+        restore(self, header, sections)
 
     # --- catching up ----------------------------------------------------------------------
 

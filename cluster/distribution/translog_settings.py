@@ -32,12 +32,11 @@ def translog_settings(settings: dict[str, Any]) -> tuple[str, float, int]:
 def flush_due(settings: dict[str, Any], log_bytes: int, snapshot_bytes: int) -> bool:
     """Whether a log of ``log_bytes`` since the last snapshot calls for a new one.
 
-    A snapshot here is the copy's whole state, not Lucene's new segments only: written every
-    64mb of log, a bulk load rewrote everything it had loaded each time (quadratic: in a ×4
-    GCIDE load with 2 shards, most of each copy's CPU while the load ran). So by default the
-    log may also grow to the size of the last snapshot, up to 512mb: the snapshots' cost then
-    stays within the log's bytes up to there, and recovery replays a log no larger than the
-    snapshot it starts from, and never more than 512mb. An explicit
+    Snapshots are incremental (``snapshot_store.py``): each writes what its parts do not hold
+    yet, so their total work is about the data once whatever the threshold. By default the log
+    may also grow to the size of the last snapshot (``snapshot_bytes``: what loading it reads),
+    up to 512mb: fewer flushes (each syncs files), while recovery replays a log no larger than
+    the snapshot it starts from, and never more than 512mb. An explicit
     ``index.translog.flush_threshold_size`` is obeyed as set.
     """
     threshold = translog_settings(settings)[2]

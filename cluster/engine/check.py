@@ -21,8 +21,8 @@ import orjson
 from .damage import (CORRUPTED_PREFIX, MANIFEST, is_torn_tail, missing_files, move_aside,
                      note_files)
 from .fsync import fsync_dir
-from .storage import (MAX_RECORD, StorageCorrupt, _numbered, damage_detail, decode_snapshot,
-                      scan)
+from .snapshot_store import PARTS_FORMAT, decode_snapshot, resolve
+from .storage import MAX_RECORD, StorageCorrupt, _numbered, damage_detail, scan
 
 
 @dataclass
@@ -97,10 +97,12 @@ def check_copy(d: Path, repair: bool = False) -> list[Finding]:
     if snaps:
         path = snaps[-1][1]
         try:
-            header, _ = decode_snapshot(path.read_bytes(), str(path))
+            header, sections = decode_snapshot(path.read_bytes(), str(path))
+            if header["format"] == PARTS_FORMAT:     # and every part it names, whole
+                resolve(d, header, sections, path.name)
             snap_last = int(header["last_op"])
         except StorageCorrupt as e:
-            out.append(Finding(str(path), "damage", f"{e.detail} (a snapshot has no tail to "
+            out.append(Finding(e.path, "damage", f"{e.detail} (a snapshot has no tail to "
                                "cut: rebuild this copy from another copy of the shard, or "
                                "restore it; not repairable from this copy's files)"))
             return out

@@ -98,9 +98,10 @@ def move_aside(directory: Path, names: list[str], reason: str, keep: bool = Fals
 # --- the manifest: which files a copy must have ---------------------------------------------------
 
 def data_files(directory: Path) -> list[str]:
-    """The copy's snapshot and log files, as they are now."""
+    """The copy's snapshot, snapshot part and log files, as they are now."""
     return sorted(p.name for p in directory.iterdir()
                   if p.is_file() and (p.name.startswith("snap-") and p.name.endswith(".snap")
+                                      or p.name.startswith("part-") and p.name.endswith(".part")
                                       or p.name.startswith("log-") and p.name.endswith(".wal")))
 
 

@@ -81,6 +81,11 @@ class BufferedDoc:
     def fields(self) -> dict[str, list[Any]]:
         return pickle.loads(memoryview(self._data)[self._cut:])  # type: ignore[no-any-return]
 
+    @property
+    def pickled_fields(self) -> memoryview:
+        """``fields`` as kept (a snapshot stores them so, without unpickling them)."""
+        return memoryview(self._data)[self._cut:]
+
 
 @dataclass
 class TextField:

@@ -3,7 +3,9 @@
 Design invariant 5 ("durable before acknowledged") lives here. A shard copy keeps, in its own
 directory::
 
-    snap-<last_op>.snap     compact snapshot of the copy's state after command ``last_op``
+    snap-<last_op>.snap     snapshot of the copy's state after command ``last_op``: whole, or
+                            a manifest naming immutable part files (``snapshot_store.py``)
+    part-<n>.part           a part of a snapshot: a segment's rows, or a slice of the buffer
     log-<first_op>.wal      write-ahead log: every command after the snapshot, in order
 
 Both files are sequences of *framed records*::
@@ -15,7 +17,7 @@ A record whose frame is incomplete or whose CRC does not match is never decoded.
 at the very end, or a final record ending at EOF with a bad CRC, nothing verifiable after it —
 ``damage.is_torn_tail``) is cut off, and reported in ``WriteAheadLog.cut``; any other bad
 record, a gap in the command numbers or a file the copy's ``files.json`` lists but that is
-missing raises :class:`StorageCorrupt`. A snapshot must be complete — header, body, footer,
+missing raises :class:`StorageCorrupt`. A snapshot (and every part it names) must be complete — header, body, footer,
 every CRC — or loading it raises :class:`StorageCorrupt` naming the file: a snapshot replaced the log it summarises,
 so there is nothing to fall back on and guessing would silently lose documents.
 
@@ -49,14 +51,12 @@ import numpy as np
 import orjson
 
 from .fsync import fsync_dir
-from .damage import (check_fault, is_torn_tail, missing_files,
-                     next_good_record, note_files)
+from .damage import check_fault, is_torn_tail, next_good_record, note_files
 
 log = logging.getLogger("shardsearch.storage")
 
 _FRAME = struct.Struct("<II")
 MAX_RECORD = 1 << 30           # a length beyond this is garbage, not a record
-SNAPSHOT_FORMAT = 1
 
 
 class StorageCorrupt(Exception):
@@ -169,6 +169,11 @@ def encode_value(v: Any) -> list[Any]:
         return ["p", base64.b64encode(pickle.dumps(v, protocol=5)).decode("ascii")]
 
 
+def encode_pickled(data: bytes | memoryview) -> list[Any]:
+    """A value already pickled, as ``encode_value`` tags one (``decode_value`` unpickles)."""
+    return ["p", base64.b64encode(data).decode("ascii")]
+
+
 def decode_value(v: list[Any]) -> Any:
     tag, val = v
     if tag == "j":
@@ -245,10 +250,6 @@ def _numbered(directory: Path, prefix: str, suffix: str) -> list[tuple[int, Path
 
 def log_name(first_op: int) -> str:
     return f"log-{first_op:016d}.wal"
-
-
-def snapshot_name(last_op: int) -> str:
-    return f"snap-{last_op:016d}.snap"
 
 
 class WriteAheadLog:
@@ -420,72 +421,6 @@ class WriteAheadLog:
                 finally:
                     self._file.close()
                     self._file = None
-
-
-# --- snapshots ------------------------------------------------------------------------------------
-
-def encode_snapshot(header: dict[str, Any], sections: list[dict[str, Any]]) -> bytes:
-    """A whole snapshot as bytes: header record, body records, footer record."""
-    parts = [frame(orjson.dumps({"kind": "header", "format": SNAPSHOT_FORMAT, **header}))]
-    for s in sections:
-        parts.append(frame(orjson.dumps(s)))
-    parts.append(frame(orjson.dumps({"kind": "footer", "records": len(sections)})))
-    return b"".join(parts)
-
-
-def decode_snapshot(data: bytes, where: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``(header, sections)`` of a snapshot, or :class:`StorageCorrupt` naming ``where``."""
-    payloads, _, problem = scan(data)
-    if problem is not None:
-        raise StorageCorrupt(where, problem)
-    try:
-        recs = [orjson.loads(p) for p in payloads]
-    except orjson.JSONDecodeError as e:
-        raise StorageCorrupt(where, f"undecodable record: {e}") from None
-    if len(recs) < 2 or recs[0].get("kind") != "header" or recs[-1].get("kind") != "footer":
-        raise StorageCorrupt(where, "missing header or footer (incomplete snapshot)")
-    if recs[0].get("format") != SNAPSHOT_FORMAT:
-        raise StorageCorrupt(where, f"unknown snapshot format {recs[0].get('format')}")
-    if recs[-1].get("records") != len(recs) - 2:
-        raise StorageCorrupt(where, "record count in the footer does not match")
-    return recs[0], recs[1:-1]
-
-
-class SnapshotStore:
-    """The snapshot files of one shard copy (``snap-<last_op>.snap``); only the newest counts."""
-
-    def __init__(self, directory: str | os.PathLike[str]) -> None:
-        self.dir = Path(directory)
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.latest_bytes = 0   # size of the newest snapshot read or written (0: none yet)
-
-    def latest(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
-        """The newest snapshot, or None if there is none. Corrupt, or a snapshot or log file
-        the copy's ``files.json`` lists missing -> ``StorageCorrupt``."""
-        gone = missing_files(self.dir)
-        if gone:
-            raise StorageCorrupt(self.dir / gone[0], f"missing: the copy's files.json lists "
-                                 f"{', '.join(gone)} but it is not there")
-        snaps = _numbered(self.dir, "snap-", ".snap")
-        if not snaps:
-            return None
-        path = snaps[-1][1]
-        data = path.read_bytes()
-        self.latest_bytes = len(data)
-        return decode_snapshot(data, str(path))
-
-    def write(self, last_op: int, data: bytes) -> Path:
-        """Store a snapshot atomically and delete the older ones."""
-        check_fault(self.dir, "snapshot")
-        path = self.dir / snapshot_name(last_op)
-        write_atomic(path, data)
-        self.latest_bytes = len(data)
-        older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
-        note_files(self.dir, drop={p.name for p in older})
-        for p in older:
-            p.unlink(missing_ok=True)
-        fsync_dir(self.dir)
-        return path
 
 
 def parse_byte_size(raw: Any, default: int) -> int:
