@@ -170,3 +170,15 @@ def test_a_buffer_count_that_does_not_match_the_manifest_is_refused(tmp_path: Pa
     again = open_copy(tmp_path)
     assert again.failure is not None and snap.name in again.failure
     assert "buffer parts hold 20 documents" in again.failure
+
+
+def test_many_small_flushes_keep_the_buffer_chain_logarithmic_and_exact(tmp_path: Path) -> None:
+    c = open_copy(tmp_path, **{"translog.flush_threshold_size": "1b"})
+    w = Writer(c)
+    for b in range(100):
+        w.index(_docs(b * 3, b * 3 + 3))
+    chain = _manifest(c)["buffer_parts"]
+    assert c.core.counters["flush_total"] >= 100 and len(chain) <= 16
+    assert sum(e["docs"] for e in chain) == len(c.core.buffer) == 300
+    before = state(c)
+    assert state(open_copy(tmp_path)) == before
