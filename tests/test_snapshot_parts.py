@@ -146,7 +146,8 @@ def test_a_whole_snapshot_written_by_an_older_version_still_loads(tmp_path: Path
         if sec["kind"] == "buffer":
             sec["docs"] = [[*d[:5], encode_value(decode_value(d[5]))] for d in sec["docs"]]
             assert all(d[5][0] == "j" for d in sec["docs"])
-    c.snaps.write(c.last_op, encode_snapshot(header, sections))
+    whole = encode_snapshot(header, sections)
+    c.snaps.prune(c.snaps.write(c.last_op, whole), whole)
     c.wal.restart_after(c.last_op)
     Writer(c).index({"late": {"title": "hello late"}})
     before = state(c)
@@ -182,3 +183,32 @@ def test_many_small_flushes_keep_the_buffer_chain_logarithmic_and_exact(tmp_path
     assert sum(e["docs"] for e in chain) == len(c.core.buffer) == 300
     before = state(c)
     assert state(open_copy(tmp_path)) == before
+
+
+def test_a_flush_whose_old_files_cannot_be_removed_still_stands_and_loses_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new manifest is taken as the copy's own before any old file goes: an I/O error
+    while removing them (here the directory's fsync) is counted, and the next snapshot never
+    names a part that was deleted."""
+    import shardsearch.cluster.engine.snapshot_store as store
+    c = open_copy(tmp_path, **EVERY_FLUSH)
+    w = Writer(c)
+    for b in range(12):                       # a chain long enough for the next to absorb it
+        w.index(_docs(b * 3, b * 3 + 3))
+        c.flush()
+    real = store.fsync_dir
+
+    def fails_once(path: Path) -> None:
+        monkeypatch.setattr(store, "fsync_dir", real)
+        raise OSError(5, "EIO")
+    monkeypatch.setattr(store, "fsync_dir", fails_once)
+    w.index(_docs(100, 140))
+    c.flush()                                 # stands: only the clean-up failed
+    assert c.storage_failures["flush"] == 1
+    for i in range(100, 139):
+        w.delete(str(i))
+    w.index({"late": {"title": "hello late"}})
+    c.flush()
+    before = state(c)
+    again = open_copy(tmp_path)
+    assert again.failure is None and state(again) == before

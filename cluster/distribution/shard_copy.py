@@ -359,10 +359,14 @@ class ShardCopy(ShardService):
         if self.parts.core is not self.core:     # rebuilt since: its parts are unknown
             self.parts = SnapshotParts(self.core)
         manifest, new, total, state = self.parts.plan(self, self.snaps.next_part())
-        self.snaps.write(self.last_op, manifest, new, total)
+        path = self.snaps.write(self.last_op, manifest, new, total)
         self.parts.commit(state)
         self.wal.restart_after(self.last_op)
         count(self.core.counters, "flush", 1, t0)
+        try:
+            self.snaps.prune(path, manifest)
+        except OSError as e:     # the snapshot stands; the old files go at the next one
+            self._count("flush", e)
         return self.last_op
 
     # --- snapshots: state <-> records (``snapshot_state.py``) ------------------------------
@@ -400,8 +404,9 @@ class ShardCopy(ShardService):
                                                f"[{self.core.shard}] copy [{self.copy}]")
             self._restore(header, sections)
             if self.snaps is not None and self.wal is not None:
-                self.snaps.write(self.last_op, snapshot)
+                path = self.snaps.write(self.last_op, snapshot)
                 self.wal.restart_after(self.last_op)
+                self.snaps.prune(path, snapshot)
         for payload in records:
             cmd = decode_command(payload)
             op_no = int(cmd["op"])

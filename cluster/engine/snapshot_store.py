@@ -184,8 +184,10 @@ class SnapshotStore:
 
     def write(self, last_op: int, data: bytes, new_parts: dict[str, bytes] | None = None,
               total_bytes: int | None = None) -> Path:
-        """Store a snapshot atomically (its new parts first, then the manifest ``data``) and
-        delete the older snapshots and the parts it does not name."""
+        """Store a snapshot atomically: its new parts first, then the manifest ``data``. The
+        files it replaces stay until :meth:`prune`, which the caller runs once it has taken
+        the new snapshot as its own (a failure in between must not leave it naming parts
+        that were deleted)."""
         check_fault(self.dir, "snapshot")
         new_parts = new_parts or {}
         for name, part in new_parts.items():
@@ -194,6 +196,12 @@ class SnapshotStore:
         write_atomic(path, data)
         self.written_bytes = len(data) + sum(len(p) for p in new_parts.values())
         self.latest_bytes = total_bytes if total_bytes is not None else len(data)
+        return path
+
+    def prune(self, path: Path, data: bytes) -> None:
+        """Delete the snapshots older than ``path`` and the parts its manifest ``data`` does
+        not name (listed as gone in ``files.json`` first). Files a failure here leaves are
+        named by no manifest: the next snapshot's prune removes them."""
         keep = named_parts(decode_header(data))
         older = [p for _, p in _numbered(self.dir, "snap-", ".snap") if p != path]
         older += [p for _, p in _numbered(self.dir, "part-", ".part") if p.name not in keep]
@@ -201,7 +209,6 @@ class SnapshotStore:
         for p in older:
             p.unlink(missing_ok=True)
         fsync_dir(self.dir)
-        return path
 
 
 def decode_header(data: bytes) -> dict[str, Any]:
