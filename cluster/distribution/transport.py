@@ -101,12 +101,15 @@ class RayTransport:
                 return await self._coalescer(handle).call(method, *args)
             return await (read() if timeout is None else asyncio.wait_for(read(), timeout))
         if method == "command" and args[1] == "apply":
-            lane = await self._lanes.get(handle)
-            if lane is not None:
-                call = self._write_by_lane(lane, args)
-                out = await (call if timeout is None else asyncio.wait_for(call, timeout))
-                if out is not _UNSENT:
-                    return out
+            async def write() -> Any:
+                # the lane's lookup asks the copy through Ray: it counts against the timeout
+                lane = await self._lanes.get(handle)
+                if lane is not None:
+                    out = await self._write_by_lane(lane, args)
+                    if out is not _UNSENT:
+                        return out
+                return await getattr(handle, method).remote(*args)
+            return await (write() if timeout is None else asyncio.wait_for(write(), timeout))
         ref = getattr(handle, method).remote(*args)
 
         async def wait() -> Any:
