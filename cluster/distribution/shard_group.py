@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.mapping import Mapping
 from ..errors import SearchError, remote_cause
+from .copy_waits import COPY_CALL_TIMEOUT, command_timeout, gather_answers
 from .transport import Placement, is_slow, is_unreachable
 
 if TYPE_CHECKING:
@@ -28,20 +29,8 @@ INITIALIZING = "INITIALIZING"              # reachable, catching up
 UNASSIGNED = "UNASSIGNED"                  # unreachable, or not placed on any node
 
 DEFAULT_WRITE_TIMEOUT = float(os.environ.get("SHARDSEARCH_WRITE_TIMEOUT", "30"))
-COPY_CALL_TIMEOUT = 60.0                   # one copy's answer to a command
-# A refresh builds a segment of the whole write buffer (a bulk load of a million documents
-# with refresh off: ~20 CPU s per copy, minutes on a loaded machine). Ray reports a dead
-# process as an error at once, so a refresh that is only slow must not read as a lost copy.
-SEGMENT_BUILD_TIMEOUT = 30 * COPY_CALL_TIMEOUT
 PING_TIMEOUT = 2.0
 MONITOR_INTERVAL = 0.5
-
-
-def command_timeout(method: str, args: tuple) -> float:
-    """How long a copy may take to run a command: a refresh, or writes that ask for one
-    (``refresh=true``), builds a segment; anything else answers within a minute."""
-    builds = method == "refresh" or (method == "apply" and len(args) > 2 and bool(args[2]))
-    return SEGMENT_BUILD_TIMEOUT if builds else COPY_CALL_TIMEOUT
 
 
 class NoShardAvailable(SearchError):
@@ -218,10 +207,9 @@ class ShardGroup:
                 if targets:
                     op = self.next_op
                     timeout = command_timeout(method, args)
-                    outs = await asyncio.gather(
-                        *(self._call(c, "command", op, method, args, cmd_id, self.last_id,
-                                     timeout=timeout)
-                          for c in targets), return_exceptions=True)
+                    outs = await gather_answers(
+                        [self._call(c, "command", op, method, args, cmd_id, self.last_id,
+                                    timeout=timeout) for c in targets], timeout)
                     ok: list[Any] = []
                     errors: list[BaseException] = []
                     full: list[Copy] = []
