@@ -50,15 +50,21 @@ def phrase_freq_column(alternatives: list[list[str]], fd: TextField, slop: int,
     for options in alternatives:
         need[tuple(options)] = need.get(tuple(options), 0) + 1
     needs = [need[tuple(opts)] for opts in alternatives]
-    # every term's slice bounds for every common document at once, then plain lists
+    # every term's slice bounds for every common document at once; a term's positions as one
+    # list when the common documents hold a good share of them, else sliced per document
     bounds = [(np.searchsorted(d, common, "left").tolist(),
-               np.searchsorted(d, common, "right").tolist(), p.tolist()) for d, p in per_term]
+               np.searchsorted(d, common, "right").tolist(),
+               p.tolist() if len(p) <= 8 * len(common) else p) for d, p in per_term]
     for j, doc in enumerate(common.tolist()):
-        lists = [p[lo[j]:hi[j]] for lo, hi, p in bounds]
+        lists = [_listed(p[lo[j]:hi[j]]) for lo, hi, p in bounds]
         if any(len(pl) < k for pl, k in zip(lists, needs)):
             continue
         freq[doc] = sloppy_phrase_freq(lists, slop)
     return freq
+
+
+def _listed(positions: list[int] | np.ndarray) -> list[int]:
+    return positions if isinstance(positions, list) else positions.tolist()
 
 
 def _ascending_unique(a: np.ndarray) -> np.ndarray:
