@@ -212,3 +212,15 @@ def test_a_flush_whose_old_files_cannot_be_removed_still_stands_and_loses_nothin
     before = state(c)
     again = open_copy(tmp_path)
     assert again.failure is None and state(again) == before
+
+
+def test_a_flush_before_any_command_writes_nothing(tmp_path: Path) -> None:
+    """A copy with no command has nothing to snapshot (a snapshot named for op -1 was never
+    read back nor removed)."""
+    c = open_copy(tmp_path, **EVERY_FLUSH)
+    assert c.flush() == -1
+    assert not [p for p in Path(c.dir).iterdir() if p.name.startswith(("snap-", "part-"))]
+    Writer(c).index(_docs(0, 3))
+    c.flush()
+    assert [p.name for p in Path(c.dir).iterdir() if p.name.startswith("snap-")] == \
+        ["snap-0000000000000000.snap"]

@@ -353,8 +353,8 @@ class ShardCopy(ShardService):
     def flush(self) -> int:
         """Write a snapshot of the current state and start a fresh log (ES's *flush*): only
         what the part files do not hold yet is encoded (``snapshot_state.SnapshotParts``)."""
-        if self.wal is None or self.snaps is None:
-            return self.last_op
+        if self.wal is None or self.snaps is None or self.last_op < 0:
+            return self.last_op      # no command yet: nothing a snapshot could hold
         t0 = time.perf_counter_ns()
         if self.parts.core is not self.core:     # rebuilt since: its parts are unknown
             self.parts = SnapshotParts(self.core)

@@ -91,7 +91,7 @@ def _visibility(i: int, seg: Segment, gen: int) -> dict[str, Any] | None:
             "pending": pending.tolist()}
 
 
-def _since(buffer: dict[str, BufferedDoc], tail: list[BufferedDoc] | None
+def _since(buffer: dict[str, BufferedDoc], tail: list[tuple[str, int]] | None
            ) -> list[BufferedDoc] | None:
     """The documents buffered after the newest of ``tail`` still there, in order; None when
     none of them is (replaced or deleted since: where the new ones start is unknown), or
@@ -101,10 +101,10 @@ def _since(buffer: dict[str, BufferedDoc], tail: list[BufferedDoc] | None
     written after the last snapshot. O(new documents)."""
     if tail is None:
         return None
-    marks = {id(d) for d in tail}
+    marks = set(tail)
     out: list[BufferedDoc] = []
     for d in reversed(buffer.values()):
-        if id(d) in marks:
+        if (d.id, d.seq) in marks:
             out.reverse()
             return out
         out.append(d)
@@ -114,12 +114,14 @@ def _since(buffer: dict[str, BufferedDoc], tail: list[BufferedDoc] | None
     return out
 
 
-def _tail(buffer: dict[str, BufferedDoc]) -> list[BufferedDoc]:
+def _tail(buffer: dict[str, BufferedDoc]) -> list[tuple[str, int]]:
+    """The buffer's last documents as ``(id, seq)``: a write has a sequence number of its own,
+    so the pair names that very version (without keeping it, and its memory, alive)."""
     out = []
     for d in reversed(buffer.values()):
         if len(out) >= TAIL:
             break
-        out.append(d)
+        out.append((d.id, d.seq))
     return out
 
 
@@ -132,8 +134,8 @@ class SnapshotParts:
         self.segments: dict[int, dict[str, Any]] = {}
         self.chain: list[dict[str, Any]] = []
         self.chain_gen = -1
-        self.marks: list[list[BufferedDoc] | None] = []   # per part: the buffer's end after it
-                                                   # (held, so their id()s stay theirs)
+        self.marks: list[list[tuple[str, int]] | None] = []   # per part: the buffer's end
+                                                                # after it
 
     @classmethod
     def resumed(cls, copy: Any, header: dict[str, Any]) -> SnapshotParts:
