@@ -70,7 +70,7 @@ class BufferedDoc:
         self.version = version
         self.routing = routing
         self.deleted = deleted
-        self._data = source + pickle.dumps(fields, protocol=pickle.HIGHEST_PROTOCOL)
+        self._data = source + pickle.dumps(fields, protocol=5)   # snapshots keep these bytes
         self._cut = len(source)
 
     @property
