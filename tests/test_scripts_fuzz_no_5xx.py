@@ -17,7 +17,7 @@ KEYS = ["query", "match_all", "term", "max_docs", "conflicts", "script", "source
         "lang", "id", "dest", "index", "op_type", "version_type", "routing", "_source", "size",
         "upsert", "scripted_upsert", "doc", "script_fields", "ignore_failure", "n", "tag"]
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                    st.floats(allow_nan=False), st.text(max_size=12),
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12),
                     st.sampled_from(["scratch", "proceed", "abort", "create", "external",
                                      "painless", "ctx._source.n += 1", "doc['n'].value",
                                      "ctx.op = 'delete'", "=r", "1e400", "*", ""]))

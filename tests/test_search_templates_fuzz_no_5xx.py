@@ -26,7 +26,7 @@ FRAGMENTS = st.sampled_from([
 ])
 TEMPLATES = st.lists(FRAGMENTS, max_size=16).map("".join)
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-2**70, max_value=2**70),
-                    st.floats(allow_nan=False), st.text(max_size=8))
+                    st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=8))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(st.sampled_from(["a", "l", "k"]), inner,
                                                  max_size=3)), max_leaves=12)
