@@ -21,10 +21,10 @@ NOT_PROFILED = "not profiled yet"
 
 # What stands between a missed target and its threshold (README "What blocks the rest").
 BLOCKERS = {
-    "bulk_vs_sqlite": "the load is CPU-bound on two cores: the shard copies' ~48 µs per "
-                      "document (refresh ~33 µs: buffered fields, keyword columns, "
-                      "postings; the write path); background segment builds only moved "
-                      "that CPU (README)",
+    "bulk_vs_sqlite": "the load is CPU-bound on two cores: ~6.3 CPU s for GCIDE (the bulk "
+                      "phase ~2.7 over all processes, each copy's refresh ~1.8, ~23-28 µs "
+                      "per document); background segment builds only moved that CPU "
+                      "(README)",
     "memory_over_raw": "fixed costs of the first load that do not grow with the data "
                        "(Python arenas the refresh's short-lived objects spread and a few "
                        "survivors keep, refresh modules, the coordinator's growth): the "
@@ -32,7 +32,7 @@ BLOCKERS = {
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
                             "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
-                            "step (~4 ms CPU) against Tantivy's ~1 ms in one process",
+                            "step (~3 ms CPU) against Tantivy's ~1 ms in one process",
     "deep_over_page1_from": "a deep page placed by an earlier one takes one round, as page 1 "
                             "does, but each shard compares all its matches with the page's "
                             "first key (O(m)); a page not yet placed also pays the sample "
