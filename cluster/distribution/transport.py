@@ -89,34 +89,29 @@ class RayTransport:
 
     async def call(self, handle: Any, method: str, *args: Any,
                    timeout: float | None = None) -> Any:
-        if method in READS:
-            async def read() -> Any:
-                lane = await self._lanes.get(handle)
-                if lane is not None:
-                    try:
-                        return await lane.call(method, *args)
-                    except LaneClosed:
-                        pass   # the copy's process changed: a read may run again, via Ray
-                # through Ray, reads may share an actor call (commands keep their own)
-                return await self._coalescer(handle).call(method, *args)
-            return await (read() if timeout is None else asyncio.wait_for(read(), timeout))
-        if method == "command" and args[1] == "apply":
-            async def write() -> Any:
-                # the lane's lookup asks the copy through Ray: it counts against the timeout
-                lane = await self._lanes.get(handle)
-                if lane is not None:
-                    out = await self._write_by_lane(lane, args)
-                    if out is not _UNSENT:
-                        return out
-                return await getattr(handle, method).remote(*args)
-            return await (write() if timeout is None else asyncio.wait_for(write(), timeout))
-        ref = getattr(handle, method).remote(*args)
+        """``method`` on the copy: reads and writes over its lane when it has one, the rest
+        (and what the lane could not send) through Ray; ``timeout`` bounds all of it, the
+        lane's lookup included (it asks the copy through Ray)."""
+        run = self._reach(handle, method, args)
+        return await (run if timeout is None else asyncio.wait_for(run, timeout))
 
-        async def wait() -> Any:
-            return await ref
-        if timeout is None:
-            return await wait()
-        return await asyncio.wait_for(wait(), timeout)
+    async def _reach(self, handle: Any, method: str, args: tuple) -> Any:
+        if method in READS:
+            lane = await self._lanes.get(handle)
+            if lane is not None:
+                try:
+                    return await lane.call(method, *args)
+                except LaneClosed:
+                    pass   # the copy's process changed: a read may run again, via Ray
+            # through Ray, reads may share an actor call (commands keep their own)
+            return await self._coalescer(handle).call(method, *args)
+        if method == "command" and args[1] == "apply":
+            lane = await self._lanes.get(handle)
+            if lane is not None:
+                out = await self._write_by_lane(lane, args)
+                if out is not _UNSENT:
+                    return out
+        return await getattr(handle, method).remote(*args)
 
     @staticmethod
     async def _write_by_lane(lane: Any, args: tuple) -> Any:

@@ -310,6 +310,14 @@ class Postings:
         return mask
 
 
+def positions_in(docs: np.ndarray, positions: np.ndarray, doc: int) -> list[int]:
+    """The positions of one term in ``doc``, from its :meth:`Postings.positions_of` arrays.
+    ``doc`` is looked up as a scalar of ``docs``' dtype: a Python int makes NumPy convert all
+    of ``docs`` on each call (~28 µs for a common term's int32 postings)."""
+    at = docs.dtype.type(doc)
+    return positions[docs.searchsorted(at):docs.searchsorted(at, "right")].tolist()
+
+
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""

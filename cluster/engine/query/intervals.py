@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import IllegalArgument
+from ..postings import positions_in
 from ..segment import Segment, TextField
 from . import interval_iterators as it
 from .context import Context
@@ -346,10 +347,7 @@ class _Walker:
         if isinstance(s, Terms):
             pos: list[int] = []
             for t in s.terms:
-                d, p = self._positions(s.field, t)
-                at = d.dtype.type(doc)   # a Python int would make NumPy convert all of ``d``
-                a, b = d.searchsorted(at), d.searchsorted(at, "right")
-                pos.extend(p[a:b].tolist())
+                pos.extend(positions_in(*self._positions(s.field, t), doc))
             return [(x, x, 0) for x in sorted(pos)]
         if isinstance(s, Combine):
             lists = [self.intervals(x, doc) for x in s.subs]

@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import IllegalArgument, ParsingError
 from ..scoring import bm25, idf, legacy_boost
+from ..postings import positions_in
 from ..segment import Segment, TextField
 from .context import Context
 from .nodes import Query
@@ -215,10 +216,7 @@ class _SpanWalker:
 
     def spans(self, q: Span, doc: int) -> list[tuple[int, int, int]]:
         if q.kind == "span_term":
-            d, p = self._positions(q.term)
-            at = d.dtype.type(doc)   # a Python int would make NumPy convert all of ``d``
-            a, b = d.searchsorted(at), d.searchsorted(at, "right")
-            return [(x, x, 0) for x in p[a:b].tolist()]
+            return [(x, x, 0) for x in positions_in(*self._positions(q.term), doc)]
         subs = [self.spans(s, doc) for s in q.subs]
         if q.kind == "span_or":
             return sorted(x for s in subs for x in s)
