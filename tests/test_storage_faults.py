@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import pickle
 import subprocess
 from pathlib import Path
 
@@ -26,6 +27,9 @@ from shardsearch.cluster.distribution.shard_copy import DiskFull, ShardCopy
 from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.engine.damage import FAULT_ENOSPC, MANIFEST
 from shardsearch.cluster.engine.meta_store import MetaStore
+from shardsearch.cluster.engine.storage import (decode_value, encode_command, encode_op,
+                                                encode_value, frame)
+from shardsearch.cluster.engine.writes import WriteOp
 
 pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
 
@@ -77,6 +81,46 @@ def test_a_flipped_byte_in_the_middle_of_the_log_fails_the_copy_and_keeps_the_fi
     assert "intact records follow" in again.failure
     assert again.position()["failed"] and again.last_op == -1
     assert log.read_bytes() == damaged              # nothing truncated, nothing deleted
+
+
+class _OpensAFile:
+    """A value whose unpickling would run code: ``open(path, "w")``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (str(self.path), "w"))
+
+
+def test_a_stored_value_that_names_code_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    sentinel = tmp_path / "ran"
+    tagged = encode_value({"title": [_OpensAFile(sentinel)]})
+    assert tagged[0] == "p"
+    with pytest.raises(pickle.UnpicklingError, match=r"io\.open"):
+        decode_value(tagged)
+    assert not sentinel.exists()
+    assert decode_value(encode_value({"t": [("a", 1), b"x", 1.5, None]})) == \
+        {"t": [("a", 1), b"x", 1.5, None]}                     # plain data still reads
+
+
+def test_a_log_record_naming_code_fails_the_copy_runs_nothing_and_keeps_the_file(
+        tmp_path: Path) -> None:
+    c, _ = loaded(tmp_path, batches=2)
+    sentinel = tmp_path / "ran"
+    op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
+                 fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
+    body = {"id": "c-evil", "prev": c.last_id, "ops": [encode_op(op)], "mapping": None,
+            "refresh": False}
+    log = log_file(c)
+    with log.open("ab") as f:
+        f.write(frame(encode_command(c.last_op + 1, "apply", body)))
+    written = log.read_bytes()
+    again = open_copy(tmp_path)
+    assert again.failure and f"command {c.last_op + 1}" in again.failure
+    assert "cannot be read" in again.failure and "io.open" in again.failure
+    assert again.position()["failed"] and not sentinel.exists()
+    assert log.read_bytes() == written              # nothing truncated, nothing deleted
 
 
 def test_a_torn_last_record_is_cut_logged_and_everything_acknowledged_kept(

@@ -65,7 +65,8 @@ from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.snapshot_store import SnapshotStore, decode_snapshot, encode_snapshot
 from ..engine.storage import (StorageCorrupt, WriteAheadLog, copy_dir, decode_batch,
                               decode_command, decode_mapping, decode_op, encode_batch,
-                              encode_command, encode_mapping, encode_op)
+                              encode_command, encode_mapping, encode_op,
+                              unreadable_as_corrupt)
 from .snapshot_state import SnapshotParts, export_whole, restore
 
 log = logging.getLogger("shardsearch.storage")
@@ -149,15 +150,18 @@ class ShardCopy(ShardService):
         snap = self.snaps.latest()
         if snap is not None:
             header, sections = snap
-            self._restore(header, sections)
+            with unreadable_as_corrupt(self.dir, "the newest snapshot"):
+                self._restore(header, sections)
             self.recovery["snapshot"] = header["last_op"]
         for op_no, payload in self.wal.recover(self.last_op):
             if op_no != self.last_op + 1:
                 raise CopyBehind(f"log of [{self.core.index}][{self.core.shard}] copy "
                                  f"[{self.copy}] jumps from command {self.last_op} to {op_no}",
                                  last_op=self.last_op)
-            cmd = decode_command(payload)
-            self.last_result = self._execute(cmd["kind"], self._args_of(cmd))
+            with unreadable_as_corrupt(self.dir, f"the log's command {op_no}"):
+                cmd = decode_command(payload)
+                args = self._args_of(cmd)
+            self.last_result = self._execute(cmd["kind"], args)
             self.last_op, self.last_id = op_no, cmd.get("id")
             self.recovery["replayed"] += 1
         self.recovery["cut"] = list(self.wal.cut)

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import io
 import logging
 import os
 import pickle
@@ -44,6 +45,7 @@ import struct
 import threading
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +71,17 @@ class StorageCorrupt(Exception):
 
     def __reduce__(self):  # keep both fields across pickling (Ray)
         return (StorageCorrupt, (self.path, self.detail))
+
+
+@contextmanager
+def unreadable_as_corrupt(path: str | os.PathLike[str], what: str) -> Iterator[None]:
+    """A record whose checksum holds but whose content cannot be decoded (or names code to
+    run) stops recovery as damage, naming it, instead of escaping as a crash."""
+    try:
+        yield
+    except (pickle.UnpicklingError, EOFError, ValueError, KeyError, TypeError) as e:
+        raise StorageCorrupt(path, f"{what} has a good checksum but cannot be read: "
+                                   f"{e!r}") from None
 
 
 # --- framing ------------------------------------------------------------------------------------
@@ -183,8 +196,21 @@ def decode_value(v: list[Any]) -> Any:
     if tag == "x":
         return base64.b64decode(val)
     if tag == "p":
-        return pickle.loads(base64.b64decode(val))
+        return loads_plain(base64.b64decode(val))
     raise ValueError(f"unknown value tag {tag!r}")
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """Refuses every class and function a pickle names: what we store pickled (a document's
+    fields, values JSON cannot hold) is plain data, and a file on disk must not run code."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"a stored value may not name [{module}.{name}]")
+
+
+def loads_plain(data: bytes) -> Any:
+    """A pickled value read from disk: plain data only (``_PlainUnpickler``)."""
+    return _PlainUnpickler(io.BytesIO(data)).load()
 
 
 def encode_op(op: Any) -> dict[str, Any]:
