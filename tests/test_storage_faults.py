@@ -121,6 +121,28 @@ def test_a_log_record_naming_code_fails_the_copy_runs_nothing_and_keeps_the_file
     assert "cannot be read" in again.failure and "io.open" in again.failure
     assert again.position()["failed"] and not sentinel.exists()
     assert log.read_bytes() == written              # nothing truncated, nothing deleted
+    r = check(tmp_path)                             # the offline check finds it too
+    assert r.returncode == 1 and log.name in r.stdout and "cannot be read" in r.stdout
+    assert "cutting here loses 1 commands (1 documents" in r.stdout
+    assert not sentinel.exists() and log.read_bytes() == written
+
+
+def test_a_snapshot_buffer_naming_code_fails_the_copy_and_check_and_runs_nothing(
+        tmp_path: Path) -> None:
+    c, _ = loaded(tmp_path, batches=1)
+    c = open_copy(tmp_path)
+    sentinel = tmp_path / "ran"
+    op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
+                 fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
+    Writer(c).send("apply", [op], None, False)       # buffered, never refreshed
+    c.flush()                                        # the snapshot keeps its pickled fields
+    c.wal.close()
+    again = open_copy(tmp_path)
+    assert again.failure and "newest snapshot" in again.failure
+    assert "io.open" in again.failure and not sentinel.exists()
+    r = check(tmp_path)
+    assert r.returncode == 1 and ".snap" in r.stdout and "cannot be read" in r.stdout
+    assert not sentinel.exists()
 
 
 def test_a_torn_last_record_is_cut_logged_and_everything_acknowledged_kept(

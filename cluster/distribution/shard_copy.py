@@ -54,7 +54,7 @@ from ..engine.mapping import Mapping
 from ..engine.shard_messages import READS, FetchedDoc, ShardQuery
 from ..engine.merge_policy import MergePolicy
 from ..engine.shard_counters import count, dir_bytes
-from ..engine.writes import WriteBatch, WriteOp
+from ..engine.writes import WriteBatch
 from .copy_answers import pack, unpack
 from .copy_errors import (CopyBehind, CopyCorrupted, CopyDiverged, DiskFull,  # noqa: F401
                           GenerationAhead, GenerationGone)
@@ -63,10 +63,9 @@ from .shard_service import ShardService, node_id
 from .translog_settings import catch_up_by_records, flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
 from ..engine.snapshot_store import SnapshotStore, decode_snapshot, encode_snapshot
-from ..engine.storage import (StorageCorrupt, WriteAheadLog, copy_dir, decode_batch,
-                              decode_command, decode_mapping, decode_op, encode_batch,
-                              encode_command, encode_mapping, encode_op,
-                              unreadable_as_corrupt)
+from ..engine.storage import (StorageCorrupt, WriteAheadLog, command_args, copy_dir,
+                              decode_command, encode_batch, encode_command, encode_mapping,
+                              encode_op, unreadable_as_corrupt)
 from .snapshot_state import SnapshotParts, export_whole, restore
 
 log = logging.getLogger("shardsearch.storage")
@@ -160,7 +159,7 @@ class ShardCopy(ShardService):
                                  last_op=self.last_op)
             with unreadable_as_corrupt(self.dir, f"the log's command {op_no}"):
                 cmd = decode_command(payload)
-                args = self._args_of(cmd)
+                args = command_args(cmd)
             self.last_result = self._execute(cmd["kind"], args)
             self.last_op, self.last_id = op_no, cmd.get("id")
             self.recovery["replayed"] += 1
@@ -182,19 +181,6 @@ class ShardCopy(ShardService):
         if method == "configure":
             return {"settings": dict(args[0])}
         return {}
-
-    @staticmethod
-    def _args_of(cmd: dict[str, Any]) -> tuple:
-        kind = cmd["kind"]
-        if kind == "apply":
-            ops = decode_batch(cmd["batch"], WriteBatch) if "batch" in cmd else \
-                [decode_op(o, WriteOp) for o in cmd["ops"]]
-            return (ops, decode_mapping(cmd["mapping"]), cmd["refresh"])
-        if kind == "set_mapping":
-            return (decode_mapping(cmd["mapping"]),)
-        if kind == "configure":
-            return (cmd["settings"],)
-        return ()
 
     def _execute(self, method: str, args: tuple) -> Any:
         if method == "apply":
@@ -427,7 +413,7 @@ class ShardCopy(ShardService):
             if cmd.get("prev") != self.last_id:
                 raise CopyDiverged(f"catch-up: command {self.last_op} differs on this copy",
                                    last_op=self.last_op)
-            self.last_result = self._execute(cmd["kind"], self._args_of(cmd))
+            self.last_result = self._execute(cmd["kind"], command_args(cmd))
             if self.wal is not None:
                 self.wal.append(op_no, payload)
             self.last_op, self.last_id = op_no, cmd.get("id")

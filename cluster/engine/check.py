@@ -2,7 +2,8 @@
 
 Pure file reading (no Ray, no service): every index's ``meta.json``, and in each shard copy
 directory the newest snapshot (every CRC, header, footer), every log file (frames, CRCs,
-command numbers continuing one another), whether the logs reach back to the snapshot, and
+command numbers continuing one another, every record decodable as the copy would read
+it: a pickled value naming code is damage), whether the logs reach back to the snapshot, and
 whether every file the copy's ``files.json`` lists is there. Each finding says which file,
 what is wrong and what would be lost. ``repair`` keeps what is verifiably intact: a log is cut
 at its first bad record (later log files are set aside too) — always after the originals were
@@ -22,7 +23,8 @@ from .damage import (CORRUPTED_PREFIX, MANIFEST, is_torn_tail, missing_files, mo
                      note_files)
 from .fsync import fsync_dir
 from .snapshot_store import PARTS_FORMAT, decode_snapshot, resolve
-from .storage import MAX_RECORD, StorageCorrupt, _numbered, damage_detail, scan
+from .storage import (MAX_RECORD, UNREADABLE, StorageCorrupt, _numbered, command_args,
+                      damage_detail, decode_command, decode_value, scan)
 
 
 @dataclass
@@ -79,6 +81,28 @@ def _op(payload: bytes) -> int | None:
         return None
 
 
+def _unreadable(payload: bytes) -> str | None:
+    """Why a record whose checksum holds cannot be run (None: it can); the copy would stop
+    at it when it opens (``storage.unreadable_as_corrupt``)."""
+    try:
+        command_args(decode_command(payload))
+    except UNREADABLE as e:
+        return repr(e)
+    return None
+
+
+def _buffer_unreadable(sections: list[dict[str, Any]]) -> str | None:
+    """Why a snapshot's buffered documents cannot be restored (None: they can)."""
+    try:
+        for s in sections:
+            if s["kind"] == "buffer":
+                for doc in s["docs"]:
+                    decode_value(doc[5])
+    except UNREADABLE as e:
+        return repr(e)
+    return None
+
+
 def check_copy(d: Path, repair: bool = False) -> list[Finding]:
     """Every check on one shard copy directory (see the module docstring)."""
     out: list[Finding] = []
@@ -99,7 +123,11 @@ def check_copy(d: Path, repair: bool = False) -> list[Finding]:
         try:
             header, sections = decode_snapshot(path.read_bytes(), str(path))
             if header["format"] == PARTS_FORMAT:     # and every part it names, whole
-                resolve(d, header, sections, path.name)
+                sections = resolve(d, header, sections, path.name)
+            why = _buffer_unreadable(sections)
+            if why is not None:
+                raise StorageCorrupt(path, f"a buffered document has a good checksum but "
+                                           f"cannot be read: {why}")
             snap_last = int(header["last_op"])
         except StorageCorrupt as e:
             out.append(Finding(e.path, "damage", f"{e.detail} (a snapshot has no tail to "
@@ -121,9 +149,12 @@ def check_copy(d: Path, repair: bool = False) -> list[Finding]:
         cut_at, why, bad = None, None, 0
         for k, p in enumerate(payloads):     # command numbers continue one another
             op = _op(p)
-            if op is None or (op > snap_last and op != expect):
+            unreadable = None if op is None or op <= snap_last else _unreadable(p)
+            if op is None or (op > snap_last and op != expect) or unreadable is not None:
                 cut_at = sum(8 + len(x) for x in payloads[:k])
-                why = f"command numbers jump from {expect - 1} to {op} at record {k}"
+                why = (f"command numbers jump from {expect - 1} to {op} at record {k}"
+                       if unreadable is None else f"record {k} (command {op}) has a good "
+                       f"checksum but cannot be read: {unreadable}")
                 payloads = payloads[:k]
                 break
             if op > snap_last:

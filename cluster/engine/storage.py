@@ -54,6 +54,7 @@ import orjson
 
 from .fsync import fsync_dir
 from .damage import check_fault, is_torn_tail, next_good_record, note_files
+from .writes import WriteBatch, WriteOp
 
 log = logging.getLogger("shardsearch.storage")
 
@@ -73,13 +74,16 @@ class StorageCorrupt(Exception):
         return (StorageCorrupt, (self.path, self.detail))
 
 
+UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, KeyError, TypeError)
+
+
 @contextmanager
 def unreadable_as_corrupt(path: str | os.PathLike[str], what: str) -> Iterator[None]:
     """A record whose checksum holds but whose content cannot be decoded (or names code to
     run) stops recovery as damage, naming it, instead of escaping as a crash."""
     try:
         yield
-    except (pickle.UnpicklingError, EOFError, ValueError, KeyError, TypeError) as e:
+    except UNREADABLE as e:
         raise StorageCorrupt(path, f"{what} has a good checksum but cannot be read: "
                                    f"{e!r}") from None
 
@@ -252,6 +256,20 @@ def decode_mapping(state: dict[str, Any] | None) -> Any:
     m = Mapping.__new__(Mapping)
     m.__setstate__(dict(state))
     return m
+
+
+def command_args(cmd: dict[str, Any]) -> tuple:
+    """A logged command's arguments as the copy runs them (every stored value decoded)."""
+    kind = cmd["kind"]
+    if kind == "apply":
+        ops = decode_batch(cmd["batch"], WriteBatch) if "batch" in cmd else \
+            [decode_op(o, WriteOp) for o in cmd["ops"]]
+        return (ops, decode_mapping(cmd["mapping"]), cmd["refresh"])
+    if kind == "set_mapping":
+        return (decode_mapping(cmd["mapping"]),)
+    if kind == "configure":
+        return (cmd["settings"],)
+    return ()
 
 
 def encode_command(op_no: int, kind: str, body: dict[str, Any]) -> bytes:
