@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shardsearch.cluster.engine.analysis import standard_tokens
 from shardsearch.cluster.engine.column_tokens import standard_column, text_term_ids
+from shardsearch.cluster.engine.term_ids import utf8_list
 
 _PIECES = ["Foo", "bar", "U.S.A", "don't", "3.14", "1,000", "a_b", "__", "_", " ", "\n", "--",
            "caf\u00e9", "\u4e00\u4e01", "x" * 260, "A:B", "9;9", "\u00c9t\u00e9", ".", "'", "\t"]
@@ -28,7 +29,7 @@ _ANY_TEXTS = st.lists(st.sampled_from(_PIECES + ["\x00", "\ud800"]) | st.text(ma
 @given(st.lists(_TEXTS, max_size=40))
 def test_column_tokens_are_standard_tokens_value_by_value(values):
     tokens, counts = standard_column(values) if values else ([], [])
-    flat = tokens.to_pylist() if values else []
+    flat = utf8_list(tokens) if values else []
     expected = [standard_tokens(v) for v in values]
     assert list(counts) == [len(e) for e in expected]
     assert flat == [t for e in expected for t in e]
@@ -45,7 +46,7 @@ def test_column_tokens_are_the_same_whatever_the_chunks_of_values(values, chunk)
     finally:
         column_tokens._CHUNK_CHARS = saved
     if values:
-        assert cut[0].to_pylist() == whole[0].to_pylist() == [
+        assert utf8_list(cut[0]) == utf8_list(whole[0]) == [
             t for v in values for t in standard_tokens(v)]
         assert cut[1].tolist() == whole[1].tolist()
 
@@ -83,9 +84,9 @@ def test_ascii_values_give_standard_tokens_through_the_byte_passes_in_any_chunks
     finally:
         column_tokens._CHUNK_CHARS = saved
     assert list(counts) == [len(e) for e in expected]
-    assert tokens.to_pylist() == [t for e in expected for t in e]
+    assert utf8_list(tokens) == [t for e in expected for t in e]
 
 
 def test_no_values_give_no_tokens():
     tokens, counts = standard_column([])
-    assert tokens.to_pylist() == [] and list(counts) == []
+    assert utf8_list(tokens) == [] and list(counts) == []

@@ -5,34 +5,32 @@ Python string per token. Here the ASCII values are lowercased, classified (word 
 joiner, other) and cut into tokens with a few NumPy passes over their bytes — joined tokens
 such as ``u.s.a``, ``don't`` or ``3.14`` and underscores included — and only the others
 (non-ASCII text, a token over 255 characters) go through ``standard_tokens`` one by one: the
-same tokens, in the same order, as an Arrow array that ``term_ids.arrow_ranked_utf8`` numbers
-without making a Python string per token. (Arrow's regex split, used before, took over twice the
-CPU on GCIDE and left a sixth of its values, those with joined tokens, to Python.)
+same tokens, in the same order, as UTF-8 bytes and bounds that ``term_ids.ranked_utf8_column``
+numbers without making a Python string per token. (Arrow's regex split, used before, took over
+twice the CPU on GCIDE and left a sixth of its values, those with joined tokens, to Python.)
 """
 from __future__ import annotations
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from .analysis import MAX_TOKEN_LENGTH, get_analyzer, standard_tokens
 from .postings import TermDict, sorted_ids
-from .term_ids import POOL, arrow_ranked_utf8, as_arrow
+from .term_ids import Utf8, concat_utf8, ranked_utf8_column, take_utf8, utf8_of
 
 
 def text_term_ids(values: list[str], analyzer: str | None
                   ) -> tuple[TermDict, np.ndarray, np.ndarray]:
     """``(terms, ids, counts)`` of a text column: the distinct tokens of all ``values`` under
     ``analyzer``, the term id of each token (values one after the other) and how many tokens
-    each value has. ``standard`` goes through NumPy and Arrow when it can; every analyzer has
+    each value has. ``standard`` goes through NumPy passes when it can; every analyzer has
     its own Python function as well, which is the reference."""
     analyze = get_analyzer(analyzer)
     if analyze is standard_tokens and values:
         try:
             tokens, counts, at = _standard_tokens_unordered(values)
-            distinct, tids = arrow_ranked_utf8(tokens)
+            distinct, tids = ranked_utf8_column(tokens)
             return TermDict.from_utf8(*distinct), _in_value_order(tids, at), counts
-        except (pa.ArrowException, TypeError, UnicodeError):
+        except (TypeError, UnicodeError):
             pass
     all_toks: list[str] = []
     counts_list: list[int] = []
@@ -44,20 +42,20 @@ def text_term_ids(values: list[str], analyzer: str | None
     return terms, tids, np.asarray(counts_list, dtype=np.int64)
 
 
-def standard_column(values: list[str]) -> tuple[pa.Array, np.ndarray]:
-    """``(tokens, counts)``: the ``standard`` tokens of every value one after the other, and
-    how many each value has. Raises ``TypeError``/``UnicodeError`` when Arrow cannot take the
-    values (a NUL inside one, a lone surrogate): the caller then tokenizes them in Python."""
+def standard_column(values: list[str]) -> tuple[Utf8, np.ndarray]:
+    """``(tokens, counts)``: the ``standard`` tokens of every value one after the other (UTF-8
+    bytes and bounds), and how many each value has. Raises ``TypeError``/``UnicodeError`` for
+    values that are no UTF-8 text (a NUL inside one, a lone surrogate): the caller then
+    tokenizes them in Python."""
     tokens, counts, at = _standard_tokens_unordered(values)
     if at is not None:
-        order = _in_value_order(np.arange(len(tokens), dtype=np.int64), at)
-        tokens = pc.take(tokens, pa.Array.from_buffers(
-            pa.int64(), len(order), [None, pa.py_buffer(order)]), memory_pool=POOL)
+        tokens = take_utf8(tokens, _in_value_order(
+            np.arange(len(tokens[1]) - 1, dtype=np.int64), at))
     return tokens, counts
 
 
 def _standard_tokens_unordered(values: list[str]
-                               ) -> tuple[pa.Array, np.ndarray, np.ndarray | None]:
+                               ) -> tuple[Utf8, np.ndarray, np.ndarray | None]:
     """``(tokens, counts, at)``: :func:`standard_column`'s tokens with the ``len(at)`` tokens
     of the values tokenized in Python (non-ASCII) after all the others; in value order, each
     of those goes before the token its ``at`` names among the others (``at`` None: there are
@@ -65,7 +63,8 @@ def _standard_tokens_unordered(values: list[str]
     rather than the strings (a sort and a string ``take`` over every token: 0.1 CPU s on half
     of GCIDE's text, for its 3 non-ASCII values)."""
     if not values:
-        return pa.array([], type=pa.large_string()), np.zeros(0, dtype=np.int64), None
+        return ((np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)),
+                np.zeros(0, dtype=np.int64), None)
     slow = ~np.fromiter(map(str.isascii, values), dtype=bool, count=len(values))
     datas, lengths, parents = [], [], []
     for lo, hi in _chunks(values):
@@ -77,8 +76,7 @@ def _standard_tokens_unordered(values: list[str]
     kept_parents = np.concatenate(parents)
     offsets = np.zeros(len(length) + 1, dtype=np.int64)
     np.cumsum(length, out=offsets[1:])
-    tokens = pa.Array.from_buffers(pa.large_string(), len(length), [
-        None, pa.py_buffer(offsets), pa.py_buffer(np.concatenate(datas))])
+    tokens = (np.concatenate(datas), offsets)
     counts = np.bincount(kept_parents, minlength=len(values))
     slow_tokens: list[str] = []
     slow_parents: list[int] = []
@@ -88,7 +86,7 @@ def _standard_tokens_unordered(values: list[str]
         slow_parents += [i] * len(toks)
     if not slow_tokens:
         return tokens, counts, None
-    tokens = pa.concat_arrays([tokens, as_arrow(slow_tokens)], memory_pool=POOL)
+    tokens = concat_utf8(tokens, utf8_of(slow_tokens))
     after = np.asarray(slow_parents, dtype=np.int64)
     counts += np.bincount(after, minlength=len(values))
     # parents are disjoint (a value goes one way): a slow token goes before the first ASCII

@@ -56,7 +56,7 @@ class TermDict:
     @classmethod
     def from_utf8(cls, data: np.ndarray, offsets: np.ndarray) -> TermDict:
         """The dictionary of the terms ``data[offsets[i]:offsets[i + 1]]`` (UTF-8 bytes,
-        sorted, distinct; an Arrow array's buffers), made in NumPy passes: no Python string
+        sorted, distinct; ``term_ids.Utf8``), made in NumPy passes: no Python string
         per term, as ``TermDict(list)`` needs (~60 ns each, and a short-lived object)."""
         n = len(offsets) - 1
         if n <= 0:
@@ -321,7 +321,7 @@ def positions_in(docs: np.ndarray, positions: np.ndarray, doc: int) -> list[int]
 def sorted_ids(values: list[str]) -> tuple[TermDict, np.ndarray]:
     """The distinct values as a :class:`TermDict`, and the term id (rank) of each value
     (``term_ids.py``). O(V + U log U) for V values, U distinct."""
-    from .term_ids import ranked_utf8   # Arrow only where segments are built (``load_arrow``)
+    from .term_ids import ranked_utf8   # only where segments are built (``load_build_modules``)
     distinct, tids = ranked_utf8(values)
     if isinstance(distinct, tuple):
         return TermDict.from_utf8(*distinct), tids

@@ -330,10 +330,10 @@ class NoRouting:
         return self.n
 
 
-def load_arrow() -> None:
-    """Import the refresh's Arrow modules (``column_tokens.py``, ``term_ids.py``; ~9 MiB per
-    process) and zstd's (``SourceStore``). Only processes that build segments need them: the
-    front end and the coordinator import this module too. A shard calls this while its write
+def load_build_modules() -> None:
+    """Import the refresh's own modules (``column_tokens.py``, ``term_ids.py``) and zstd's
+    (``SourceStore``). Only processes that build segments need them: the front end and the
+    coordinator import this module too. A shard calls this while its write
     buffer is empty, so the modules' objects do not land among buffered documents and pin
     their pages after the refresh frees them (imported at the first refresh instead, zstd's
     module kept ~5 more of Python's 1 MiB arenas alive per copy of half of GCIDE)."""
@@ -470,15 +470,15 @@ def _visible(seg: Segment, gen: int) -> np.ndarray:
 def _build_text(entries: FieldEntries, n: int, ft: FieldType) -> TextField:
     """Postings with positions, lengths and norms of a text field.
 
-    Python touches no value; analysis and term ids are column passes (``column_tokens.py``:
-    Arrow's kernels for ``standard``), docs and positions are computed with NumPy: value ``k``
+    Python touches no value; analysis and term ids are column passes (``column_tokens.py``,
+    ``term_ids.py``: NumPy for ``standard``), docs and positions are computed with NumPy: value ``k``
     of a document starts at position ``tokens before it + k * gap``.
     """
     per_entry = entries.counts
     values: list[str] = entries.flat
     present = np.zeros(n, dtype=bool)
     present[entries.docs] = True
-    from .column_tokens import text_term_ids   # Arrow only where segments are built
+    from .column_tokens import text_term_ids   # only where segments are built
     terms, tids, cnt = text_term_ids(values, ft.analyzer)   # cnt: tokens of each value
     del values
     vdoc = np.repeat(entries.docs, per_entry)

@@ -47,7 +47,7 @@ from .shard_messages import FetchedDoc, ShardHits, ShardQuery
 from .scoring import PrefixTerms, Stats
 from .prefix_stats import add_prefix_terms, cut
 from .segment import (BufferedDoc, KeywordField, Segment, TextField, ignored_fields,
-                      load_arrow)
+                      load_build_modules)
 from .sorting import compare_rows
 from .writes import WriteBatch, WriteOp, deep_merge
 from .live_ids import LiveIds
@@ -123,7 +123,7 @@ class ShardCore(Merging):
             self.set_mapping(mapping)
         t0 = time.perf_counter_ns()
         if not self.buffer:
-            load_arrow()
+            load_build_modules()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
