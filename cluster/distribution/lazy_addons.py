@@ -7,8 +7,8 @@ them all: pydantic (v2 and v1), starlette with anyio, pyarrow and ``pyarrow.json
 modules and ~15 MiB PSS in each of our processes, though an empty shard copy or the coordinator
 never touches any of them. A value of one of those types only exists once its library has been
 imported, so registering each when its library finishes importing changes nothing to what is
-pickled and how; a process that never imports it never pays for it. (A shard copy imports
-pyarrow at its first refresh; the front end imports pydantic and starlette with FastAPI.)
+pickled and how; a process that never imports it never pays for it. (Only Ray Data reads,
+``shardsearch.data``, import pyarrow; the front end imports pydantic and starlette with FastAPI.)
 
 Ray is pinned (pyproject); on another Ray version (its ``apply`` may register more) the lever is
 left off.
