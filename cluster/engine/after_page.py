@@ -92,6 +92,6 @@ def _seen_before(core: Any, base: ShardQuery) -> bool:
     if key in seen:
         return True
     if len(seen) >= SEEN_MAX:
-        seen.pop(next(iter(seen)))
+        seen.pop(next(iter(seen)), None)
     seen[key] = None
     return False

@@ -252,7 +252,7 @@ def store_sorted(core: Any, q: ShardQuery, c: Candidates) -> Candidates:
     c.order = order(keys)
     cache: dict[Any, Candidates] = core.__dict__.setdefault("_sorted_cache", {})
     if len(cache) >= 4:
-        cache.pop(next(iter(cache)))
+        cache.pop(next(iter(cache)), None)
     cache[sorted_key(core, q)] = c
     return c
 
