@@ -136,3 +136,23 @@ def test_the_cached_order_never_serves_a_later_snapshot_the_old_matches() -> Non
     assert [i for i, _, _ in old] == ["10", "11", "12", "13", "14"]
     assert [i for i, _, _ in new] == ["10", "new", "12", "13", "14"]
     assert total == 40
+
+
+def test_a_bad_search_after_is_refused_alike_before_and_after_the_order_is_cached() -> None:
+    from shardsearch.cluster.errors import SearchPhaseExecution
+    docs = [{"n": i, "text": "red"} for i in range(30)]
+    body = {"sort": [{"n": "asc"}], "size": 5}
+
+    async def run() -> list[Any]:
+        c = await _cluster(docs, 2)
+        await _walk(c, body, 5, repeat=3)   # the order of this query is cached now
+        errors = []
+        for _ in range(3):
+            with pytest.raises(SearchPhaseExecution) as e:
+                await c.search(parse_search(("d",), {}, dict(body, search_after=["x"])))
+            errors.append(e.value.to_cause())
+        return errors
+
+    errors = asyncio.run(run())
+    assert all(e == errors[0] for e in errors)
+    assert "Failed to parse search_after value for field [n]." in str(errors[0])

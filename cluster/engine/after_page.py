@@ -20,7 +20,8 @@ import numpy as np
 from .cancellation import Cancellation
 from .candidates import Candidates, cached_sorted, collect, sorted_key, store_sorted
 from .shard_messages import ShardQuery
-from .sorting import check_sortable, coerce_after, compare_rows, field_type_for_sort
+from .sorting import (check_sortable, coerce_after, column_kind, compare_rows,
+                      field_type_for_sort)
 
 PROBES = 64        # rows compared per bisection step (one vectorised compare_rows each)
 SEEN_MAX = 64      # queries remembered as seen once (bounded)
@@ -33,6 +34,11 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
     or a first build the deadline cut short)."""
     if q.after is None or q.collapse is not None or q.terminate_after is not None:
         return None
+    fts = [field_type_for_sort(sf, core.mapping) for sf in q.sort]
+    for sf, ft in zip(q.sort, fts):   # the matching path's checks and errors, in its order
+        check_sortable(sf, ft, core.index)
+    key = coerce_after(q.sort, [column_kind(sf, ft) for sf, ft in zip(q.sort, fts)], fts,
+                       q.after)
     base = replace(q, after=None)
     c = cached_sorted(core, base)
     if c is None:
@@ -42,10 +48,6 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
         if c.timed_out:
             return None
         c = store_sorted(core, base, c)
-    fts = [field_type_for_sort(sf, core.mapping) for sf in c.sort]
-    for sf, ft in zip(c.sort, fts):   # the checks and errors of the matching path
-        check_sortable(sf, ft, core.index)
-    key = coerce_after(c.sort, c.kinds, fts, q.after)
     assert c.order is not None
     start = first_after(c, key)
     return c, c.order[start:start + max(q.k, 0)]
