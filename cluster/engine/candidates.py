@@ -230,19 +230,30 @@ def _match_one(expanded: Any, seg: Segment, vis: np.ndarray, ctx: Context,
 def sorted_candidates(core: Any, q: ShardQuery, cancel: Cancellation) -> Candidates:
     """All matches with their full order (deep paging), cached briefly on ``core`` for the
     rounds of one deep page. Never partial: the rounds must see the same matches."""
+    hit = cached_sorted(core, q)
+    return hit if hit is not None else store_sorted(core, q, collect(core, q, cancel))
+
+
+def sorted_key(core: Any, q: ShardQuery) -> tuple[bytes, int]:
+    """What decides a query's matches and their order on one snapshot."""
     import pickle
-    key = (pickle.dumps((q.query, q.sort, q.stats, q.min_score, q.after, q.index_rank)),
-           core.generation if q.generation is None else q.generation)
-    cache: dict[Any, Candidates] = core.__dict__.setdefault("_sorted_cache", {})
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
-    c = collect(core, q, cancel)
+    return (pickle.dumps((q.query, q.sort, q.stats, q.min_score, q.after, q.index_rank)),
+            core.generation if q.generation is None else q.generation)
+
+
+def cached_sorted(core: Any, q: ShardQuery) -> Candidates | None:
+    """The cached ordered matches of ``q`` on its snapshot, if any."""
+    return core.__dict__.setdefault("_sorted_cache", {}).get(sorted_key(core, q))
+
+
+def store_sorted(core: Any, q: ShardQuery, c: Candidates) -> Candidates:
+    """``c`` (every match of ``q``, complete) with its full order, cached (the last 4)."""
     keys = ascending_keys(q.sort, c.kinds, c.columns, c.missing, c.ties, c.ranks)
     c.order = order(keys)
+    cache: dict[Any, Candidates] = core.__dict__.setdefault("_sorted_cache", {})
     if len(cache) >= 4:
-        cache.pop(next(iter(cache)))
-    cache[key] = c
+        cache.pop(next(iter(cache)), None)
+    cache[sorted_key(core, q)] = c
     return c
 
 

@@ -26,6 +26,7 @@ import orjson
 
 from ..errors import MapperParsing, StaleGeneration
 from .cancellation import Cancellation
+from .after_page import after_candidates
 from .candidates import Candidates, collect, sorted_candidates, top_k
 from .collapse import collapsed_top
 from .row_scores import score_rows
@@ -405,10 +406,13 @@ class ShardCore(Merging):
         t0 = time.perf_counter_ns()
         cancel = cancel or Cancellation(q.deadline)
         self._check_latest(q)
-        c = collect(self, q, cancel, partial=True)
+        paged = after_candidates(self, q, cancel)   # a search_after page of a known order
+        c = paged[0] if paged is not None else collect(self, q, cancel, partial=True)
         t1 = time.perf_counter_ns()
         groups = None
-        if q.collapse is not None:
+        if paged is not None:
+            top = paged[1]
+        elif q.collapse is not None:
             top, groups = collapsed_top(self, q, c)
         else:
             top = top_k(q.sort, c.kinds, c.columns, c.missing, c.ties, q.k, c.ranks)
