@@ -3,9 +3,9 @@
 A cut ``terms`` aggregation (``search/aggs/rounds.py``) asks the shards several times. Between
 its first round and the later ones the test (a hook in the transport, no clock) updates and
 deletes documents, refreshes and force-merges every shard down to one segment — a merge that
-would drop the versions the first round counted, were they not pinned. The search pins its
-snapshot for its duration, so it answers exactly what it would have answered with nothing
-happening in between, with no shard failure; afterwards nothing stays pinned.
+would drop the versions the first round counted, were they not pinned. The search pins the
+generations round 1 read before its later rounds (``search/round_pins.py``), so it answers
+exactly what it would have answered with nothing happening in between, with no shard failure; afterwards nothing stays pinned.
 """
 from __future__ import annotations
 
@@ -26,12 +26,14 @@ AGGS = {"t": {"terms": {"field": "tag", "size": 4, "shard_size": 4},
 
 
 class BetweenRounds(LocalTransport):
-    """In-process shard copies; ``hook`` runs once, before the first later-round call."""
+    """In-process shard copies; ``hook`` runs once, before the first later-round call (a
+    later round names the generation round 1 read, which is pinned by then)."""
 
     hook = None
 
     async def call(self, handle, method, *args, timeout=None):
         if method == "query" and args[0].k == 0 and not args[0].latest \
+                and args[0].generation is not None \
                 and args[0].agg_cuts and self.hook is not None:
             hook, self.hook = self.hook, None
             await hook()

@@ -8,8 +8,9 @@
    for a deep page, samples then a range, or a single shard's window (``query_phase.py``);
 4. ``_merge``: order the union, cut ``[from, from + size)`` (``reduce.py``);
 4b. ``_aggregate``: the extra rounds a cut top-level ``terms`` needs to be exact
-   (``aggs/rounds.py``; none for other aggregations) — such a search pins its snapshot on the
-   shards for its duration (``_run_pinned``), so a merge between rounds cannot take it away;
+   (``aggs/rounds.py``; none for other aggregations) — before a later round the search pins
+   the generations round 1 read (``round_pins.py``), so a merge between rounds cannot take
+   its snapshot away;
 5. ``_fetch``: only the shards on the page return ``_source`` for the page's documents, unless
    the query round brought them (``fetch_phase.py``); ``explain`` asks the same shards;
 6. ``_response``: Elasticsearch's response, hits rendered by ``hits.py``, aggregations reduced
@@ -22,9 +23,8 @@ Cursors (point in time, scroll, page tokens) pick the snapshot and call :meth:`S
 """
 from __future__ import annotations
 
-import asyncio
+import functools
 import time
-import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +55,7 @@ from .hit_extras import decorate_hits, rescored_merge, shard_k
 from .indices_boost import boosted, index_boost
 from .reduce import ReducedQuery, merge, total_hits
 from .request import SearchRequest
+from .round_pins import RoundPins, SnapshotMoved
 from .settings import SearchSettings
 from .statistics import Statistics
 from .suggest import completion_plans, reduce_suggest, shard_plan
@@ -116,43 +117,49 @@ class SearchPath:
                   snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
         """One search on ``snapshot`` (the generations already pinned; ``{}`` for "now")."""
         if not snapshot and has_rounds(req):
-            return await self._run_pinned(req)
+            return await self._run_with_rounds(req)
         return await self._run_at(req, snapshot)
 
-    async def _run_at(self, req: SearchRequest,
-                      snapshot: dict[tuple[str, int], int]) -> dict[str, Any]:
+    async def _run_at(self, req: SearchRequest, snapshot: dict[tuple[str, int], int],
+                      pins: RoundPins | None = None) -> dict[str, Any]:
         s = self._resolve(req)
         guessed = await self._statistics(s, snapshot)
         await self._query(s)
         if guessed and any(f["reason"].get("type") == StaleGeneration.es_type
                            for f in s.failures):
             self.statistics.forget()   # a shard refreshed: statistics and snapshot afresh
-            return await self._run_at(req, snapshot)
+            return await self._run_at(req, snapshot, pins)
         refuse_too_many(s.failures)   # search.aggs.max_shard_terms: a 400, never partial
         _check_failures(s.failures, s.hits_list, req, "query")
         reduced = self._merge(s)
-        await self._aggregate(s)
+        await self._aggregate(s, pins)
         page, hits = await self._fetch(s, reduced)
         await self._hit_extras(s, reduced, page, hits, snapshot)
         return self._response(s, reduced, page, hits)
 
-    async def _run_pinned(self, req: SearchRequest) -> dict[str, Any]:
-        """A search at "now" whose aggregations take several rounds (``aggs/rounds.py``)
-        reads one snapshot in all of them: each shard's latest generation is pinned for the
-        search's duration and released after it — also on an error or a cancel — so a merge
-        between rounds cannot take the snapshot away. (A shard that cannot pin is searched
-        at "now", as without the pin.)"""
-        key = f"search-rounds-{uuid.uuid4().hex}"
-        refs = [((m.name, sid), ref) for _, m, sid, ref in self._resolve(req).shard_list]
-        outs = await asyncio.gather(*(self.shards.pin(ref, key, None) for _, ref in refs),
-                                    return_exceptions=True)
-        snapshot = {k: int(o) for (k, _), o in zip(refs, outs)
-                    if not isinstance(o, BaseException)}
+    async def _run_with_rounds(self, req: SearchRequest) -> dict[str, Any]:
+        """A search at "now" whose aggregations may take several rounds (``aggs/rounds.py``)
+        reads one snapshot in all of them (``round_pins.py``): round 1 runs unpinned and the
+        generations it read are pinned only if a later round runs; should one of them be gone
+        by then, the search runs again with each shard's latest generation pinned first."""
+        pins = RoundPins(self.shards)
         try:
-            return await self._run_at(req, snapshot)
+            return await self._run_at(req, {}, pins)
+        except SnapshotMoved:
+            pass
         finally:
-            await asyncio.shield(asyncio.gather(*(self.shards.unpin(ref, [key])
-                                                  for _, ref in refs), return_exceptions=True))
+            await pins.release()
+        return await self._run_pinned(req)
+
+    async def _run_pinned(self, req: SearchRequest) -> dict[str, Any]:
+        """The search on each shard's latest generation, pinned before round 1 and released
+        after the search — also on an error or a cancel."""
+        pins = RoundPins(self.shards)
+        try:
+            refs = [((m.name, sid), ref) for _, m, sid, ref in self._resolve(req).shard_list]
+            return await self._run_at(req, await pins.latest(refs))
+        finally:
+            await pins.release()
 
     # --- 1. resolve ---------------------------------------------------------------------------
 
@@ -272,11 +279,13 @@ class SearchPath:
 
     # --- 4b. aggregation rounds ------------------------------------------------------------
 
-    async def _aggregate(self, s: _Search) -> None:
+    async def _aggregate(self, s: _Search, pins: RoundPins | None) -> None:
         if s.req.aggs is None:
             return
+        hold = None if pins is None else functools.partial(
+            pins.hold, [(e[3], h.generation) for e, h in s.hits_list])
         failures = await aggregation_rounds(self.shards, s.req, s.shard_list, s.queries,
-                                            s.hits_list, s.deadline, s.prof)
+                                            s.hits_list, s.deadline, s.prof, hold)
         _check_failures(failures, s.hits_list, s.req, "query")
         s.failures = s.failures + failures
         if s.prof is not None:

@@ -6,6 +6,7 @@ round (aggregations ride on it), :func:`aggregation_rounds` after it (only a cut
 """
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import dataclasses
@@ -56,12 +57,16 @@ def has_rounds(req: Any) -> bool:
 
 async def aggregation_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
                              queries: list[Any], hits_list: list[Any], deadline: float | None,
-                             prof: SearchProfile | None) -> list[dict[str, Any]]:
+                             prof: SearchProfile | None,
+                             hold: Callable[[], Awaitable[None]] | None = None
+                             ) -> list[dict[str, Any]]:
     """The rounds after the query round (none without a cut ``terms``); returns their
-    failures. A shard refusing for ``search.aggs.max_shard_terms`` fails the search (400)."""
+    failures. A shard refusing for ``search.aggs.max_shard_terms`` fails the search (400).
+    ``hold`` (awaited once, before a later round if there is one) pins round 1's snapshot."""
     if req.aggs is None:
         return []
-    failures = await terms_rounds(calls, req, shard_list, queries, hits_list, deadline, prof)
+    failures = await terms_rounds(calls, req, shard_list, queries, hits_list, deadline, prof,
+                                  hold)
     refuse_too_many(failures)
     return failures
 

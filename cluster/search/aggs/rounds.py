@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ...engine.aggs.parse import AggNode, AggRequest
@@ -35,16 +36,21 @@ class _Shards:
     """The shards that answered the query round, and how to ask them one more round."""
 
     def __init__(self, calls: ShardCalls, shard_list: list[Any], queries: list[ShardQuery],
-                 hits_list: list[tuple[Any, ShardHits]], deadline: float | None) -> None:
+                 hits_list: list[tuple[Any, ShardHits]], deadline: float | None,
+                 hold: Callable[[], Awaitable[None]] | None) -> None:
         pos = {id(e): i for i, e in enumerate(shard_list)}
-        self.calls, self.deadline = calls, deadline
+        self.calls, self.deadline, self.hold = calls, deadline, hold
         self.entries = [e for e, _ in hits_list]
         self.hits = [h for _, h in hits_list]
         self.queries = [queries[pos[id(e)]] for e in self.entries]
 
     async def ask(self, node: AggNode, asks: dict[int, Cut | list[Any]],
                   failures: list[dict[str, Any]]) -> dict[int, Keyed]:
-        """One round: shard ``s`` gets ``asks[s]`` (a cut of every key, or only these keys)."""
+        """One round: shard ``s`` gets ``asks[s]`` (a cut of every key, or only these keys).
+        Before the first, ``hold`` pins the snapshot round 1 read (``search/round_pins.py``)."""
+        if self.hold is not None:
+            hold, self.hold = self.hold, None
+            await hold()
         order = sorted(asks)
         calls = []
         for s in order:
@@ -64,14 +70,15 @@ class _Shards:
 
 async def terms_rounds(calls: ShardCalls, req: Any, shard_list: list[Any],
                        queries: list[ShardQuery], hits_list: list[tuple[Any, ShardHits]],
-                       deadline: float | None, prof: SearchProfile | None
+                       deadline: float | None, prof: SearchProfile | None,
+                       hold: Callable[[], Awaitable[None]] | None = None
                        ) -> list[dict[str, Any]]:
     """Run the later rounds of every cut ``terms``; replace the shards' partials of it by the
     final buckets. Returns the failures of the extra rounds (Elasticsearch's shape)."""
     failures: list[dict[str, Any]] = []
     if req.aggs is None or not hits_list:
         return failures
-    shards = _Shards(calls, shard_list, queries, hits_list, deadline)
+    shards = _Shards(calls, shard_list, queries, hits_list, deadline, hold)
     for node in req.aggs.nodes:
         cut = cut_for(node)
         if cut is None:
