@@ -7,6 +7,7 @@ logic, which stays in ``engine/shard.py``.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,7 @@ import orjson
 
 from ..engine.cancellation import Cancellation
 from ..engine.mapping import Mapping
+from ..engine.flushing import INDEX_BUFFER_DOCS
 from ..engine.merge_runner import MergeRunner
 from ..engine.merging import ForceMerge
 from ..engine.scoring import Stats
@@ -41,8 +43,13 @@ class ShardService:
     background_merges = False   # a shard copy merges on a background thread (merge_runner.py)
 
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
+        old = self.__dict__.get("core")
+        if old is not None:   # a reset or reload: the old core's build thread ends first
+            old.close_builds()
         self.core = ShardCore(index, shard, mapping)
         if self.background_merges:
+            # segments built from the write buffer while writes go on (``flushing.py``)
+            self.core.flush_docs = INDEX_BUFFER_DOCS
             # the lock every call holds (``lanes.serialized``), shared with the merge thread;
             # kept (with the runner) when a reset or reload builds a new core
             lock = self.__dict__.setdefault("_serial_lock", threading.RLock())
@@ -184,10 +191,13 @@ class ShardService:
             self.flush()  # type: ignore[attr-defined]
 
     def close_merges(self) -> None:
-        """Abandon background merges (the copy is dropped or its process stops)."""
+        """Abandon background merges and wait for a background segment build (the copy is
+        dropped or its process stops): no thread of the copy's goes on."""
         merger = self.__dict__.get("merger")
         if merger is not None:
             merger.close()
+        with self.__dict__.get("_serial_lock") or contextlib.nullcontext():
+            self.core.close_builds()
 
     def info(self) -> dict[str, Any]:
         node = None

@@ -53,20 +53,29 @@ from .writes import WriteBatch, WriteOp, deep_merge
 from .live_ids import LiveIds
 from .merge_policy import MergePolicy
 from .merging import Merging
+from .flushing import Flushing
 from .page_fetch import fetch_page
 from .source_cache import BlockCache
 from .shard_counters import count, count_writes, new_counters
 
 
-class ShardCore(Merging):
+class ShardCore(Merging, Flushing):
     """One shard's data and logic. Not thread-safe: the host serialises calls (a hosted copy's
-    background merges take the same lock to plan and to swap, ``merging.py``)."""
+    background merges take the same lock to plan and to swap, ``merging.py``; its background
+    segment builds touch no shared state, ``flushing.py``)."""
 
     def __init__(self, index: str, shard: int, mapping: Mapping | None = None) -> None:
         self.index = index
         self.shard = shard
         self.mapping = mapping or Mapping()
         self.buffer: dict[str, BufferedDoc] = {}
+        # background builds (``flushing.py``): off for a shard alone, on in a hosted copy
+        self.flush_docs: int | None = None
+        self.building: dict[str, BufferedDoc] = {}   # the buffer a build in flight took
+        self.pending: list[Segment] = []   # built, invisible until the next refresh
+        self._build = None
+        self._builder = None
+        self.build_pause: Callable[[], None] | None = None   # test hook (``BufferBuild``)
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
@@ -99,7 +108,7 @@ class ShardCore(Merging):
 
     def _current(self, doc_id: str) -> tuple[int, int, bytes] | None:
         """(seq, version, source) of the live version of ``doc_id``, or None."""
-        b = self.buffer.get(doc_id)
+        b = self.buffer.get(doc_id) or self.building.get(doc_id)
         if b is not None:
             return b.seq, b.version, b.source
         addr = self.live.get(doc_id)
@@ -111,6 +120,7 @@ class ShardCore(Merging):
     def _retire(self, doc_id: str) -> None:
         """The live version stops being visible from the next refresh on."""
         self.buffer.pop(doc_id, None)
+        self.building.pop(doc_id, None)   # its row lands retired (``flushing.py``)
         addr = self.live.pop(doc_id, None)
         if addr is not None:
             seg, i = self.locate(addr)
@@ -124,10 +134,12 @@ class ShardCore(Merging):
         t0 = time.perf_counter_ns()
         if not self.buffer:
             load_arrow()
+            self.ready_builder()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
             out = [self._apply_one(op) for op in ops]
+        self.maybe_flush()
         count_writes(self.counters, [op.op for op in ops], t0)
         return out
 
@@ -225,25 +237,25 @@ class ShardCore(Merging):
         return None
 
     def refresh(self) -> int:
-        """Make buffered writes (and deletes) searchable; returns the new generation."""
+        """Make buffered writes (and deletes) and the segments built from the buffer meanwhile
+        searchable; returns the new generation."""
         t0 = time.perf_counter_ns()
         gen = self.generation + 1
+        built = self.take_pending()   # built in the background at ``gen`` (``flushing.py``)
         release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
             docs = list(self.buffer.values())
-            built = Segment.build(docs, self.mapping.fields, gen)   # collector paused inside
+            built.append(Segment.build(docs, self.mapping.fields, gen))   # collector paused
             self.buffer = {}
             del docs
+        if built:
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
-            # 60,000 documents): the segment's copy and the live map's flags.
-            seg = built.compacted()
-            del built
+            # 60,000 documents): the segments' copies and the live map's flags.
+            self.segments.extend(self.compact_built(built))
+            self.trim_builder()
             release_free_memory()
-            self.segments.append(seg)
-            self.by_uid[seg.uid] = seg
-            self.live.add_segment(seg.uid, seg.ids)
         self.generation = gen
         self.prune_retired()
         self.after_refresh()
@@ -255,7 +267,7 @@ class ShardCore(Merging):
     def get(self, doc_id: str) -> FetchedDoc | None:
         """Real-time get: the latest acknowledged version, refreshed or not."""
         count(self.counters, "get", 1, time.perf_counter_ns())
-        b = self.buffer.get(doc_id)
+        b = self.buffer.get(doc_id) or self.building.get(doc_id)
         if b is not None:
             return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing,
                               tuple(b.fields.get("_ignored", ())))
