@@ -1,21 +1,18 @@
-"""Segments built from the write buffer while writes go on stay invisible until the next refresh
+"""A bounded write buffer: segments built when it fills stay invisible until the next refresh
 and lose nothing (``engine/flushing.py``; a shard copy in process, no Ray).
 
-A build can be held half-way (a ``threading.Event`` the build thread waits on, opened by the
-test: no clock), so the writes, reads and snapshots that meet a build in flight are exercised
-deterministically.
+The copies here build a segment every ``FLUSH_DOCS`` buffered documents (the service's bound is
+``INDEX_BUFFER_DOCS``), so each rule is met with a handful of documents.
 """
 from __future__ import annotations
 
-import gc
-import threading
 from pathlib import Path
 
 import orjson
 import pytest
 
 from shardsearch.cluster.distribution.shard_copy import ShardCopy
-from shardsearch.cluster.engine.gcpause import gc_paused
+from shardsearch.cluster.engine.flushing import INDEX_BUFFER_DOCS
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.query.dsl import parse_query
 from shardsearch.cluster.engine.shard_messages import ShardQuery
@@ -23,21 +20,7 @@ from shardsearch.cluster.engine.sorting import SCORE_SORT
 from shardsearch.cluster.engine.writes import WriteOp
 
 MAPPING = {"properties": {"title": {"type": "text"}, "n": {"type": "long"}}}
-BOUND_S = 120   # a bound on waiting for the build thread (never reached when all is well)
 FLUSH_DOCS = 4
-
-
-class Gate:
-    """The test hook: the first build that reaches it waits until it is opened."""
-
-    def __init__(self) -> None:
-        self.reached = threading.Event()
-        self.opened = threading.Event()
-
-    def __call__(self) -> None:
-        if not self.reached.is_set():
-            self.reached.set()
-            assert self.opened.wait(BOUND_S), "the test never opened the gate"
 
 
 class Writer:
@@ -90,26 +73,25 @@ def visible(c: ShardCopy) -> tuple[int, int]:
     return c.core.doc_count(), c.core.term_stats(["title"], [("title", "hello")])[0].num_docs
 
 
-def test_a_background_built_segment_is_invisible_until_the_refresh_and_visible_after() -> None:
+def test_a_built_segment_is_invisible_until_the_refresh_and_visible_after() -> None:
     c = open_copy(None)
     w = Writer(c)
     w.index(*"abcde")
-    c.core.land_build()
-    assert len(c.core.pending) == 1 and c.core.segments == []
+    assert len(c.core.pending) == 1 and c.core.segments == [] and not c.core.buffer
     assert visible(c) == (0, 0) and hits(c) == []
     assert [c.get(i).version for i in "abcde"] == [1] * 5      # real-time get sees them
+    w.index("f")                                                # the rest of the buffer
     gen = w.send("refresh")
-    assert gen == 1 and c.core.pending == [] and visible(c) == (5, 5)
-    assert [h[0] for h in hits(c)] == list("abcde")
+    assert gen == 1 and c.core.pending == [] and len(c.core.segments) == 2
+    assert visible(c) == (6, 6) and [h[0] for h in hits(c)] == list("abcdef")
 
 
-def test_writes_to_documents_being_built_keep_real_time_get_versions_and_conditions() -> None:
+def test_writes_to_documents_of_a_pending_segment_keep_real_time_get_versions_and_conditions(
+        ) -> None:
     c = open_copy(None)
-    gate = Gate()
-    c.core.build_pause = gate
     w = Writer(c)
     w.index("a", "b", "c", "d")
-    assert gate.reached.wait(BOUND_S) and set(c.core.building) == set("abcd")
+    assert c.core.pending and not c.core.buffer
     assert c.get("b").version == 1 and orjson.loads(c.get("b").source)["title"] == "hello b"
     seq_a = c.get("a").seq
     stale = w.ops(("index", "a", {"title": "hello stale"}, {"if_seq_no": seq_a + 100}))
@@ -121,7 +103,6 @@ def test_writes_to_documents_being_built_keep_real_time_get_versions_and_conditi
     assert [r["status"] for r in out] == [200, 200, 200, 409]
     assert c.get("a").version == 2 and c.get("b") is None
     assert orjson.loads(c.get("c").source) == {"title": "hello c", "n": 42}
-    gate.opened.set()
     w.send("refresh")
     assert visible(c) == (3, 3)
     assert hits(c) == hits(without_builds(w)) and len(hits(c)) == 3
@@ -135,32 +116,14 @@ def without_builds(w: Writer) -> ShardCopy:
     return plain.copy
 
 
-def test_refresh_waits_for_the_build_in_flight_and_makes_it_visible() -> None:
-    c = open_copy(None)
-    gate = Gate()
-    c.core.build_pause = gate
-    w = Writer(c)
-    w.index(*"abcd")
-    assert gate.reached.wait(BOUND_S)
-    w.index("e")                                           # the next buffer
-    done = threading.Event()
-    t = threading.Thread(target=lambda: (w.send("refresh"), done.set()))
-    t.start()
-    assert not done.wait(0.2), "the refresh did not wait for the build in flight"
-    gate.opened.set()
-    t.join(BOUND_S)
-    assert done.is_set() and c.core.generation == 1 and visible(c) == (5, 5)
-
-
 def test_a_snapshot_with_pending_segments_recovers_everything_and_shows_nothing_early(
         tmp_path: Path) -> None:
     c = open_copy(tmp_path)
     w = Writer(c)
     w.index("v1", "v2", word="hello")
     w.send("refresh")                                       # two visible documents
-    w.index(*"abcdefgh")                                    # builds in the background
+    w.index(*"abcdefgh")                                    # a pending segment
     w.ops(("delete", "b", None), ("index", "c", {"title": "hello c2"}))
-    c.core.land_build()
     assert c.core.pending
     before = {i: (d.seq, d.version, d.source) for i in ["v1", "v2", *"abcdefgh"]
               if (d := c.get(i)) is not None}
@@ -175,23 +138,7 @@ def test_a_snapshot_with_pending_segments_recovers_everything_and_shows_nothing_
     assert hits(again) == hits(c)
 
 
-def test_closing_a_copy_during_a_build_leaves_no_thread_running() -> None:
-    c = open_copy(None)
-    gate = Gate()
-    c.core.build_pause = gate
-    Writer(c).index(*"abcd")
-    assert gate.reached.wait(BOUND_S)
-    threads = list(c.core._builder._threads)
-    assert threads and all(t.is_alive() for t in threads)
-    closer = threading.Thread(target=c.close_merges)
-    closer.start()
-    gate.opened.set()
-    closer.join(BOUND_S)
-    assert not closer.is_alive()
-    assert not any(t.is_alive() for t in threads) and c.core._builder is None
-
-
-def test_a_failed_build_keeps_its_documents_buffered() -> None:
+def test_a_failed_build_keeps_its_documents_buffered_and_is_tried_again_later() -> None:
     c = open_copy(None)
 
     def fail() -> None:
@@ -200,12 +147,15 @@ def test_a_failed_build_keeps_its_documents_buffered() -> None:
     c.core.build_pause = fail
     w = Writer(c)
     w.index(*"abcd")
-    c.core.land_build()
     assert c.core.pending == [] and set(c.core.buffer) == set("abcd")
+    assert [c.get(i).version for i in "abcd"] == [1] * 4
     c.core.build_pause = None
-    w.index("e")
+    w.index("e")                                            # not yet: FLUSH_DOCS more first
+    assert c.core.pending == [] and len(c.core.buffer) == 5
+    w.index("f", "g", "h")
+    assert len(c.core.pending) == 1 and not c.core.buffer
     w.send("refresh")
-    assert visible(c) == (5, 5) and [h[0] for h in hits(c)] == list("abcde")
+    assert visible(c) == (8, 8) and [h[0] for h in hits(c)] == list("abcdefgh")
 
 
 @pytest.mark.parametrize("flush_docs", [1, 3, 7])
@@ -224,33 +174,11 @@ def test_background_builds_change_no_answer(flush_docs: int) -> None:
     assert [built.get(i) for i in ids] == [plain.get(i) for i in ids]
 
 
-def test_the_collector_stays_paused_until_the_last_thread_leaves_gc_paused() -> None:
-    inside, leave = threading.Event(), threading.Event()
-
-    def build() -> None:
-        with gc_paused():
-            inside.set()
-            assert leave.wait(BOUND_S)
-
-    assert gc.isenabled()
-    t = threading.Thread(target=build)
-    t.start()
-    assert inside.wait(BOUND_S)
-    with gc_paused(keep=True):   # a write while a build runs
-        assert not gc.isenabled()
-    assert not gc.isenabled(), "the write turned the collector back on under the build"
-    gc.unfreeze()
-    leave.set()
-    t.join(BOUND_S)
-    assert gc.isenabled()
-
-
 def test_an_incremental_snapshot_writes_a_pending_segment_once_and_reuses_it_after_refresh(
         tmp_path: Path) -> None:
     c = open_copy(tmp_path)
     w = Writer(c)
     w.index(*"abcdefgh")
-    c.core.land_build()
     (seg,) = c.core.pending
     c.flush()
     first = c.parts.segments[seg.uid]
@@ -272,7 +200,6 @@ def test_a_copy_recovered_from_pending_segments_snapshots_and_recovers_again(
     w.index(*"abcdefgh")
     w.ops(("delete", "b", None))
     w.index("x", "y")
-    c.core.land_build()
     c.flush()                                       # pending segment + buffer chain
     again = open_copy(tmp_path)
     w2 = Writer(again)
@@ -287,3 +214,27 @@ def test_a_copy_recovered_from_pending_segments_snapshots_and_recovers_again(
         == want and set(want) == set("adefghxyz")
     third.command(w2.op, "refresh", (), f"c{w2.op}", w2.prev)
     assert visible(third) == (9, 9)
+
+
+def test_the_buffer_stays_bounded_and_replicas_build_the_same_segments() -> None:
+    """The same commands fill the buffer at the same points on every copy (builds are inline),
+    so two copies build the same segments (merges after a refresh run at their own pace), and
+    no copy buffers FLUSH_DOCS documents or more after a write."""
+    copies = [open_copy(None), open_copy(None)]
+    writers = [Writer(c) for c in copies]
+    for k in range(12):
+        for w in writers:
+            w.index(*[f"d{k}-{i}" for i in range(k % 5 + 1)])
+            w.ops(("delete", f"d{k}-0", None))
+            assert len(w.copy.core.buffer) < FLUSH_DOCS
+    layouts = [[(list(map(str, seg.ids)), seg.deleted_gen.tolist()) for seg in c.core.pending]
+               for c in copies]
+    assert layouts[0] == layouts[1] and len(layouts[0]) > 2
+    for w in writers:
+        w.send("refresh")   # then background merges may join segments, at their own pace
+    assert hits(copies[0]) == hits(copies[1]) and visible(copies[0]) == visible(copies[1])
+
+
+def test_a_hosted_copy_bounds_its_buffer_at_index_buffer_docs() -> None:
+    c = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", None, {})
+    assert c.core.flush_docs == INDEX_BUFFER_DOCS

@@ -7,7 +7,6 @@ logic, which stays in ``engine/shard.py``.
 """
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -43,12 +42,9 @@ class ShardService:
     background_merges = False   # a shard copy merges on a background thread (merge_runner.py)
 
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
-        old = self.__dict__.get("core")
-        if old is not None:   # a reset or reload: the old core's build thread ends first
-            old.close_builds()
         self.core = ShardCore(index, shard, mapping)
         if self.background_merges:
-            # segments built from the write buffer while writes go on (``flushing.py``)
+            # a bounded write buffer: segments built when it fills (``flushing.py``)
             self.core.flush_docs = INDEX_BUFFER_DOCS
             # the lock every call holds (``lanes.serialized``), shared with the merge thread;
             # kept (with the runner) when a reset or reload builds a new core
@@ -191,13 +187,10 @@ class ShardService:
             self.flush()  # type: ignore[attr-defined]
 
     def close_merges(self) -> None:
-        """Abandon background merges and wait for a background segment build (the copy is
-        dropped or its process stops): no thread of the copy's goes on."""
+        """Abandon background merges (the copy is dropped or its process stops)."""
         merger = self.__dict__.get("merger")
         if merger is not None:
             merger.close()
-        with self.__dict__.get("_serial_lock") or contextlib.nullcontext():
-            self.core.close_builds()
 
     def info(self) -> dict[str, Any]:
         node = None

@@ -37,35 +37,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 
-_pausing = 0                     # blocks inside ``gc_paused`` now, over all threads
-_pausing_lock = threading.Lock()
-
-
 @contextmanager
 def gc_paused(keep: bool = False) -> Iterator[None]:
     """No automatic cyclic collection inside the block (nested uses are fine); with ``keep``,
-    the objects alive at its end are frozen (see the module docstring).
-
-    Counted over threads: a shard's background segment build (``flushing.py``) and its writes
-    pause together, and the collector comes back when the last of them ends, not the first."""
-    global _pausing
-    with _pausing_lock:
-        ours = _pausing > 0 or gc.isenabled()
-        if ours:
-            _pausing += 1
-            gc.disable()
-    if not ours:   # someone else turned the collector off
+    the objects alive at its end are frozen (see the module docstring)."""
+    if not gc.isenabled():
         yield
         return
+    gc.disable()
     try:
         yield
     finally:
-        with _pausing_lock:
-            _pausing -= 1
-            if keep:
-                gc.freeze()
-            if _pausing == 0:
-                gc.enable()
+        if keep:
+            gc.freeze()
+        gc.enable()
 
 
 def release_kept() -> None:

@@ -61,21 +61,18 @@ from .shard_counters import count, count_writes, new_counters
 
 class ShardCore(Merging, Flushing):
     """One shard's data and logic. Not thread-safe: the host serialises calls (a hosted copy's
-    background merges take the same lock to plan and to swap, ``merging.py``; its background
-    segment builds touch no shared state, ``flushing.py``)."""
+    background merges take the same lock to plan and to swap, ``merging.py``)."""
 
     def __init__(self, index: str, shard: int, mapping: Mapping | None = None) -> None:
         self.index = index
         self.shard = shard
         self.mapping = mapping or Mapping()
         self.buffer: dict[str, BufferedDoc] = {}
-        # background builds (``flushing.py``): off for a shard alone, on in a hosted copy
+        # the bounded write buffer (``flushing.py``): off for a shard alone, on in a hosted copy
         self.flush_docs: int | None = None
-        self.building: dict[str, BufferedDoc] = {}   # the buffer a build in flight took
-        self.pending: list[Segment] = []   # built, invisible until the next refresh
-        self._build = None
-        self._builder = None
-        self.build_pause: Callable[[], None] | None = None   # test hook (``BufferBuild``)
+        self.flush_at = 0   # after a failed build: the buffer size of the next try
+        self.pending: list[Segment] = []   # built from the buffer, invisible until the refresh
+        self.build_pause: Callable[[], None] | None = None   # test hook, before a build
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
@@ -108,7 +105,7 @@ class ShardCore(Merging, Flushing):
 
     def _current(self, doc_id: str) -> tuple[int, int, bytes] | None:
         """(seq, version, source) of the live version of ``doc_id``, or None."""
-        b = self.buffer.get(doc_id) or self.building.get(doc_id)
+        b = self.buffer.get(doc_id)
         if b is not None:
             return b.seq, b.version, b.source
         addr = self.live.get(doc_id)
@@ -120,7 +117,6 @@ class ShardCore(Merging, Flushing):
     def _retire(self, doc_id: str) -> None:
         """The live version stops being visible from the next refresh on."""
         self.buffer.pop(doc_id, None)
-        self.building.pop(doc_id, None)   # its row lands retired (``flushing.py``)
         addr = self.live.pop(doc_id, None)
         if addr is not None:
             seg, i = self.locate(addr)
@@ -134,7 +130,6 @@ class ShardCore(Merging, Flushing):
         t0 = time.perf_counter_ns()
         if not self.buffer:
             load_arrow()
-            self.ready_builder()
         with gc_paused(keep=True):   # the write buffer stays until the next refresh
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
@@ -241,7 +236,7 @@ class ShardCore(Merging, Flushing):
         searchable; returns the new generation."""
         t0 = time.perf_counter_ns()
         gen = self.generation + 1
-        built = self.take_pending()   # built in the background at ``gen`` (``flushing.py``)
+        built = self.take_pending()   # built from the full buffer at ``gen`` (``flushing.py``)
         release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
             docs = list(self.buffer.values())
@@ -254,7 +249,6 @@ class ShardCore(Merging, Flushing):
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
             # 60,000 documents): the segments' copies and the live map's flags.
             self.segments.extend(self.compact_built(built))
-            self.trim_builder()
             release_free_memory()
         self.generation = gen
         self.prune_retired()
@@ -267,7 +261,7 @@ class ShardCore(Merging, Flushing):
     def get(self, doc_id: str) -> FetchedDoc | None:
         """Real-time get: the latest acknowledged version, refreshed or not."""
         count(self.counters, "get", 1, time.perf_counter_ns())
-        b = self.buffer.get(doc_id) or self.building.get(doc_id)
+        b = self.buffer.get(doc_id)
         if b is not None:
             return FetchedDoc(b.id, b.source, b.version, b.seq, b.routing,
                               tuple(b.fields.get("_ignored", ())))
