@@ -41,9 +41,11 @@ from .segment import NEVER, BufferedDoc, Segment
 
 log = logging.getLogger("shardsearch.flushes")
 
-# Documents per build (GCIDE, 2 shards, batches of 5,000: a copy's 63,000 documents make ~4
-# segments, 3 of them built while the load runs; bulkbg measured 32,768 no faster).
-INDEX_BUFFER_DOCS = 16_384
+# Documents per build: GCIDE x4 in 2 shards (252,000 per copy) makes ~4 segments per copy, under
+# the merge policy's 10 per tier; 16,384 made ~15, took more CPU and memory, and the p50 of the
+# searches right after the load was several times main's (README's bulk paragraph). GCIDE x1
+# (63,000 per copy) builds only at refresh, as before.
+INDEX_BUFFER_DOCS = 65_536
 
 
 class Flushing:
