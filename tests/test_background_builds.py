@@ -86,6 +86,16 @@ def test_a_built_segment_is_invisible_until_the_refresh_and_visible_after() -> N
     assert visible(c) == (6, 6) and [h[0] for h in hits(c)] == list("abcdef")
 
 
+def test_a_refresh_with_only_built_segments_and_an_empty_buffer_makes_them_visible() -> None:
+    c = open_copy(None)
+    w = Writer(c)
+    w.index(*"abcdefgh")
+    w.index(*"ijkl")                                            # a second build, nothing left
+    assert len(c.core.pending) == 2 and not c.core.buffer
+    assert w.send("refresh") == 1 and visible(c) == (12, 12) and len(c.core.segments) == 2
+    assert [c.get(i).version for i in "abcdefghijkl"] == [1] * 12
+
+
 def test_writes_to_documents_of_a_pending_segment_keep_real_time_get_versions_and_conditions(
         ) -> None:
     c = open_copy(None)
