@@ -125,8 +125,11 @@ def _log(msg: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Plan
-                     ) -> dict[str, Any]:
+async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Plan,
+                     server: Any = None) -> dict[str, Any]:
+    """The timed load and refresh; with ``server``, also its processes' CPU seconds during the
+    load and during the refresh (``cpu``, by process label: wall clock is noisy on a shared
+    machine, CPU time much less)."""
     bodies = bulk_bodies(corpus, plan.bulk_batch)
     errors = 0
     headers = {"content-type": "application/x-ndjson"}
@@ -138,16 +141,33 @@ async def _bulk_load(client: Any, url: str, index: str, corpus: Corpus, plan: Pl
                                   timeout=600)
             if r.status_code != 200 or r.json().get("errors"):
                 errors += 1
+    cpu = [server.cpu_by_process()] if server is not None else []
     t0 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(plan.bulk_connections)))
     t_bulk = time.perf_counter() - t0
+    cpu += [server.cpu_by_process()] if server is not None else []
     r = await client.post(f"{url}/{index}/_refresh", timeout=600)
     r.raise_for_status()
     wall = time.perf_counter() - t0
-    return {"docs": len(corpus), "bulk_s": round(t_bulk, 3), "refresh_s": round(wall - t_bulk, 3),
+    cpu += [server.cpu_by_process()] if server is not None else []
+    return {**({"cpu": _cpu_phases(cpu)} if cpu else {}),
+            "docs": len(corpus), "bulk_s": round(t_bulk, 3), "refresh_s": round(wall - t_bulk, 3),
             "wall_s": round(wall, 3), "docs_per_s": round(len(corpus) / wall, 1),
             "failed_batches": errors, "batch": plan.bulk_batch,
             "connections": plan.bulk_connections}
+
+
+def _cpu_phases(snaps: list[dict[tuple[str, int], float]]) -> dict[str, dict[str, float]]:
+    """CPU seconds of the load and of the refresh, by process label and in all, from three
+    ``Server.cpu_by_process`` snapshots (before, after the load, after the refresh)."""
+    out = {}
+    for phase, a, b in (("load", snaps[0], snaps[1]), ("refresh", snaps[1], snaps[2])):
+        by: dict[str, float] = {}
+        for key, t in b.items():
+            by[key[0]] = by.get(key[0], 0.0) + t - a.get(key, 0.0)
+        out[phase] = {k: round(v, 3) for k, v in sorted(by.items())}
+        out[phase]["all"] = round(sum(by.values()), 3)
+    return out
 
 
 async def _search_json(client: Any, url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -191,7 +211,7 @@ async def bench_engine(engine: str, shards: int, corpus: Corpus, plan: Plan, out
             await asyncio.sleep(1.0)
             mem_created = server.memory()   # the empty service and its index's empty shards
             _log(f"{engine} shards={shards}: bulk loading {len(corpus)} docs")
-            result["bulk"] = await _bulk_load(client, server.url, index, corpus, plan)
+            result["bulk"] = await _bulk_load(client, server.url, index, corpus, plan, server)
             _log(f"{engine} shards={shards}: {result['bulk']['docs_per_s']:.0f} docs/s")
             await asyncio.sleep(1.0)
             mem_loaded = server.memory()

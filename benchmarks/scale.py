@@ -103,6 +103,7 @@ def scale_row(factor: int, shards: int, res: dict[str, Any]) -> dict[str, Any]:
     raw = mem["raw_ndjson_bytes"]
     return {"factor": factor, "shards": shards, "docs": res["bulk"]["docs"],
             "raw_bytes": raw, "docs_per_s": res["bulk"]["docs_per_s"],
+            "bulk_cpu": res["bulk"].get("cpu"),   # CPU s by process: load, refresh
             "total_hits": page1(1).get("total_hits"), "page1_p50_ms": page1(1).get("p50_ms"),
             "page1_p99_ms": page1(1).get("p99_ms"), "page1_rps_8": page1(8).get("rps"),
             "page1_p99_ms_8": page1(8).get("p99_ms"),

@@ -15,6 +15,7 @@ import orjson
 
 from ..engine.cancellation import Cancellation
 from ..engine.mapping import Mapping
+from ..engine.flushing import INDEX_BUFFER_DOCS
 from ..engine.merge_runner import MergeRunner
 from ..engine.merging import ForceMerge
 from ..engine.scoring import Stats
@@ -43,6 +44,8 @@ class ShardService:
     def __init__(self, index: str, shard: int, mapping: Mapping) -> None:
         self.core = ShardCore(index, shard, mapping)
         if self.background_merges:
+            # a bounded write buffer: segments built when it fills (``flushing.py``)
+            self.core.flush_docs = INDEX_BUFFER_DOCS
             # the lock every call holds (``lanes.serialized``), shared with the merge thread;
             # kept (with the runner) when a reset or reload builds a new core
             lock = self.__dict__.setdefault("_serial_lock", threading.RLock())

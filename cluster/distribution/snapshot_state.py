@@ -68,7 +68,10 @@ def export_whole(copy: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                          encode_bytes(source), seg.routing[i],
                          bool(seg.deleted_gen[i] != NEVER)])
     sections = _chunks("docs", "docs", docs, SNAPSHOT_CHUNK)
-    sections += _chunks("buffer", "docs", _buffer_rows(core.buffer.values()), SNAPSHOT_CHUNK)
+    # rows built but not yet visible (``flushing.py``): buffered, fields parsed at restore
+    buf = [[i, sq, v, encode_bytes(src), r, None] for i, sq, v, src, r in core.pending_rows()]
+    buf += _buffer_rows(core.buffer.values())
+    sections += _chunks("buffer", "docs", buf, SNAPSHOT_CHUNK)
     return _header(copy), sections + _tombstones(core)
 
 
@@ -142,7 +145,9 @@ class SnapshotParts:
         """After loading an incremental snapshot its buffer chain goes on (the buffer was
         restored in the chain's order); its segments were rebuilt into one, written anew."""
         out = cls(copy.core)
-        if header.get("format") == PARTS_FORMAT and header["buffer_parts"]:
+        # documents of built segments were restored into the buffer: no part holds them there
+        if header.get("format") == PARTS_FORMAT and header["buffer_parts"] \
+                and not header.get("built_segments"):
             out.chain, out.chain_gen = list(header["buffer_parts"]), copy.core.generation
             out.marks = [None for _ in out.chain[:-1]] + [_tail(copy.core.buffer)]
         return out
@@ -166,6 +171,12 @@ class SnapshotParts:
             vis = _visibility(i, seg, gen)
             if vis is not None:
                 sections.append(vis)
+        shown = list(segs.values())
+        built = []
+        for seg in core.pending_segments():   # built, not yet refreshed (``flushing.py``)
+            segs[seg.uid] = self.segments.get(seg.uid) or add(_segment_part(seg))
+            built.append({**segs[seg.uid],
+                          "dead": np.flatnonzero(seg.deleted_gen != NEVER).tolist()})
         chain, marks, docs = self._buffer_plan(core.buffer, gen)
         if docs:
             chain = chain + [{**add(encode_snapshot(
@@ -173,10 +184,11 @@ class SnapshotParts:
                 _chunks("buffer", "docs", _buffer_rows(docs), SNAPSHOT_CHUNK))),
                 "docs": len(docs)}]
             marks = marks + [_tail(core.buffer)]
-        header = {**_header(copy), "format": PARTS_FORMAT, "segments": list(segs.values()),
-                  "buffer_parts": chain, "buffer_docs": len(core.buffer)}
+        header = {**_header(copy), "format": PARTS_FORMAT, "segments": shown,
+                  "buffer_parts": chain, "buffer_docs": len(core.buffer),
+                  "built_segments": built}
         manifest = encode_snapshot(header, sections + _tombstones(core))
-        total = len(manifest) + sum(e["bytes"] for e in header["segments"] + chain)
+        total = len(manifest) + sum(e["bytes"] for e in header["segments"] + chain + built)
         state = {"segments": segs, "chain": chain, "gen": gen, "marks": marks}
         return manifest, new, total, state
 
@@ -231,9 +243,10 @@ def restore(copy: Any, header: dict[str, Any], sections: list[dict[str, Any]]) -
     for s in sections:
         if s["kind"] == "buffer":
             for doc_id, seq, version, src, routing, fields in s["docs"]:
-                core.buffer[doc_id] = BufferedDoc(doc_id, seq, version,
-                                                  decode_bytes(src) or b"{}",
-                                                  decode_value(fields), routing)
+                source = decode_bytes(src) or b"{}"   # fields None: a built segment's row
+                core.buffer[doc_id] = BufferedDoc(doc_id, seq, version, source, (
+                    stored_fields(source, mapping, doc_id) if fields is None
+                    else decode_value(fields)), routing)
         elif s["kind"] == "tombstones":
             for doc_id, seq, version in s["items"]:
                 core.tombstones[doc_id] = (int(seq), int(version))

@@ -51,6 +51,15 @@ class LiveIds:
         self._blocks[uid] = block
         self._count += int(block.alive.sum())
 
+    def rebind(self, uid: int, ids: IdColumn) -> None:
+        """Segment ``uid`` was copied (``Flushing.compact_built``): its block is made again
+        over the copy's ids, so the original's can go and the new block's few objects sit
+        with the copy's (the old block, made while a write buffer filled the heap, would
+        keep one of its pages)."""
+        old = self._blocks[uid]
+        self._blocks[uid] = _Block(uid, ids, np.flatnonzero(old.alive))
+        self._last = None
+
     def replace_segments(self, gone: set[int], uid: int, ids: IdColumn, rows: np.ndarray
                          ) -> None:
         """A merge: segment ``uid`` (its live ``rows``) replaces segments ``gone``. Their live

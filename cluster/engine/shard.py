@@ -54,12 +54,13 @@ from .writes import WriteBatch, WriteOp, deep_merge
 from .live_ids import LiveIds
 from .merge_policy import MergePolicy
 from .merging import Merging
+from .flushing import Flushing
 from .page_fetch import fetch_page
 from .source_cache import BlockCache
 from .shard_counters import count, count_writes, new_counters
 
 
-class ShardCore(Merging):
+class ShardCore(Merging, Flushing):
     """One shard's data and logic. Not thread-safe: the host serialises calls (a hosted copy's
     background merges take the same lock to plan and to swap, ``merging.py``)."""
 
@@ -68,6 +69,11 @@ class ShardCore(Merging):
         self.shard = shard
         self.mapping = mapping or Mapping()
         self.buffer: dict[str, BufferedDoc] = {}
+        # the bounded write buffer (``flushing.py``): off for a shard alone, on in a hosted copy
+        self.flush_docs: int | None = None
+        self.flush_at = 0   # after a failed build: the buffer size of the next try
+        self.pending: list[Segment] = []   # built from the buffer, invisible until the refresh
+        self.build_pause: Callable[[], None] | None = None   # test hook, before a build
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
@@ -129,6 +135,7 @@ class ShardCore(Merging):
             if isinstance(ops, WriteBatch):
                 ops = ops.writes()
             out = [self._apply_one(op) for op in ops]
+        self.maybe_flush()
         count_writes(self.counters, [op.op for op in ops], t0)
         return out
 
@@ -226,25 +233,24 @@ class ShardCore(Merging):
         return None
 
     def refresh(self) -> int:
-        """Make buffered writes (and deletes) searchable; returns the new generation."""
+        """Make buffered writes (and deletes) and the segments built from the buffer meanwhile
+        searchable; returns the new generation."""
         t0 = time.perf_counter_ns()
         gen = self.generation + 1
+        built = self.take_pending()   # built from the full buffer at ``gen`` (``flushing.py``)
         release_kept()   # what apply froze is collectable again (release_free_memory below)
         if self.buffer:
             docs = list(self.buffer.values())
-            built = Segment.build(docs, self.mapping.fields, gen)   # collector paused inside
+            built.append(Segment.build(docs, self.mapping.fields, gen))   # collector paused
             self.buffer = {}
             del docs
+        if built:
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
             # pages side by side instead of pinning pages of the freed buffer (~20 MiB per
-            # 60,000 documents): the segment's copy and the live map's flags.
-            seg = built.compacted()
-            del built
+            # 60,000 documents): the segments' copies and the live map's flags.
+            self.segments.extend(self.compact_built(built))
             release_free_memory()
-            self.segments.append(seg)
-            self.by_uid[seg.uid] = seg
-            self.live.add_segment(seg.uid, seg.ids)
         self.generation = gen
         self.prune_retired()
         self.after_refresh()

@@ -13,7 +13,10 @@ written once and shared by the following snapshots until nothing names them:
   arrived after the previous one: loaded in order, a later version of an id replaces (and
   moves to the end, as in the buffer) an earlier one, and an id deleted since has a tombstone
   newer than its buffered version and is dropped. The manifest states how many documents the
-  buffer holds, and a chain that resolves to another number is refused.
+  buffer holds, and a chain that resolves to another number is refused;
+* one part per segment built from the buffer but not yet refreshed (``flushing.py``), framed
+  as a segment's; the manifest lists its rows replaced or deleted since (``dead``), and its
+  other rows load as buffered documents ahead of the chain's (they were buffered first).
 
 Each part is framed like a snapshot (every record CRC-checked, header and footer), and the
 manifest also records its size and CRC-32: a part that is missing, shorter, altered or not
@@ -136,13 +139,17 @@ def resolve(directory: Path, header: dict[str, Any], sections: list[dict[str, An
     if len(buf) != header["buffer_docs"]:
         raise StorageCorrupt(where, f"its buffer parts hold {len(buf)} documents, the "
                              f"manifest says {header['buffer_docs']}")
-    out.append({"kind": "buffer", "docs": buf})
+    built = [[*d[:5], None] for e in header.get("built_segments", [])
+             for d in _segment_docs(read_part(directory, e, where),
+                                    {"dead": e["dead"], "pending": []})]
+    out.append({"kind": "buffer", "docs": built + buf})   # fields None: parsed at restore
     return out + tomb_sections
 
 
 def named_parts(header: dict[str, Any]) -> set[str]:
     """The part files a snapshot's header names (none for a whole snapshot)."""
-    entries = header.get("segments", []) + header.get("buffer_parts", [])
+    entries = header.get("segments", []) + header.get("buffer_parts", []) + \
+        header.get("built_segments", [])
     return {e["part"] for e in entries}
 
 
@@ -174,7 +181,7 @@ class SnapshotStore:
         if header["format"] == PARTS_FORMAT:
             sections = resolve(self.dir, header, sections, path.name)
             self.latest_bytes += sum(e["bytes"] for e in header["segments"] +
-                                     header["buffer_parts"])
+                                     header["buffer_parts"] + header.get("built_segments", []))
         return header, sections
 
     def next_part(self) -> int:

@@ -5,7 +5,8 @@ directory::
 
     snap-<last_op>.snap     snapshot of the copy's state after command ``last_op``: whole, or
                             a manifest naming immutable part files (``snapshot_store.py``)
-    part-<n>.part           a part of a snapshot: a segment's rows, or a slice of the buffer
+    part-<n>.part           a part of a snapshot: a segment's rows (one built from the buffer
+                            too), or a slice of the buffer
     log-<first_op>.wal      write-ahead log: every command after the snapshot, in order
 
 Both files are sequences of *framed records*::

@@ -1,0 +1,126 @@
+"""A bounded write buffer: segments built from it when it fills, invisible until the next refresh.
+
+Lucene flushes its indexing buffer into a segment when the buffer fills
+(``indices.memory.index_buffer_size`` in Elasticsearch), long before the refresh that makes
+it searchable. Here the same: when a hosted shard copy's buffer holds ``INDEX_BUFFER_DOCS``
+documents after a write, the write builds their segment with ``created_gen = generation + 1``
+— what no search, count or statistic of the current generation sees — and empties the
+buffer. A bulk load with ``refresh_interval: -1`` then holds at most that many documents
+per copy, and the final refresh sorts only the rest instead of everything loaded (a refresh's
+cost per document grows with its size: ~30 µs at GCIDE ×1, ~40 at ×8).
+
+The build runs inline, in the write that filled the buffer: on two cores shared by the front
+end, the coordinator and the copies, a builder thread per copy measured no faster and kept
+more memory (the README's bulk paragraph), and inline builds leave a copy's segments the same
+on every replica (the same writes fill the buffer at the same point).
+
+Rules (``ShardCore`` keeps them; every method runs under the host's serialisation):
+
+* a built segment is *pending*: addressable and in the live map, so real-time get, versions
+  and ``if_seq_no`` checks, updates and deletes see its documents; never searched before the
+  next refresh. A write that replaces or deletes one of them retires its row at
+  ``created_gen`` (visible at no generation);
+* ``refresh`` makes the pending segments visible with the segment of the rest of the buffer,
+  all at the new generation;
+* an incremental snapshot stores each pending segment as a part once, a whole one its rows as
+  buffered documents (``snapshot_state.py``); recovery loads them as buffered documents;
+* a failed build leaves its documents buffered (nothing acknowledged is lost) and is tried
+  again once ``INDEX_BUFFER_DOCS`` more documents came.
+"""
+from __future__ import annotations
+
+import logging
+import pickle
+from collections.abc import Callable
+
+import numpy as np
+
+from .live_ids import LiveIds
+from .mapping import Mapping
+from .segment import NEVER, BufferedDoc, Segment
+
+log = logging.getLogger("shardsearch.flushes")
+
+# Documents per build: GCIDE x4 in 2 shards (252,000 per copy) makes ~4 segments per copy, under
+# the merge policy's 10 per tier; 16,384 made ~15, took more CPU and memory, and the p50 of the
+# searches right after the load was several times main's (README's bulk paragraph). GCIDE x1
+# (63,000 per copy) builds only at refresh, as before.
+INDEX_BUFFER_DOCS = 65_536
+
+
+class Flushing:
+    """The bounded-buffer half of :class:`~.shard.ShardCore` (its state is set up there)."""
+
+    buffer: dict[str, BufferedDoc]
+    pending: list[Segment]
+    by_uid: dict[int, Segment]
+    live: LiveIds
+    generation: int
+    mapping: Mapping
+    flush_docs: int | None
+    flush_at: int
+    build_pause: Callable[[], None] | None
+
+    def maybe_flush(self) -> None:
+        """After writes: build the buffer's segment if it holds ``flush_docs`` documents.
+        O(buffered documents) when it builds, O(1) otherwise."""
+        if self.flush_docs is None or len(self.buffer) < max(self.flush_docs, self.flush_at):
+            return
+        try:
+            if self.build_pause is not None:
+                self.build_pause()
+            seg = Segment.build(list(self.buffer.values()), self.mapping.fields,
+                                self.generation + 1)
+        except Exception as e:  # noqa: BLE001 - the documents stay buffered
+            log.error("segment build from the write buffer failed; its documents stay "
+                      "buffered: %s", e)
+            self.flush_at = len(self.buffer) + self.flush_docs
+            return
+        self.buffer = {}
+        self.flush_at = 0
+        self.pending.append(seg)
+        self.by_uid[seg.uid] = seg
+        self.live.add_segment(seg.uid, seg.ids)
+
+    def take_pending(self) -> list[Segment]:
+        """The pending segments, handed to a refresh (which makes them visible)."""
+        out, self.pending = self.pending, []
+        return out
+
+    def compact_built(self, segments: list[Segment]) -> list[Segment]:
+        """``segments`` (built among the write buffer's objects) copied now that the buffer
+        is freed, emptying the list; the live map and addresses follow the copies.
+
+        Each is pickled, every original dropped, then the copies made: their small objects
+        then fill the pages the originals and the buffer left, side by side. (A copy made
+        while its original lives lands in its half-free pages and keeps them: bulkbg measured
+        one GCIDE copy's RSS ~3-5 MiB above a pickled copy's.)
+        """
+        blobs = [pickle.dumps(seg, protocol=pickle.HIGHEST_PROTOCOL) for seg in segments]
+        landed = {seg.uid for seg in segments if self.by_uid.pop(seg.uid, None) is not None}
+        segments.clear()
+        out = []
+        for blob in blobs:
+            seg = pickle.loads(blob)
+            if seg.uid in landed:   # a pending segment: already in the live map
+                self.live.rebind(seg.uid, seg.ids)
+            else:
+                self.live.add_segment(seg.uid, seg.ids)
+            self.by_uid[seg.uid] = seg
+            out.append(seg)
+        return out
+
+    def pending_segments(self) -> list[Segment]:
+        """The pending segments, for a snapshot."""
+        return list(self.pending)
+
+    def pending_rows(self) -> list[tuple[str, int, int, bytes, str | None]]:
+        """``(id, seq, version, source, routing)`` of the live rows of pending segments, for a
+        whole snapshot."""
+        out = []
+        for seg in self.pending:
+            rows = np.flatnonzero(seg.deleted_gen == NEVER).tolist()
+            for i, source in zip(rows, seg.sources.take(rows)):
+                out.append((str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]), source,
+                            seg.routing[i]))
+        return out
