@@ -23,10 +23,12 @@ from service_proc import EXE, ServeProcess
 from test_replication import Service, corpus, docs_of
 from test_storage import Writer, open_copy, state
 
+from shardsearch.cluster.distribution.copy_errors import CopyCorrupted
 from shardsearch.cluster.distribution.shard_copy import DiskFull, ShardCopy
 from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.engine.damage import FAULT_ENOSPC, MANIFEST
 from shardsearch.cluster.engine.meta_store import MetaStore
+from shardsearch.cluster.engine.snapshot_store import encode_snapshot
 from shardsearch.cluster.engine.storage import (decode_value, encode_command, encode_op,
                                                 encode_value, frame)
 from shardsearch.cluster.engine.writes import WriteOp
@@ -143,6 +145,30 @@ def test_a_snapshot_buffer_naming_code_fails_the_copy_and_check_and_runs_nothing
     r = check(tmp_path)
     assert r.returncode == 1 and ".snap" in r.stdout and "cannot be read" in r.stdout
     assert not sentinel.exists()
+
+
+def test_a_catch_up_sent_a_value_naming_code_changes_nothing_and_names_it(
+        tmp_path: Path) -> None:
+    src, _ = loaded(tmp_path / "src", batches=1)
+    src = open_copy(tmp_path / "src")
+    sentinel = tmp_path / "ran"
+    op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
+                 fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
+    Writer(src).send("apply", [op], None, False)
+    header, sections = src.export_state()
+    sent = encode_snapshot(header, sections)
+    dst, _ = loaded(tmp_path / "dst", batches=2)
+    dst = open_copy(tmp_path / "dst")
+    before = state(dst), dst.last_op
+    with pytest.raises(CopyCorrupted, match="the snapshot it was sent cannot be read"):
+        dst.install(sent, [])
+    assert (state(dst), dst.last_op) == before and not sentinel.exists()
+    record = frame(encode_command(dst.last_op + 1, "apply", {
+        "id": "c-evil", "prev": dst.last_id, "ops": [encode_op(op)], "mapping": None,
+        "refresh": False}))[8:]
+    with pytest.raises(CopyCorrupted, match="a log record it was sent cannot be read"):
+        dst.install(None, [record])
+    assert (state(dst), dst.last_op) == before and not sentinel.exists()
 
 
 def test_a_torn_last_record_is_cut_logged_and_everything_acknowledged_kept(

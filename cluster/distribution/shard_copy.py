@@ -43,6 +43,8 @@ import os
 import shutil
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -62,10 +64,11 @@ from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
 from .translog_settings import catch_up_by_records, flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
-from ..engine.snapshot_store import SnapshotStore, decode_snapshot, encode_snapshot
+from ..engine.snapshot_store import (SnapshotStore, check_readable, decode_snapshot,
+                                     encode_snapshot)
 from ..engine.storage import (StorageCorrupt, WriteAheadLog, command_args, copy_dir,
                               decode_command, encode_batch, encode_command, encode_mapping,
-                              encode_op, unreadable_as_corrupt)
+                              encode_op, UNREADABLE, unreadable_as_corrupt)
 from .snapshot_state import SnapshotParts, export_whole, restore
 
 log = logging.getLogger("shardsearch.storage")
@@ -150,7 +153,8 @@ class ShardCopy(ShardService):
         if snap is not None:
             header, sections = snap
             with unreadable_as_corrupt(self.dir, "the newest snapshot"):
-                self._restore(header, sections)
+                check_readable(header, sections)
+            self._restore(header, sections)
             self.recovery["snapshot"] = header["last_op"]
         for op_no, payload in self.wal.recover(self.last_op):
             if op_no != self.last_op + 1:
@@ -387,19 +391,34 @@ class ShardCopy(ShardService):
         return {"last_op": self.last_op, "snapshot": encode_snapshot(header, sections),
                 "records": []}
 
+    @contextmanager
+    def _unreadable_sent(self, what: str) -> Iterator[None]:
+        """Catch-up data that cannot be decoded fails the catch-up before it changes anything
+        (the sending copy's damage, named), instead of leaving this copy half replaced."""
+        try:
+            yield
+        except UNREADABLE as e:
+            raise CopyCorrupted(f"catch-up of [{self.core.index}][{self.core.shard}] copy "
+                                f"[{self.copy}]: {what} it was sent cannot be read: "
+                                f"{e!r}") from None
+
     def install(self, snapshot: bytes | None, records: list[bytes]) -> dict[str, Any]:
         """Catch up: take a snapshot (replacing everything) and/or run log records in order."""
         if snapshot is not None:
             header, sections = decode_snapshot(snapshot, f"snapshot sent to [{self.core.index}]"
                                                f"[{self.core.shard}] copy [{self.copy}]")
+            with self._unreadable_sent("the snapshot"):   # before anything is replaced
+                check_readable(header, sections)
             self._restore(header, sections)
             if self.snaps is not None and self.wal is not None:
                 path = self.snaps.write(self.last_op, snapshot)
                 self.wal.restart_after(self.last_op)
                 self.snaps.prune(path, snapshot)
         for payload in records:
-            cmd = decode_command(payload)
-            op_no = int(cmd["op"])
+            with self._unreadable_sent("a log record"):
+                cmd = decode_command(payload)
+                op_no = int(cmd["op"])
+                args = command_args(cmd)
             if op_no < self.last_op:
                 continue
             if op_no == self.last_op:
@@ -413,7 +432,7 @@ class ShardCopy(ShardService):
             if cmd.get("prev") != self.last_id:
                 raise CopyDiverged(f"catch-up: command {self.last_op} differs on this copy",
                                    last_op=self.last_op)
-            self.last_result = self._execute(cmd["kind"], command_args(cmd))
+            self.last_result = self._execute(cmd["kind"], args)
             if self.wal is not None:
                 self.wal.append(op_no, payload)
             self.last_op, self.last_id = op_no, cmd.get("id")

@@ -22,9 +22,9 @@ import orjson
 from .damage import (CORRUPTED_PREFIX, MANIFEST, is_torn_tail, missing_files, move_aside,
                      note_files)
 from .fsync import fsync_dir
-from .snapshot_store import PARTS_FORMAT, decode_snapshot, resolve
+from .snapshot_store import PARTS_FORMAT, check_readable, decode_snapshot, resolve
 from .storage import (MAX_RECORD, UNREADABLE, StorageCorrupt, _numbered, command_args,
-                      damage_detail, decode_command, decode_value, scan)
+                      damage_detail, decode_command, scan)
 
 
 @dataclass
@@ -91,18 +91,6 @@ def _unreadable(payload: bytes) -> str | None:
     return None
 
 
-def _buffer_unreadable(sections: list[dict[str, Any]]) -> str | None:
-    """Why a snapshot's buffered documents cannot be restored (None: they can)."""
-    try:
-        for s in sections:
-            if s["kind"] == "buffer":
-                for doc in s["docs"]:
-                    decode_value(doc[5])
-    except UNREADABLE as e:
-        return repr(e)
-    return None
-
-
 def check_copy(d: Path, repair: bool = False) -> list[Finding]:
     """Every check on one shard copy directory (see the module docstring)."""
     out: list[Finding] = []
@@ -124,10 +112,11 @@ def check_copy(d: Path, repair: bool = False) -> list[Finding]:
             header, sections = decode_snapshot(path.read_bytes(), str(path))
             if header["format"] == PARTS_FORMAT:     # and every part it names, whole
                 sections = resolve(d, header, sections, path.name)
-            why = _buffer_unreadable(sections)
-            if why is not None:
-                raise StorageCorrupt(path, f"a buffered document has a good checksum but "
-                                           f"cannot be read: {why}")
+            try:
+                check_readable(header, sections)
+            except UNREADABLE as e:
+                raise StorageCorrupt(path, f"a stored value has a good checksum but cannot "
+                                           f"be read: {e!r}") from None
             snap_last = int(header["last_op"])
         except StorageCorrupt as e:
             out.append(Finding(e.path, "damage", f"{e.detail} (a snapshot has no tail to "

@@ -34,7 +34,8 @@ import orjson
 
 from .damage import check_fault, missing_files, note_files
 from .fsync import fsync_dir
-from .storage import StorageCorrupt, _numbered, frame, scan, write_atomic
+from .storage import (StorageCorrupt, _numbered, decode_bytes, decode_mapping, decode_value,
+                      frame, scan, write_atomic)
 
 WHOLE_FORMAT = 1
 PARTS_FORMAT = 2
@@ -75,6 +76,22 @@ def decode_snapshot(data: bytes, where: str) -> tuple[dict[str, Any], list[dict[
     if recs[-1].get("records") != len(recs) - 2:
         raise StorageCorrupt(where, "record count in the footer does not match")
     return recs[0], recs[1:-1]
+
+
+def check_readable(header: dict[str, Any], sections: list[dict[str, Any]]) -> None:
+    """Decode every stored value of a snapshot (mapping, sources, buffered fields) without
+    changing anything: what ``restore`` would fail on part-way is found before it starts
+    (``storage.UNREADABLE``; a pickled value naming code included)."""
+    decode_mapping(header["mapping"])
+    for s in sections:
+        if s["kind"] == "docs":
+            for doc in s["docs"]:
+                decode_bytes(doc[3])
+        elif s["kind"] == "buffer":
+            for doc in s["docs"]:
+                decode_bytes(doc[3])
+                if doc[5] is not None:        # None: a built segment's row (its source)
+                    decode_value(doc[5])
 
 
 def part_entry(name: str, data: bytes) -> dict[str, Any]:

@@ -75,7 +75,7 @@ class StorageCorrupt(Exception):
         return (StorageCorrupt, (self.path, self.detail))
 
 
-UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, KeyError, TypeError)
+UNREADABLE = (pickle.UnpicklingError, EOFError, ValueError, KeyError, IndexError, TypeError)
 
 
 @contextmanager
