@@ -156,3 +156,17 @@ def test_a_bad_search_after_is_refused_alike_before_and_after_the_order_is_cache
     errors = asyncio.run(run())
     assert all(e == errors[0] for e in errors)
     assert "Failed to parse search_after value for field [n]." in str(errors[0])
+
+
+def test_a_nan_sort_value_keeps_the_matching_path_s_pages() -> None:
+    """``compare_rows`` never counts a NaN as after a key while the cached order puts NaN
+    last: with a NaN among the sort values, every ask takes the matching path."""
+    async def go() -> list[list[tuple[str, Any, Any]]]:
+        c = await _cluster([{"n": i % 5} for i in range(150)], 1)
+        body = {"sort": [{"_script": {"type": "number", "order": "asc", "script": {
+            "source": "Math.sqrt(doc['n'].value - 2)"}}}, {"_doc": "asc"}],
+            "search_after": [0.5, 0]}
+        return [_ids(await c.search(parse_search(("d",), {}, dict(body, size=200))))
+                for _ in range(3)]
+    pages = asyncio.run(go())
+    assert pages[0] == pages[1] == pages[2] and len(pages[0]) == 60

@@ -31,8 +31,10 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
                      ) -> tuple[Candidates, np.ndarray] | None:
     """``(every match in order, rows of the top q.k after q.after)`` from the cached order, or
     None when the query must take the matching path (first sight, collapse, terminate_after,
-    or a first build the deadline cut short)."""
-    if q.after is None or q.collapse is not None or q.terminate_after is not None:
+    a timeout — the matching path keeps its partial answer and its checks —, or a NaN among
+    the sort values: ``compare_rows`` never counts NaN as after, so those rows are no suffix)."""
+    if (q.after is None or q.collapse is not None or q.terminate_after is not None
+            or q.deadline is not None):
         return None
     fts = [field_type_for_sort(sf, core.mapping) for sf in q.sort]
     for sf, ft in zip(q.sort, fts):   # the matching path's checks and errors, in its order
@@ -44,10 +46,10 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
     if c is None:
         if not _seen_before(core, base):
             return None
-        c = collect(core, base, cancel, partial=True)
-        if c.timed_out:
-            return None
-        c = store_sorted(core, base, c)
+        c = store_sorted(core, base, collect(core, base, cancel))
+    if any(isinstance(col, np.ndarray) and col.dtype.kind == "f" and np.isnan(col).any()
+           for col in c.columns):
+        return None
     assert c.order is not None
     start = first_after(c, key)
     return c, c.order[start:start + max(q.k, 0)]

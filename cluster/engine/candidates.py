@@ -33,6 +33,10 @@ from .sorting import (SortField, ascending_keys, check_sortable, coerce_after, c
 Part = tuple[Segment, np.ndarray, np.ndarray]     # (segment, matching rows, their scores)
 
 
+CACHE_BYTES = 64 << 20   # ordered matches kept per shard (deep pages, search_after): at most
+                         # 4 queries and this many bytes of their arrays
+
+
 @dataclass
 class Candidates:
     """Every match of one query on this shard, as columns (rows in segment order)."""
@@ -251,10 +255,21 @@ def store_sorted(core: Any, q: ShardQuery, c: Candidates) -> Candidates:
     keys = ascending_keys(q.sort, c.kinds, c.columns, c.missing, c.ties, c.ranks)
     c.order = order(keys)
     cache: dict[Any, Candidates] = core.__dict__.setdefault("_sorted_cache", {})
-    if len(cache) >= 4:
+    size = _bytes_of(c)
+    if size > CACHE_BYTES:
+        return c                      # used once, not kept
+    while cache and (len(cache) >= 4 or
+                     sum(_bytes_of(x) for x in cache.values()) + size > CACHE_BYTES):
         cache.pop(next(iter(cache)), None)
     cache[sorted_key(core, q)] = c
     return c
+
+
+def _bytes_of(c: Candidates) -> int:
+    """The arrays ``c`` holds (what keeping it costs beside the segments it points at)."""
+    arrays = [*c.columns, *(m for m in c.missing if m is not None), c.scores, c.ties, c.addr,
+              *(r for r in (c.ranks or []) if r is not None)]
+    return sum(a.nbytes for a in [*arrays, c.order] if isinstance(a, np.ndarray))
 
 
 def top_k(sort: tuple, kinds: list[str], columns: list[np.ndarray],
