@@ -240,3 +240,27 @@ def test_a_refresh_runs_at_most_one_full_garbage_collection() -> None:
     finally:
         gc.callbacks.remove(note)
     assert len(full) == 1 and core.doc_count() == 500
+
+
+def test_a_generation_merged_away_cannot_be_pinned_again() -> None:
+    """What a later aggregation round or a cursor pins must read as it did: once a merge
+    dropped versions an unpinned generation saw, pinning it is refused (as a copy refuses it
+    through Ray), so the search starts again instead of reading other versions."""
+    from shardsearch.cluster.engine.mapping import Mapping
+    from shardsearch.cluster.engine.shard import ShardCore
+    from shardsearch.cluster.engine.writes import WriteOp
+    from shardsearch.cluster.errors import SearchContextMissing
+
+    core = ShardCore("idx", 0, Mapping.from_body({"properties": {"n": {"type": "long"}}}))
+    core.apply([WriteOp(op="index", id=str(i), seq=i + 1, source=b'{"n": 1}') for i in range(5)])
+    old = core.refresh()
+    assert core.pin("kept", old) == old                 # the latest: pinning works
+    core.unpin(["kept"])
+    core.apply([WriteOp(op="index", id=str(i), seq=i + 10, source=b'{"n": 2}')
+                for i in range(5)])
+    core.refresh()
+    core.force_merge(1)
+    assert not core.can_read(old)
+    with pytest.raises(SearchContextMissing, match="no longer available"):
+        core.pin("late", old)
+    assert "late" not in core.pins and core.pin("now") == core.generation

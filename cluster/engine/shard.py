@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..errors import MapperParsing, StaleGeneration
+from ..errors import MapperParsing, SearchContextMissing, StaleGeneration
 from .cancellation import Cancellation
 from .after_page import after_candidates
 from .candidates import Candidates, collect, sorted_candidates, top_k
@@ -307,6 +307,9 @@ class ShardCore(Merging, Flushing):
         pinned snapshot reads the same after it. Idempotent per key.
         """
         gen = self.generation if generation is None else int(generation)
+        if not self.can_read(gen):    # merged away: pinning it now would read other versions
+            raise SearchContextMissing(f"generation [{gen}] of shard [{self.index}]"
+                                       f"[{self.shard}] is no longer available (merged since)")
         self.pins[key] = gen
         return gen
 
