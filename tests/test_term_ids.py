@@ -94,3 +94,16 @@ def test_writing_and_refreshing_a_shard_loads_neither_arrow_nor_pandas():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120)
     assert out.stdout.strip() == "[]"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["", "a" * 8, "a" * 9, "a" * 16, "a" * 17, "b" * 40]) |
+                st.text(alphabet="ab\u00e9", max_size=20), max_size=200))
+def test_vocabularies_too_large_for_a_table_are_grouped_by_a_sort_alike(values):
+    """Past ``_MAX_BITS`` (a merge's union of term lists) the keys are grouped by a sort:
+    the same distinct terms and ranks."""
+    saved, term_ids._MAX_BITS = term_ids._MAX_BITS, 0
+    try:
+        assert _column_ids(values) == _expected(values)
+    finally:
+        term_ids._MAX_BITS = saved

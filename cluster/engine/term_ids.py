@@ -20,8 +20,8 @@ import numpy as np
 
 Utf8 = tuple[np.ndarray, np.ndarray]     # (data, offsets): strings as UTF-8 bytes and bounds
 _COLUMN_FROM = 64     # fewer values: the Python passes are cheaper than the column passes
-_FIRST_BITS = 20      # the hash table's first size at most (2^20 slots: 24 MiB while used)
-_MAX_BITS = 26        # and its largest (2^26 slots): more distinct tokens go to Python
+_FIRST_BITS = 20      # the hash table's first size at most (2^20 slots: 32 MiB while used)
+_MAX_BITS = 21        # and its largest (64 MiB): more distinct tokens are grouped by a sort
 _MASK = np.array([0] + [((1 << (8 * n)) - 1) << (8 * (8 - n)) for n in range(1, 9)],
                  dtype=np.uint64)     # the first n bytes of a big-endian word
 _MIX = (np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0x165667B19E3779F9))
@@ -58,6 +58,9 @@ def ranked_utf8_column(tokens: Utf8) -> tuple[Utf8, np.ndarray]:
     word in a table of their own; the others by two words and their tail's rank."""
     data, offsets = tokens
     starts, lengths = offsets[:-1], np.diff(offsets)
+    if np.count_nonzero(lengths > 16) * 8 > len(lengths):   # mostly long values (keywords):
+        distinct, ids = _python_ids(utf8_list(tokens))     # their tails are ranked in
+        return utf8_of(distinct), ids                        # Python anyway
     padded = np.concatenate([data, np.zeros(16, dtype=np.uint8)])
     hi = _words(padded, starts, np.minimum(lengths, 8))
     short = (lengths > 0) & (lengths <= 8)
@@ -119,13 +122,29 @@ def _slots(keys: Keys) -> tuple[np.ndarray, Keys, np.ndarray]:
     keys at once: each pass gives each free slot one of the pending tokens after it, keeps the
     tokens now found, and moves the others one slot on. The table grows when half full."""
     bits = min(max(10, (2 * len(keys[0])).bit_length()), _FIRST_BITS)   # room for all
-    while True:
-        if bits > _MAX_BITS:
-            raise TypeError("too many distinct tokens for the column passes")
+    while bits <= _MAX_BITS:
         found = _probe(keys, bits)
         if found is not None:
             return found
-        bits += 2
+        bits += 1
+    return _sorted_groups(keys)
+
+
+def _sorted_groups(keys: Keys) -> tuple[np.ndarray, Keys, np.ndarray]:
+    """:func:`_slots`' answer by a sort instead of a table, for vocabularies too large for
+    one (a merge's union of term lists): O(n log n) time, O(n) memory; each distinct key is
+    its own slot."""
+    order = np.lexsort(keys[::-1]) if len(keys) > 1 else np.argsort(keys[0], kind="stable")
+    new = np.ones(len(order), dtype=bool)
+    for k in keys:
+        col = k[order]
+        new[1:] &= col[1:] == col[:-1]
+    new[1:] = ~new[1:]
+    group = np.cumsum(new) - 1
+    slots = np.empty(len(order), dtype=np.int64)
+    slots[order] = group
+    owner = order[new]
+    return slots, tuple(k[owner] for k in keys), owner
 
 
 def _probe(keys: Keys, bits: int) -> tuple[np.ndarray, Keys, np.ndarray] | None:
@@ -139,16 +158,18 @@ def _probe(keys: Keys, bits: int) -> tuple[np.ndarray, Keys, np.ndarray] | None:
     pending = np.arange(len(keys[0]), dtype=np.int64)
     s = slots
     into, new = s, pending                  # the table is empty: every slot is free
+    filled = 0
     while True:
         owner[into] = new                   # one of the tokens after a free slot wins it,
         won = owner[into]                   # and the slot takes that token's key whole
+        filled += int(np.count_nonzero(won == new))
         for t, k in zip(table, keys):
             t[into] = k[won]
         here = table[0][s] == keys[0][pending]
         for t, k in zip(table[1:], keys[1:]):
             here &= t[s] == k[pending]
         pending = pending[~here]
-        if np.count_nonzero(owner >= 0) > size // 2:
+        if filled > size // 2:
             return None
         if not len(pending):
             return slots, table, owner
@@ -182,9 +203,10 @@ def take_utf8(tokens: Utf8, index: np.ndarray) -> Utf8:
 
 
 def concat_utf8(a: Utf8, b: Utf8) -> Utf8:
-    """The tokens of ``a``, then those of ``b``."""
-    return (np.concatenate([a[0], b[0]]),
-            np.concatenate([a[1], b[1][1:] - b[1][0] + a[1][-1]]))
+    """The tokens of ``a``, then those of ``b`` (each may be a slice of a larger buffer)."""
+    a_data, b_data = a[0][a[1][0]:a[1][-1]], b[0][b[1][0]:b[1][-1]]
+    return (np.concatenate([a_data, b_data]),
+            np.concatenate([a[1] - a[1][0], b[1][1:] - b[1][0] + len(a_data)]))
 
 
 def utf8_of(values: list[str]) -> Utf8:
