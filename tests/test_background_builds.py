@@ -248,3 +248,36 @@ def test_the_buffer_stays_bounded_and_replicas_build_the_same_segments() -> None
 def test_a_hosted_copy_bounds_its_buffer_at_index_buffer_docs() -> None:
     c = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", None, {})
     assert c.core.flush_docs == INDEX_BUFFER_DOCS
+
+
+def test_a_refresh_whose_build_fails_keeps_the_built_segments_for_the_next_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The buffer's segment is built before the pending ones are taken: a refresh that fails
+    leaves every document where it was (pending or buffered), and the next one shows them."""
+    from shardsearch.cluster.engine import segment
+
+    c = open_copy(None)
+    w = Writer(c)
+    w.index(*"abcd")                                            # built
+    w.index("e")                                                # buffered
+    assert len(c.core.pending) == 1 and len(c.core.buffer) == 1
+    real = segment.Segment.build.__func__
+
+    def fail_once(cls, *args, **kwargs):
+        monkeypatch.setattr(segment.Segment, "build", classmethod(real))
+        raise MemoryError("no room for the build")
+    monkeypatch.setattr(segment.Segment, "build", classmethod(fail_once))
+    with pytest.raises(MemoryError):
+        c.core.refresh()
+    assert len(c.core.pending) == 1 and len(c.core.buffer) == 1 and visible(c) == (0, 0)
+    c.core.refresh()
+    assert visible(c) == (5, 5) and [h[0] for h in hits(c)] == list("abcde")
+
+
+def test_a_refresh_ends_a_failed_build_s_raised_bound() -> None:
+    c = open_copy(None)
+    c.core.flush_at = 2 * FLUSH_DOCS + 3                      # as a failed build leaves it
+    c.core.refresh()
+    assert c.core.flush_at == 0
+    Writer(c).index(*"abcd")
+    assert len(c.core.pending) == 1 and not c.core.buffer

@@ -403,7 +403,11 @@ class ShardCopy(ShardService):
                                 f"{e!r}") from None
 
     def install(self, snapshot: bytes | None, records: list[bytes]) -> dict[str, Any]:
-        """Catch up: take a snapshot (replacing everything) and/or run log records in order."""
+        """Catch up: take a snapshot (replacing everything) and/or run log records in order.
+        Everything sent is decoded before anything changes."""
+        with self._unreadable_sent("a log record"):
+            decoded = [(payload, cmd, int(cmd["op"]), command_args(cmd))
+                       for payload in records for cmd in [decode_command(payload)]]
         if snapshot is not None:
             header, sections = decode_snapshot(snapshot, f"snapshot sent to [{self.core.index}]"
                                                f"[{self.core.shard}] copy [{self.copy}]")
@@ -414,11 +418,7 @@ class ShardCopy(ShardService):
                 path = self.snaps.write(self.last_op, snapshot)
                 self.wal.restart_after(self.last_op)
                 self.snaps.prune(path, snapshot)
-        for payload in records:
-            with self._unreadable_sent("a log record"):
-                cmd = decode_command(payload)
-                op_no = int(cmd["op"])
-                args = command_args(cmd)
+        for payload, cmd, op_no, args in decoded:
             if op_no < self.last_op:
                 continue
             if op_no == self.last_op:

@@ -46,13 +46,20 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
     if c is None:
         if not _seen_before(core, base):
             return None
-        c = store_sorted(core, base, collect(core, base, cancel))
-    if any(isinstance(col, np.ndarray) and col.dtype.kind == "f" and np.isnan(col).any()
-           for col in c.columns):
+        c = collect(core, base, cancel)
+        if _has_nan(c):
+            return None
+        c = store_sorted(core, base, c)
+    elif _has_nan(c):       # stored by a deep ``from`` page
         return None
     assert c.order is not None
     start = first_after(c, key)
     return c, c.order[start:start + max(q.k, 0)]
+
+
+def _has_nan(c: Candidates) -> bool:
+    return any(isinstance(col, np.ndarray) and col.dtype.kind == "f" and bool(np.isnan(col).any())
+               for col in c.columns)
 
 
 def first_after(c: Candidates, key: list[Any]) -> int:

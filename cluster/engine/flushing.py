@@ -85,6 +85,7 @@ class Flushing:
     def take_pending(self) -> list[Segment]:
         """The pending segments, handed to a refresh (which makes them visible)."""
         out, self.pending = self.pending, []
+        self.flush_at = 0             # a failed build's raised bound ends with the refresh
         return out
 
     def compact_built(self, segments: list[Segment]) -> list[Segment]:

@@ -237,13 +237,14 @@ class ShardCore(Merging, Flushing):
         searchable; returns the new generation."""
         t0 = time.perf_counter_ns()
         gen = self.generation + 1
-        built = self.take_pending()   # built from the full buffer at ``gen`` (``flushing.py``)
         release_kept()   # what apply froze is collectable again (release_free_memory below)
-        if self.buffer:
+        fresh = []
+        if self.buffer:   # built first: should it fail, the pending segments stay pending
             docs = list(self.buffer.values())
-            built.append(Segment.build(docs, self.mapping.fields, gen))   # collector paused
+            fresh.append(Segment.build(docs, self.mapping.fields, gen))   # collector paused
             self.buffer = {}
             del docs
+        built = self.take_pending() + fresh   # built from the full buffer at ``gen``
         if built:
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
