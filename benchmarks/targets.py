@@ -21,14 +21,14 @@ NOT_PROFILED = "not profiled yet"
 
 # What stands between a missed target and its threshold (README "What blocks the rest").
 BLOCKERS = {
-    "bulk_vs_sqlite": "the load is CPU-bound on two cores: ~6.3 CPU s for GCIDE (the bulk "
-                      "phase ~2.7 over all processes, each copy's refresh ~1.8, ~23-28 µs "
+    "bulk_vs_sqlite": "the load is CPU-bound on two cores: 6.5-7 CPU s for GCIDE (the bulk "
+                      "phase ~2.7 over all processes, each copy's refresh ~1.8-2.0, ~30 µs "
                       "per document); background segment builds only moved that CPU "
                       "(README)",
-    "memory_over_raw": "fixed costs of the first load that do not grow with the data "
-                       "(Python arenas the refresh's short-lived objects spread and a few "
-                       "survivors keep, refresh modules, the coordinator's growth): the "
-                       "ratio falls as the corpus grows (scale rows)",
+    "memory_over_raw": "Python's small-object pools the load's short-lived objects touched "
+                       "and a few long-lived ones keep (~21 MiB unused per copy, ~9 in the "
+                       "coordinator, ~6 in the front end): fixed costs of the first load, "
+                       "the ratio falls as the corpus grows (scale rows)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
                             "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
@@ -38,8 +38,7 @@ BLOCKERS = {
                             "first key (O(m)); a page not yet placed also pays the sample "
                             "and fetch rounds",
     "deep_over_page1_search_after": NOT_PROFILED,
-    "aggs_terms_p50": "the Ray fan-out, plus a pin and an unpin call per shard around "
-                      "TPUT's rounds even when round 1 suffices",
+    "aggs_terms_p50": "the Ray fan-out, and a pin per shard when a second TPUT round runs",
     "aggs_date_histogram_p50": "the Ray fan-out to the shards and the coordinator's "
                                "reduce and rendering of every bucket",
     "aggs_cardinality_p50": "the Ray fan-out and one HyperLogLog update per distinct value "
