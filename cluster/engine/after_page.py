@@ -58,8 +58,8 @@ def after_candidates(core: Any, q: ShardQuery, cancel: Cancellation
 
 
 def _has_nan(c: Candidates) -> bool:
-    return any(isinstance(col, np.ndarray) and col.dtype.kind == "f" and bool(np.isnan(col).any())
-               for col in c.columns)
+    return any(isinstance(col, np.ndarray) and col.dtype.kind == "f"
+               and bool(np.isnan(col).any()) for col in c.columns)
 
 
 def first_after(c: Candidates, key: list[Any]) -> int:

@@ -24,7 +24,7 @@ from .damage import (CORRUPTED_PREFIX, MANIFEST, is_torn_tail, missing_files, mo
 from .fsync import fsync_dir
 from .snapshot_store import PARTS_FORMAT, check_readable, decode_snapshot, resolve
 from .storage import (MAX_RECORD, UNREADABLE, StorageCorrupt, _numbered, command_args,
-                      damage_detail, decode_command, scan)
+                      damage_detail, decode_command, scan, unreadable_as_corrupt)
 
 
 @dataclass
@@ -112,11 +112,8 @@ def check_copy(d: Path, repair: bool = False) -> list[Finding]:
             header, sections = decode_snapshot(path.read_bytes(), str(path))
             if header["format"] == PARTS_FORMAT:     # and every part it names, whole
                 sections = resolve(d, header, sections, path.name)
-            try:
+            with unreadable_as_corrupt(path, "a stored value"):   # as the copy opens it
                 check_readable(header, sections)
-            except UNREADABLE as e:
-                raise StorageCorrupt(path, f"a stored value has a good checksum but cannot "
-                                           f"be read: {e!r}") from None
             snap_last = int(header["last_op"])
         except StorageCorrupt as e:
             out.append(Finding(e.path, "damage", f"{e.detail} (a snapshot has no tail to "

@@ -471,8 +471,8 @@ def _build_text(entries: FieldEntries, n: int, ft: FieldType) -> TextField:
     """Postings with positions, lengths and norms of a text field.
 
     Python touches no value; analysis and term ids are column passes (``column_tokens.py``,
-    ``term_ids.py``: NumPy for ``standard``), docs and positions are computed with NumPy: value ``k``
-    of a document starts at position ``tokens before it + k * gap``.
+    ``term_ids.py``: NumPy for ``standard``), docs and positions are computed with NumPy:
+    value ``k`` of a document starts at position ``tokens before it + k * gap``.
     """
     per_entry = entries.counts
     values: list[str] = entries.flat
