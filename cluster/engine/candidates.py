@@ -268,7 +268,8 @@ def store_sorted(core: Any, q: ShardQuery, c: Candidates) -> Candidates:
 def _bytes_of(c: Candidates) -> int:
     """The arrays ``c`` holds (what keeping it costs beside the segments it points at)."""
     arrays = [*c.columns, *(m for m in c.missing if m is not None), c.scores, c.ties, c.addr,
-              *(r for r in (c.ranks or []) if r is not None)]
+              *(r for r in (c.ranks or []) if r is not None),
+              *(a for _, docs, scores in (c.parts or []) for a in (docs, scores))]
     return sum(a.nbytes for a in [*arrays, c.order] if isinstance(a, np.ndarray))
 
 
