@@ -148,18 +148,21 @@ def test_a_snapshot_with_pending_segments_recovers_everything_and_shows_nothing_
     assert hits(again) == hits(c)
 
 
-def test_a_failed_build_keeps_its_documents_buffered_and_is_tried_again_later() -> None:
+def test_a_failed_build_keeps_its_documents_buffered_and_is_tried_again_later(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from shardsearch.cluster.engine import segment
+
     c = open_copy(None)
 
-    def fail() -> None:
+    def fail(*args: object) -> None:
         raise RuntimeError("simulated build failure")
 
-    c.core.build_pause = fail
+    monkeypatch.setattr(segment.Segment, "build", fail)
     w = Writer(c)
     w.index(*"abcd")
     assert c.core.pending == [] and set(c.core.buffer) == set("abcd")
     assert [c.get(i).version for i in "abcd"] == [1] * 4
-    c.core.build_pause = None
+    monkeypatch.undo()
     w.index("e")                                            # not yet: FLUSH_DOCS more first
     assert c.core.pending == [] and len(c.core.buffer) == 5
     w.index("f", "g", "h")

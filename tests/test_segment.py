@@ -112,7 +112,7 @@ def test_source_store_returns_every_document_byte_for_byte():
 
 def test_source_store_with_a_trained_dictionary_reads_back_and_survives_copies():
     """Past ``SOURCE_DICT_MIN`` bytes a segment's blocks share a trained zstd dictionary:
-    every document still reads back byte for byte, also from a deep copy (``compacted``) and
+    every document still reads back byte for byte, also from a deep copy and
     a pickled one, which carry the dictionary as bytes."""
     import copy
     import pickle

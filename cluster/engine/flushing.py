@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import logging
 import pickle
-from collections.abc import Callable
 
 import numpy as np
 
@@ -59,7 +58,6 @@ class Flushing:
     mapping: Mapping
     flush_docs: int | None
     flush_at: int
-    build_pause: Callable[[], None] | None
 
     def maybe_flush(self) -> None:
         """After writes: build the buffer's segment if it holds ``flush_docs`` documents.
@@ -67,8 +65,6 @@ class Flushing:
         if self.flush_docs is None or len(self.buffer) < max(self.flush_docs, self.flush_at):
             return
         try:
-            if self.build_pause is not None:
-                self.build_pause()
             seg = Segment.build(list(self.buffer.values()), self.mapping.fields,
                                 self.generation + 1)
         except Exception as e:  # noqa: BLE001 - the documents stay buffered

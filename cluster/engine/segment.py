@@ -17,7 +17,6 @@ cost nothing and cached per-snapshot statistics never go stale.
 """
 from __future__ import annotations
 
-import copy
 import importlib
 import itertools
 import pickle
@@ -387,7 +386,7 @@ class Segment:
                generation: int) -> Segment:
         n = len(docs)
         for ft in field_types.values():
-            ft.kind  # noqa: B018 - cached now, before the heap fills (see ``compacted``)
+            ft.kind  # noqa: B018 - cached now, before the heap fills (``Flushing.compact_built``)
         seq = np.array([d.seq for d in docs], dtype=np.int64)
         version = np.array([d.version for d in docs], dtype=np.int64)
         created = np.full(n, generation, dtype=np.int32)
@@ -402,17 +401,6 @@ class Segment:
             routing = NoRouting(n)
         return cls(next(_uid_counter), [d.id for d in docs], seq, version, created, deleted,
                    SourceStore([d.source for d in docs]), routing, fields, nested)
-
-    def compacted(self) -> Segment:
-        """This segment copied (every array and object, one ``deepcopy``: ~30 ms for 60,000
-        documents), to call once the write buffer it was built from is freed.
-
-        Built while the buffer fills the heap, the segment's few hundred small objects (array
-        headers, term dictionaries) land in holes among the buffer's and each keeps a 1 MiB
-        allocator arena alive after the buffer is gone (~20 MiB per 60,000 documents); the
-        copy lands in compact memory and the original goes.
-        """
-        return copy.deepcopy(self)
 
     def visible(self, gen: int) -> np.ndarray:
         """bool[n]: the versions visible at refresh generation ``gen``. O(n), cached."""

@@ -73,7 +73,6 @@ class ShardCore(Merging, Flushing):
         self.flush_docs: int | None = None
         self.flush_at = 0   # after a failed build: the buffer size of the next try
         self.pending: list[Segment] = []   # built from the buffer, invisible until the refresh
-        self.build_pause: Callable[[], None] | None = None   # test hook, before a build
         self.segments: list[Segment] = []
         self.by_uid: dict[int, Segment] = {}
         self.source_cache = BlockCache()   # decompressed _source blocks (``source_cache.py``)
