@@ -31,13 +31,8 @@ _FMIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
 def ranked_ids(values: list[str]) -> tuple[list[str], np.ndarray]:
     """``(distinct, ids)``: the distinct ``values`` sorted, and the rank of each value among
     them as int32. O(V + U log U) for V values, U distinct."""
-    if len(values) >= _COLUMN_FROM:
-        try:
-            distinct, ids = ranked_utf8_column(utf8_of(values))
-            return utf8_list(distinct), ids
-        except (TypeError, UnicodeError):
-            pass
-    return _python_ids(values)
+    distinct, ids = ranked_utf8(values)
+    return (utf8_list(distinct) if isinstance(distinct, tuple) else distinct), ids
 
 
 def ranked_utf8(values: list[str]) -> tuple[list[str] | Utf8, np.ndarray]:
