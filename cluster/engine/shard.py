@@ -244,6 +244,7 @@ class ShardCore(Merging, Flushing):
             self.buffer = {}
             del docs
         built = self.take_pending() + fresh   # built from the full buffer at ``gen``
+        del fresh   # ``built`` alone holds the originals: compact_built drops them all
         if built:
             release_free_memory(collect=False)   # the buffer went by reference counting
             # Objects that stay are made once the buffer is freed, so they fill a few memory
