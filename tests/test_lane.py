@@ -166,6 +166,41 @@ def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
         lane.close()
 
 
+class _Batch:
+    """An argument a lane call receives (pickled: defined at module level)."""
+
+
+def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
+    """The last call's arguments (a bulk write's whole batch) must not stay alive until a
+    next call that may never come."""
+    import gc
+    import weakref
+
+    from shardsearch.cluster.distribution.lanes import ThreadLane, serialized
+
+    seen: list[weakref.ref] = []
+
+    class Copy:
+        def command(self, batch: _Batch) -> int:
+            seen.append(weakref.ref(batch))
+            return 1
+
+    lane = ThreadLane(serialized(Copy)(), frozenset({"command"}))
+
+    async def go():
+        client = LaneClient(lane.path)
+        try:
+            assert await client.call("command", _Batch()) == 1
+        finally:
+            client.close()
+    try:
+        run(go())
+        gc.collect()
+        assert len(seen) == 1 and seen[0]() is None
+    finally:
+        lane.close()
+
+
 def test_sockets_of_processes_that_are_gone_are_swept() -> None:
     import subprocess
     import sys
