@@ -284,3 +284,38 @@ def test_a_refresh_ends_a_failed_build_s_raised_bound() -> None:
     assert c.core.flush_at == 0
     Writer(c).index(*"abcd")
     assert len(c.core.pending) == 1 and not c.core.buffer
+
+
+def test_a_refresh_whose_segment_copies_fail_keeps_the_originals_and_loses_nothing(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``compact_built`` copies the built segments through pickle; a copy that cannot be made
+    (no memory) leaves the originals in place: every document stays addressable and the
+    refresh shows them all."""
+    import pickle
+    import types
+
+    from shardsearch.cluster.engine import flushing
+
+    c = open_copy(None)
+    w = Writer(c)
+    w.index(*"abcd")                                            # a pending segment
+    w.index("e")                                                # buffered
+    real = pickle.loads
+    calls = []
+
+    def fail_once(blob: bytes) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("no room for the copy")
+        return real(blob)
+    monkeypatch.setattr(flushing, "pickle", types.SimpleNamespace(
+        dumps=pickle.dumps, loads=fail_once, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL))
+    with caplog.at_level("ERROR", logger="shardsearch.flushes"):
+        assert w.send("refresh") == 1
+    assert "originals are kept" in caplog.text
+    assert visible(c) == (5, 5) and [h[0] for h in hits(c)] == list("abcde")
+    assert [c.get(i).version for i in "abcde"] == [1] * 5
+    w.ops(("delete", "a", None), ("index", "b", {"title": "hello b2"}))
+    w.send("refresh")                                           # still correct afterwards
+    assert visible(c) == (4, 4) and [h[0] for h in hits(c)] == list("bcde")
+    assert hits(c) == hits(without_builds(w))
