@@ -22,8 +22,11 @@ Rules (``ShardCore`` keeps them; every method runs under the host's serialisatio
   ``created_gen`` (visible at no generation);
 * ``refresh`` makes the pending segments visible with the segment of the rest of the buffer,
   all at the new generation;
-* an incremental snapshot stores each pending segment as a part once, a whole one its rows as
-  buffered documents (``snapshot_state.py``); recovery loads them as buffered documents;
+* a snapshot holds each pending segment's rows and which of them were retired since (an
+  incremental one as a part, written once; ``snapshot_state.py``); recovery and a replica's
+  catch-up build each again as a pending segment (``restore_pending``), so a restarted copy
+  holds the segments of one that did not restart. Buffered documents a snapshot holds beyond
+  the bound (an older snapshot's, or a failed build's) are built as the restored buffer fills;
 * a failed build leaves its documents buffered (nothing acknowledged is lost) and is tried
   again once ``INDEX_BUFFER_DOCS`` more documents came.
 """
@@ -114,13 +117,12 @@ class Flushing:
         """The pending segments, for a snapshot."""
         return list(self.pending)
 
-    def pending_rows(self) -> list[tuple[str, int, int, bytes, str | None]]:
-        """``(id, seq, version, source, routing)`` of the live rows of pending segments, for a
-        whole snapshot."""
-        out = []
-        for seg in self.pending:
-            rows = np.flatnonzero(seg.deleted_gen == NEVER).tolist()
-            for i, source in zip(rows, seg.sources.take(rows)):
-                out.append((str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]), source,
-                            seg.routing[i]))
-        return out
+    def restore_pending(self, docs: list[BufferedDoc], dead: list[int]) -> None:
+        """A pending segment a snapshot holds, built again from its rows (in their order) at
+        ``generation + 1``, its rows replaced or deleted since retired: a recovered copy holds
+        the segments it held, as its replicas do, and its buffer stays bounded."""
+        seg = Segment.build(docs, self.mapping.fields, self.generation + 1)
+        seg.deleted_gen[np.asarray(dead, dtype=np.int64)] = self.generation + 1
+        self.pending.append(seg)
+        self.by_uid[seg.uid] = seg
+        self.live.add_segment(seg.uid, seg.ids, np.flatnonzero(seg.deleted_gen == NEVER))
