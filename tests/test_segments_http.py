@@ -177,9 +177,14 @@ def test_segments_list_a_built_unrefreshed_segment_as_not_searchable(esc) -> Non
     assert [(r["searchable"], r["committed"], r["docs.count"]) for r in rows] == [
         ("false", "false", str(INDEX_BUFFER_DOCS - 1))]
     assert esc.count(index="pend")["count"] == 0
+    stats = esc.indices.stats(index="pend")["indices"]["pend"]["primaries"]
+    assert stats["segments"]["count"] == 0 and stats["docs"]["deleted"] == 0   # searched ones
+    assert stats["store"]["size_in_bytes"] >= seg["size_in_bytes"] > 0         # held ones
     esc.indices.refresh(index="pend")
     copy = esc.indices.segments(index="pend")["indices"]["pend"]["shards"]["0"][0]
     assert copy["num_search_segments"] == len(copy["segments"]) >= 2
     assert all(s["search"] for s in copy["segments"].values())
     assert {r["searchable"] for r in esc.cat.segments(index="pend", format="json")} == {"true"}
     assert esc.count(index="pend")["count"] == total
+    stats = esc.indices.stats(index="pend")["indices"]["pend"]["primaries"]
+    assert stats["segments"]["count"] == len(copy["segments"]) and stats["docs"]["deleted"] == 1
