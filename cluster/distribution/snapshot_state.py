@@ -280,14 +280,17 @@ def restore(copy: Any, header: dict[str, Any], sections: list[dict[str, Any]]) -
 
 
 def _restore_pending(core: ShardCore, records: list[dict[str, Any]], mapping: Mapping) -> None:
-    """The pending segments of ``built`` records, each built again from its rows in order."""
-    segs: dict[int, tuple[list[BufferedDoc], list[int]]] = {}
-    for r in records:
-        docs, dead = segs.setdefault(r["segment"], ([], []))
+    """The pending segments of ``built`` records (a segment's records are consecutive), each
+    built again from its rows in order as soon as they are read: one segment's parsed
+    documents at a time."""
+    docs: list[BufferedDoc] = []
+    dead: list[int] = []
+    for n, r in enumerate(records):
         dead += r["dead"]
         for doc_id, seq, version, src, routing in r["docs"]:
             source = decode_bytes(src) or b"{}"
             docs.append(BufferedDoc(doc_id, seq, version, source,
                                     stored_fields(source, mapping, doc_id), routing))
-    for k in sorted(segs):
-        core.restore_pending(*segs.pop(k))
+        if n + 1 == len(records) or records[n + 1]["segment"] != r["segment"]:
+            core.restore_pending(docs, dead)
+            docs, dead = [], []
