@@ -94,4 +94,5 @@ def cat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "id": r["node"], "segment": segment_name(r["uid"]), "generation": str(r["uid"]),
              "docs.count": str(r["docs"]), "docs.deleted": str(r["deleted"]),
              "size": f"{r['bytes']}b", "size.memory": None, "committed": "false",
-             "searchable": "true" if r["search"] else "false", "version": None, "compound": None} for r in rows]
+             "searchable": "true" if r["search"] else "false", "version": None,
+             "compound": None} for r in rows]
