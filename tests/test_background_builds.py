@@ -319,3 +319,155 @@ def test_a_refresh_hands_memory_back_once_the_segments_built_from_the_buffer_are
     w.send("refresh")
     assert len(originals) == 2 and visible(c) == (6, 6)
     assert alive_at_release[-1] == 0
+
+
+def test_a_refresh_whose_segment_copies_fail_keeps_the_originals_and_loses_nothing(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """``compact_built`` copies the built segments through pickle; a copy that cannot be made
+    (no memory) leaves the originals in place: every document stays addressable and the
+    refresh shows them all."""
+    import pickle
+    import types
+
+    from shardsearch.cluster.engine import flushing
+
+    c = open_copy(None)
+    w = Writer(c)
+    w.index(*"abcd")                                            # a pending segment
+    w.index("e")                                                # buffered
+    real = pickle.loads
+    calls = []
+
+    def fail_once(blob: bytes) -> object:
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("no room for the copy")
+        return real(blob)
+    monkeypatch.setattr(flushing, "pickle", types.SimpleNamespace(
+        dumps=pickle.dumps, loads=fail_once, HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL))
+    with caplog.at_level("ERROR", logger="shardsearch.flushes"):
+        assert w.send("refresh") == 1
+    assert "originals are kept" in caplog.text
+    assert visible(c) == (5, 5) and [h[0] for h in hits(c)] == list("abcde")
+    assert [c.get(i).version for i in "abcde"] == [1] * 5
+    w.ops(("delete", "a", None), ("index", "b", {"title": "hello b2"}))
+    w.send("refresh")                                           # still correct afterwards
+    assert visible(c) == (4, 4) and [h[0] for h in hits(c)] == list("bcde")
+    assert hits(c) == hits(without_builds(w))
+
+
+def pending_layout(c: ShardCopy) -> list[tuple[list[str], list[int], list[int]]]:
+    """(ids, versions, retired generations) of each pending segment, in build order."""
+    return [(list(map(str, seg.ids)), seg.version.tolist(), seg.deleted_gen.tolist())
+            for seg in c.core.pending]
+
+
+def bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Copies made from here on (and their recovery) bound their buffer at FLUSH_DOCS."""
+    from shardsearch.cluster.distribution import shard_service
+    monkeypatch.setattr(shard_service, "INDEX_BUFFER_DOCS", FLUSH_DOCS)
+
+
+def load_unrefreshed(w: Writer) -> None:
+    """Many times the bound without a refresh, in batches that fill the buffer at various
+    points, with documents of built segments replaced and deleted."""
+    w.index("v1", "v2")
+    w.send("refresh")
+    for k in range(9):
+        w.index(*[f"d{k}-{i}" for i in range(k % 4 + 1)])
+    w.ops(("delete", "d1-0", None), ("index", "d2-1", {"title": "hello again"}),
+          ("update", "d3-2", {"n": 9}), ("delete", "v1", None))
+
+
+def replay(w: Writer, copy: ShardCopy) -> Writer:
+    """The commands ``w`` sent, run on ``copy`` (a replica that saw them all)."""
+    other = Writer(copy)
+    for method, args in w.log:
+        other.send(method, *args)
+    return other
+
+
+def test_a_copy_restarted_with_more_than_the_bound_buffered_holds_less_and_matches_one_that_did_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bounded(monkeypatch)
+    c = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", str(tmp_path), {})
+    w = Writer(c)
+    load_unrefreshed(w)
+    c.flush()                                               # pending segments as parts
+    w.index("late1", "late2", "late3")                      # in the log only: replayed
+    w.ops(("delete", "d4-0", None))
+    stayed = replay(w, ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", None, {}))
+    ids = {i for method, args in w.log if method == "apply" for i in (op.id for op in args[0])}
+    again = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", str(tmp_path), {})
+    assert again.recovery["snapshot"] is not None and again.recovery["replayed"] == 2
+    assert len(again.core.buffer) < FLUSH_DOCS and len(again.core.pending) > 3
+    assert pending_layout(again) == pending_layout(stayed.copy)
+    assert [again.get(i) for i in sorted(ids)] == [stayed.copy.get(i) for i in sorted(ids)]
+    assert visible(again) == visible(stayed.copy) == (2, 2)         # nothing shown early
+    refresh = w.op
+    again.command(refresh, "refresh", (), f"c{refresh}", w.prev)
+    stayed.send("refresh")
+    live = sorted(i for i in ids if stayed.copy.get(i) is not None)
+    assert len(live) == len(ids) - 3
+    assert [h[0] for h in hits(again)] == live and hits(again) == hits(stayed.copy)
+    assert visible(again) == visible(stayed.copy) == (len(live), len(live))
+
+
+def test_a_restarted_copy_writes_its_pending_segments_parts_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bounded(monkeypatch)
+    c = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", str(tmp_path), {})
+    load_unrefreshed(Writer(c))
+    c.flush()
+    written = [c.parts.segments[s.uid] for s in c.core.pending]
+    again = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", str(tmp_path), {})
+    again.flush()                           # the restored pending segments: parts it has
+    assert [again.parts.segments[s.uid] for s in again.core.pending] == written
+    third = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", str(tmp_path), {})
+    assert pending_layout(third) == pending_layout(again) == pending_layout(c)
+    assert third.core.buffer.keys() == c.core.buffer.keys()
+
+
+def test_a_replica_caught_up_from_a_snapshot_builds_the_same_pending_segments(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    bounded(monkeypatch)
+    source = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", None, {})
+    w = Writer(source)
+    load_unrefreshed(w)
+    sent = source.export_since(-1)                          # in memory: a whole snapshot
+    assert sent["snapshot"] is not None
+    replica = ShardCopy("books", 0, Mapping.from_body(MAPPING), 1, "uuid-1", None, {})
+    replica.install(sent["snapshot"], sent["records"])
+    assert len(replica.core.buffer) < FLUSH_DOCS
+    assert pending_layout(replica) == pending_layout(source)
+    r = Writer(replica)
+    r.op, r.prev, r.seq = w.op, w.prev, w.seq
+    for x in (w, r):                                        # the same writes after it
+        x.index(*[f"n{i}" for i in range(6)])
+        x.ops(("delete", "d5-1", None))
+    assert pending_layout(replica) == pending_layout(source)
+    w.send("refresh")
+    r.send("refresh")
+    assert hits(replica) == hits(source) and visible(replica) == visible(source)
+
+
+def test_a_snapshot_buffering_more_than_the_bound_is_built_as_it_loads(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot whose buffer holds more than the bound (an unbounded copy's, or an older
+    version's, which kept built rows as buffered documents) loads bounded, losing nothing."""
+    unbounded = ShardCopy("books", 0, Mapping.from_body(MAPPING), 0, "uuid-1", None, {})
+    unbounded.core.flush_docs = None
+    w = Writer(unbounded)
+    load_unrefreshed(w)
+    assert len(unbounded.core.buffer) > 3 * FLUSH_DOCS and not unbounded.core.pending
+    bounded(monkeypatch)
+    sent = unbounded.export_since(-1)
+    copy = ShardCopy("books", 0, Mapping.from_body(MAPPING), 1, "uuid-1", None, {})
+    copy.install(sent["snapshot"], sent["records"])
+    assert len(copy.core.buffer) < FLUSH_DOCS and copy.core.pending
+    ids = sorted(unbounded.core.buffer) + ["v1", "v2"]
+    assert [copy.get(i) for i in ids] == [unbounded.get(i) for i in ids]
+    refresh = w.op
+    copy.command(refresh, "refresh", (), f"c{refresh}", w.prev)
+    w.send("refresh")
+    assert hits(copy) == hits(unbounded) and visible(copy) == visible(unbounded)

@@ -180,3 +180,77 @@ def test_a_killed_coordinator_answers_503_then_comes_back_with_the_data(tmp_path
             assert [h["_id"] for h in after["hits"]] == [h["_id"] for h in before["hits"]]
     finally:
         svc.stop()
+
+
+def load_past_the_bound(c: httpx.Client, index: str, total: int) -> None:
+    """``total`` documents (more than a copy buffers) without a refresh, then some documents
+    of the built segment replaced and deleted."""
+    from shardsearch.cluster.engine.flushing import INDEX_BUFFER_DOCS
+    assert total > INDEX_BUFFER_DOCS
+    assert c.put(f"/{index}", json={"settings": {
+        "number_of_shards": 1, "number_of_replicas": 0, "refresh_interval": -1,
+        "translog.flush_threshold_size": "512kb"},
+        "mappings": {"properties": {"n": {"type": "long"}, "t": {"type": "text"}}}}
+    ).status_code == 200
+    step = 8192
+    for start in range(0, total, step):
+        docs = [(str(i), {"n": i, "t": f"w{i % 97} w{i % 13}"})
+                for i in range(start, min(total, start + step))]
+        r = c.post("/_bulk", content=bulk_body(index, docs),
+                   headers={"content-type": "application/x-ndjson"})
+        assert not r.json()["errors"]
+    r = c.post("/_bulk", content=bulk_body(index, [(str(i), {"n": -i, "t": "w1 again"})
+                                                   for i in range(100)]),
+               headers={"content-type": "application/x-ndjson"})
+    assert not r.json()["errors"]
+    for i in range(100, 110):
+        assert c.delete(f"/{index}/_doc/{i}").status_code == 200
+
+
+def segment_layout(c: httpx.Client, index: str) -> list[tuple[bool, int, int]]:
+    """(searched, documents, deleted) of each segment of shard 0's copy."""
+    r = c.get(f"/{index}/_segments")
+    assert r.status_code == 200, r.text
+    segs = r.json()["indices"][index]["shards"]["0"][0]["segments"].values()
+    return sorted((s["search"], s["num_docs"], s["deleted_docs"]) for s in segs)
+
+
+def test_a_service_restarted_with_more_than_the_buffer_bound_unrefreshed_recovers_its_built_segment(
+        tmp_path: Path) -> None:
+    """Killed after loading more than ``INDEX_BUFFER_DOCS`` documents with refreshes off, a copy
+    recovers its built (pending) segment as that segment, not as buffered documents (which
+    the refresh after recovery would build into one): the same segments, documents and
+    answers as an index loaded the same way that never restarted."""
+    from shardsearch.cluster.engine.flushing import INDEX_BUFFER_DOCS
+    total = INDEX_BUFFER_DOCS + 20_000
+    data = tmp_path / "data"
+    svc = ServeProcess(free_port(), [*ARGS, "--data-dir", str(data)], log=tmp_path / "s1.log")
+    try:
+        svc.wait_up()
+        with httpx.Client(base_url=svc.url, timeout=120) as c:
+            load_past_the_bound(c, "crashed", total)
+            assert segment_layout(c, "crashed") == [(False, INDEX_BUFFER_DOCS - 110, 110)]
+        svc.kill9()
+    finally:
+        svc.stop()
+    svc2 = ServeProcess(free_port(), [*ARGS, "--data-dir", str(data)], log=tmp_path / "s2.log")
+    try:
+        svc2.wait_up()
+        with httpx.Client(base_url=svc2.url, timeout=120) as c:
+            # Elasticsearch refreshes after recovery: the built segment, then the buffer's
+            after = segment_layout(c, "crashed")
+            assert after == [(True, 20_100, 0), (True, INDEX_BUFFER_DOCS - 110, 110)]
+            load_past_the_bound(c, "stayed", total)
+            assert segment_layout(c, "stayed") == [(False, INDEX_BUFFER_DOCS - 110, 110)]
+            assert c.post("/stayed/_refresh").status_code == 200
+            assert segment_layout(c, "stayed") == after
+            counts = [c.get(f"/{i}/_count").json()["count"] for i in ("crashed", "stayed")]
+            assert counts == [total - 10] * 2
+            body = {"query": {"match": {"t": "w1 w5"}}}
+            answers = [[(h["_id"], h["_score"], h["_version"], h["_seq_no"], h["_source"])
+                        for h in all_hits(c, i, body)] for i in ("crashed", "stayed")]
+            assert answers[0] == answers[1] and len(answers[0]) == 2000   # all_hits' size
+            assert c.get("/crashed/_doc/5").json()["_source"] == {"n": -5, "t": "w1 again"}
+            assert c.get("/crashed/_doc/105").status_code == 404
+    finally:
+        svc2.stop()

@@ -149,3 +149,42 @@ def test_forcemerge_does_not_block_searches_or_writes_on_its_shard(es, base_url,
     assert _segment_counts(es, "fmb") == {"0": 1}
     r = es.post("/fmb/_search", json={"size": 10, "sort": [{"n": "asc"}]})
     assert [h["_id"] for h in r.json()["hits"]["hits"]] == ["0", "1", "3", "4", "5", "new"]
+
+
+def test_segments_list_a_built_unrefreshed_segment_as_not_searchable(esc) -> None:
+    """A full write buffer's segment (``INDEX_BUFFER_DOCS`` documents, ``flushing.py``) is
+    listed before the refresh with ``search: false`` / ``searchable`` false, as Elasticsearch
+    lists a flushed segment no reader opened yet, and searchable after it (official client)."""
+    from shardsearch.cluster.engine.flushing import INDEX_BUFFER_DOCS
+
+    esc.indices.create(index="pend", settings={"number_of_shards": 1, "number_of_replicas": 0,
+                                               "refresh_interval": -1},
+                       mappings={"properties": {"n": {"type": "long"}}})
+    total = INDEX_BUFFER_DOCS + 5
+    step = 8192
+    for start in range(0, total, step):
+        ops: list[dict] = []
+        for i in range(start, min(total, start + step)):
+            ops += [{"index": {"_id": str(i)}}, {"n": i}]
+        assert not esc.bulk(index="pend", operations=ops)["errors"]
+    esc.index(index="pend", id="0", document={"n": -1})   # replaces a row of the built one
+    copy = esc.indices.segments(index="pend")["indices"]["pend"]["shards"]["0"][0]
+    assert copy["num_search_segments"] == 0 and copy["num_committed_segments"] == 0
+    (seg,) = copy["segments"].values()
+    assert seg["search"] is False and seg["committed"] is False
+    assert (seg["num_docs"], seg["deleted_docs"]) == (INDEX_BUFFER_DOCS - 1, 1)
+    rows = esc.cat.segments(index="pend", format="json")
+    assert [(r["searchable"], r["committed"], r["docs.count"]) for r in rows] == [
+        ("false", "false", str(INDEX_BUFFER_DOCS - 1))]
+    assert esc.count(index="pend")["count"] == 0
+    stats = esc.indices.stats(index="pend")["indices"]["pend"]["primaries"]
+    assert stats["segments"]["count"] == 0 and stats["docs"]["deleted"] == 0   # searched ones
+    assert stats["store"]["size_in_bytes"] >= seg["size_in_bytes"] > 0         # held ones
+    esc.indices.refresh(index="pend")
+    copy = esc.indices.segments(index="pend")["indices"]["pend"]["shards"]["0"][0]
+    assert copy["num_search_segments"] == len(copy["segments"]) >= 2
+    assert all(s["search"] for s in copy["segments"].values())
+    assert {r["searchable"] for r in esc.cat.segments(index="pend", format="json")} == {"true"}
+    assert esc.count(index="pend")["count"] == total
+    stats = esc.indices.stats(index="pend")["indices"]["pend"]["primaries"]
+    assert stats["segments"]["count"] == len(copy["segments"]) and stats["docs"]["deleted"] == 1

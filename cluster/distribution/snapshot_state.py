@@ -19,7 +19,8 @@ from ..engine.mapping import Mapping
 from ..engine.merge_policy import MergePolicy
 from ..engine.segment import NEVER, BufferedDoc, Segment
 from ..engine.shard import ShardCore
-from ..engine.snapshot_store import (PARTS_FORMAT, encode_snapshot, part_entry, part_name)
+from ..engine.snapshot_store import (PARTS_FORMAT, built_records, encode_snapshot, part_entry,
+                                     part_name)
 from ..engine.storage import decode_bytes, decode_mapping, decode_value, encode_bytes, \
     encode_mapping, encode_pickled
 from .copy_answers import from_json_safe, json_safe
@@ -68,20 +69,29 @@ def export_whole(copy: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
                          encode_bytes(source), seg.routing[i],
                          bool(seg.deleted_gen[i] != NEVER)])
     sections = _chunks("docs", "docs", docs, SNAPSHOT_CHUNK)
-    # rows built but not yet visible (``flushing.py``): buffered, fields parsed at restore
-    buf = [[i, sq, v, encode_bytes(src), r, None] for i, sq, v, src, r in core.pending_rows()]
-    buf += _buffer_rows(core.buffer.values())
-    sections += _chunks("buffer", "docs", buf, SNAPSHOT_CHUNK)
+    for k, seg in enumerate(core.pending_segments()):   # built, not yet visible (flushing.py)
+        sections += built_records(k, _segment_rows(seg), _dead(seg))
+    sections += _chunks("buffer", "docs", _buffer_rows(core.buffer.values()), SNAPSHOT_CHUNK)
     return _header(copy), sections + _tombstones(core)
+
+
+def _segment_rows(seg: Segment) -> list[list[list[Any]]]:
+    """Every row of a segment as ``[id, seq, version, source, routing]``, in chunks."""
+    rows = list(range(len(seg.ids)))
+    docs = [[str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]), encode_bytes(src),
+             seg.routing[i]] for i, src in zip(rows, seg.sources.take(rows))]
+    return [docs[i:i + SNAPSHOT_CHUNK] for i in range(0, len(docs), SNAPSHOT_CHUNK)]
+
+
+def _dead(seg: Segment) -> list[int]:
+    """Rows of a pending segment replaced or deleted since it was built."""
+    return np.flatnonzero(seg.deleted_gen != NEVER).tolist()
 
 
 def _segment_part(seg: Segment) -> bytes:
     """Every row of a segment (immutable but for its deletes, which the manifest states)."""
-    rows = list(range(len(seg.ids)))
-    docs = [[str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]), encode_bytes(src),
-             seg.routing[i]] for i, src in zip(rows, seg.sources.take(rows))]
-    return encode_snapshot({"format": PARTS_FORMAT, "part": "segment", "rows": len(rows)},
-                           _chunks("rows", "docs", docs, SNAPSHOT_CHUNK))
+    return encode_snapshot({"format": PARTS_FORMAT, "part": "segment", "rows": len(seg.ids)},
+                           [{"kind": "rows", "docs": c} for c in _segment_rows(seg)])
 
 
 def _visibility(i: int, seg: Segment, gen: int) -> dict[str, Any] | None:
@@ -142,12 +152,19 @@ class SnapshotParts:
 
     @classmethod
     def resumed(cls, copy: Any, header: dict[str, Any]) -> SnapshotParts:
-        """After loading an incremental snapshot its buffer chain goes on (the buffer was
-        restored in the chain's order); its segments were rebuilt into one, written anew."""
+        """After loading an incremental snapshot its pending segments' parts are theirs again
+        (rebuilt from those rows, in order) and its buffer chain goes on (the buffer was
+        restored in the chain's order); its visible segments were rebuilt into one, written
+        anew."""
         out = cls(copy.core)
-        # documents of built segments were restored into the buffer: no part holds them there
-        if header.get("format") == PARTS_FORMAT and header["buffer_parts"] \
-                and not header.get("built_segments"):
+        if header.get("format") != PARTS_FORMAT:
+            return out
+        built = header.get("built_segments", [])
+        if len(built) != len(copy.core.pending):
+            return out        # the restored buffer was built too: no part holds it as it is
+        for seg, e in zip(copy.core.pending, built):
+            out.segments[seg.uid] = {k: e[k] for k in ("part", "bytes", "crc")}
+        if header["buffer_parts"]:
             out.chain, out.chain_gen = list(header["buffer_parts"]), copy.core.generation
             out.marks = [None for _ in out.chain[:-1]] + [_tail(copy.core.buffer)]
         return out
@@ -175,8 +192,7 @@ class SnapshotParts:
         built = []
         for seg in core.pending_segments():   # built, not yet refreshed (``flushing.py``)
             segs[seg.uid] = self.segments.get(seg.uid) or add(_segment_part(seg))
-            built.append({**segs[seg.uid],
-                          "dead": np.flatnonzero(seg.deleted_gen != NEVER).tolist()})
+            built.append({**segs[seg.uid], "dead": _dead(seg)})
         chain, marks, docs = self._buffer_plan(core.buffer, gen)
         if docs:
             chain = chain + [{**add(encode_snapshot(
@@ -218,7 +234,8 @@ class SnapshotParts:
 
 def restore(copy: Any, header: dict[str, Any], sections: list[dict[str, Any]]) -> None:
     """Rebuild ``copy`` from snapshot records: one segment of generation ``G`` holding every
-    document visible at ``G`` (built by the shard's own refresh), then the buffer."""
+    document visible at ``G`` (built by the shard's own refresh), the pending segments built
+    again, then the buffer (built as it fills past the bound, as writes are)."""
     mapping = decode_mapping(header["mapping"]) or Mapping()
     ShardService.__init__(copy, header["index"], header["shard"], mapping)
     core: ShardCore = copy.core
@@ -240,13 +257,15 @@ def restore(copy: Any, header: dict[str, Any], sections: list[dict[str, Any]]) -
             seg, i = core.locate(core.live.pop(doc_id))
             seg.deleted_gen[i] = gen + 1
     core.generation = gen
+    _restore_pending(core, [s for s in sections if s["kind"] == "built"], mapping)
     for s in sections:
         if s["kind"] == "buffer":
             for doc_id, seq, version, src, routing, fields in s["docs"]:
-                source = decode_bytes(src) or b"{}"   # fields None: a built segment's row
-                core.buffer[doc_id] = BufferedDoc(doc_id, seq, version, source, (
+                source = decode_bytes(src) or b"{}"   # fields None: an older snapshot's
+                core.buffer[doc_id] = BufferedDoc(doc_id, seq, version, source, (   # built row
                     stored_fields(source, mapping, doc_id) if fields is None
                     else decode_value(fields)), routing)
+                core.maybe_flush()
         elif s["kind"] == "tombstones":
             for doc_id, seq, version in s["items"]:
                 core.tombstones[doc_id] = (int(seq), int(version))
@@ -258,3 +277,20 @@ def restore(copy: Any, header: dict[str, Any], sections: list[dict[str, Any]]) -
     copy.last_result = from_json_safe(header.get("last_result"))
     copy.min_generation = gen
     copy.parts = SnapshotParts.resumed(copy, header)
+
+
+def _restore_pending(core: ShardCore, records: list[dict[str, Any]], mapping: Mapping) -> None:
+    """The pending segments of ``built`` records (a segment's records are consecutive), each
+    built again from its rows in order as soon as they are read: one segment's parsed
+    documents at a time."""
+    docs: list[BufferedDoc] = []
+    dead: list[int] = []
+    for n, r in enumerate(records):
+        dead += r["dead"]
+        for doc_id, seq, version, src, routing in r["docs"]:
+            source = decode_bytes(src) or b"{}"
+            docs.append(BufferedDoc(doc_id, seq, version, source,
+                                    stored_fields(source, mapping, doc_id), routing))
+        if n + 1 == len(records) or records[n + 1]["segment"] != r["segment"]:
+            core.restore_pending(docs, dead)
+            docs, dead = [], []

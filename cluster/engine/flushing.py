@@ -22,8 +22,11 @@ Rules (``ShardCore`` keeps them; every method runs under the host's serialisatio
   ``created_gen`` (visible at no generation);
 * ``refresh`` makes the pending segments visible with the segment of the rest of the buffer,
   all at the new generation;
-* an incremental snapshot stores each pending segment as a part once, a whole one its rows as
-  buffered documents (``snapshot_state.py``); recovery loads them as buffered documents;
+* a snapshot holds each pending segment's rows and which of them were retired since (an
+  incremental one as a part, written once; ``snapshot_state.py``); recovery and a replica's
+  catch-up build each again as a pending segment (``restore_pending``), so a restarted copy
+  holds the segments of one that did not restart. Buffered documents a snapshot holds beyond
+  the bound (an older snapshot's, or a failed build's) are built as the restored buffer fills;
 * a failed build leaves its documents buffered (nothing acknowledged is lost) and is tried
   again once ``INDEX_BUFFER_DOCS`` more documents came.
 """
@@ -88,36 +91,38 @@ class Flushing:
         """``segments`` (built among the write buffer's objects) copied now that the buffer
         is freed, emptying the list; the live map and addresses follow the copies.
 
-        Each is pickled, every original dropped, then the copies made: their small objects
-        then fill the pages the originals and the buffer left, side by side. (A copy made
-        while its original lives lands in its half-free pages and keeps them: bulkbg measured
-        one GCIDE copy's RSS ~3-5 MiB above a pickled copy's.)
+        Each is pickled, then the copies made: their small objects fill the pages the
+        buffer left, side by side. The originals stay until every copy is made: should a
+        copy fail (``MemoryError``), the originals are kept instead — the same data, in the
+        heap's worse layout — rather than lost with the pending ones' addresses.
         """
-        blobs = [pickle.dumps(seg, protocol=pickle.HIGHEST_PROTOCOL) for seg in segments]
-        landed = {seg.uid for seg in segments if self.by_uid.pop(seg.uid, None) is not None}
+        originals = list(segments)
         segments.clear()
-        out = []
-        for blob in blobs:
-            seg = pickle.loads(blob)
-            if seg.uid in landed:   # a pending segment: already in the live map
+        try:
+            copies = [pickle.loads(blob) for blob in
+                      [pickle.dumps(seg, protocol=pickle.HIGHEST_PROTOCOL) for seg in originals]]
+        except Exception as e:  # noqa: BLE001 - the originals are the same data
+            log.error("copying %d built segments failed; the originals are kept: %r",
+                      len(originals), e)
+            copies = originals
+        for seg in copies:
+            if seg.uid in self.by_uid:   # a pending segment: already in the live map
                 self.live.rebind(seg.uid, seg.ids)
             else:
                 self.live.add_segment(seg.uid, seg.ids)
             self.by_uid[seg.uid] = seg
-            out.append(seg)
-        return out
+        return copies
 
     def pending_segments(self) -> list[Segment]:
         """The pending segments, for a snapshot."""
         return list(self.pending)
 
-    def pending_rows(self) -> list[tuple[str, int, int, bytes, str | None]]:
-        """``(id, seq, version, source, routing)`` of the live rows of pending segments, for a
-        whole snapshot."""
-        out = []
-        for seg in self.pending:
-            rows = np.flatnonzero(seg.deleted_gen == NEVER).tolist()
-            for i, source in zip(rows, seg.sources.take(rows)):
-                out.append((str(seg.ids[i]), int(seg.seq[i]), int(seg.version[i]), source,
-                            seg.routing[i]))
-        return out
+    def restore_pending(self, docs: list[BufferedDoc], dead: list[int]) -> None:
+        """A pending segment a snapshot holds, built again from its rows (in their order) at
+        ``generation + 1``, its rows replaced or deleted since retired: a recovered copy holds
+        the segments it held, as its replicas do, and its buffer stays bounded."""
+        seg = Segment.build(docs, self.mapping.fields, self.generation + 1)
+        seg.deleted_gen[np.asarray(dead, dtype=np.int64)] = self.generation + 1
+        self.pending.append(seg)
+        self.by_uid[seg.uid] = seg
+        self.live.add_segment(seg.uid, seg.ids, np.flatnonzero(seg.deleted_gen == NEVER))

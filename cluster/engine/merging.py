@@ -102,6 +102,7 @@ class Merging:
     """The merge half of :class:`~.shard.ShardCore` (its state is set up there)."""
 
     segments: list[Segment]
+    pending: list[Segment]   # built, not refreshed yet (``flushing.py``)
     by_uid: dict[int, Segment]
     live: LiveIds
     pins: dict[str, int]
@@ -226,11 +227,17 @@ class Merging:
         return generation >= self.readable_from or generation in self.pins.values()
 
     def segments_info(self) -> list[dict[str, Any]]:
-        """Per searched segment: uid, rows, visible and not-visible rows at the current
-        generation, approximate bytes (for ``_segments`` and ``_cat/segments``)."""
+        """Per segment: uid, rows, visible and not-visible rows, approximate bytes, whether
+        searches see it (for ``_segments`` and ``_cat/segments``). A segment built from the
+        write buffer and not refreshed yet (``flushing.py``) is listed unsearched, as Lucene's
+        flushed-but-unopened segments are: its documents are those no write replaced since."""
         out = []
         for s in self.segments:
             vis = int(s.visible(self.generation).sum())
             out.append({"uid": s.uid, "docs": vis, "deleted": s.n - vis,
-                        "bytes": segment_bytes(s)})
+                        "bytes": segment_bytes(s), "search": True})
+        for s in self.pending:
+            live = int((s.deleted_gen == NEVER).sum())
+            out.append({"uid": s.uid, "docs": live, "deleted": s.n - live,
+                        "bytes": segment_bytes(s), "search": False})
         return out

@@ -15,8 +15,9 @@ written once and shared by the following snapshots until nothing names them:
   newer than its buffered version and is dropped. The manifest states how many documents the
   buffer holds, and a chain that resolves to another number is refused;
 * one part per segment built from the buffer but not yet refreshed (``flushing.py``), framed
-  as a segment's; the manifest lists its rows replaced or deleted since (``dead``), and its
-  other rows load as buffered documents ahead of the chain's (they were buffered first).
+  as a segment's; the manifest lists its rows replaced or deleted since (``dead``). It loads as
+  ``built`` records (all its rows, in order, and which are dead), which a restore builds into
+  the same pending segment again.
 
 Each part is framed like a snapshot (every record CRC-checked, header and footer), and the
 manifest also records its size and CRC-32: a part that is missing, shorter, altered or not
@@ -27,6 +28,7 @@ older versions, or a snapshot a catching-up copy received) loads as before.
 from __future__ import annotations
 
 import zlib
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 
@@ -90,8 +92,11 @@ def check_readable(header: dict[str, Any], sections: list[dict[str, Any]]) -> No
         elif s["kind"] == "buffer":
             for doc in s["docs"]:
                 decode_bytes(doc[3])
-                if doc[5] is not None:        # None: a built segment's row (its source)
+                if doc[5] is not None:        # None: an older snapshot's built row (its source)
                     decode_value(doc[5])
+        elif s["kind"] == "built":
+            for doc in s["docs"]:
+                decode_bytes(doc[3])
 
 
 def part_entry(name: str, data: bytes) -> dict[str, Any]:
@@ -129,6 +134,21 @@ def _segment_docs(rows: list[dict[str, Any]], vis: dict[str, Any] | None
     return out
 
 
+def built_records(segment: int, chunks: list[list[list[Any]]], dead: list[int]
+                  ) -> list[dict[str, Any]]:
+    """A pending segment as ``built`` records: its rows ``[id, seq, version, source, routing]``
+    in order, chunk by chunk, each record naming the rows of its chunk that are ``dead``
+    (replaced or deleted since the build; row numbers within the segment)."""
+    dead = sorted(dead)
+    out, start = [], 0
+    for docs in chunks:
+        end = start + len(docs)
+        out.append({"kind": "built", "segment": segment, "docs": docs,
+                    "dead": dead[bisect_left(dead, start):bisect_left(dead, end)]})
+        start = end
+    return out
+
+
 def _buffer_docs(chain: list[list[dict[str, Any]]], tombs: dict[str, int]
                  ) -> list[list[Any]]:
     """The buffer a chain of buffer parts resolves to, in the buffer's order."""
@@ -143,7 +163,8 @@ def _buffer_docs(chain: list[list[dict[str, Any]]], tombs: dict[str, int]
 
 def resolve(directory: Path, header: dict[str, Any], sections: list[dict[str, Any]],
             where: str) -> list[dict[str, Any]]:
-    """A manifest's records as a whole snapshot's: ``docs``, ``buffer``, ``tombstones``."""
+    """A manifest's records as a whole snapshot's: ``docs``, ``built``, ``buffer``,
+    ``tombstones``."""
     tomb_sections = [s for s in sections if s["kind"] == "tombstones"]
     vis = {s["segment"]: s for s in sections if s["kind"] == "visibility"}
     out: list[dict[str, Any]] = []
@@ -156,10 +177,9 @@ def resolve(directory: Path, header: dict[str, Any], sections: list[dict[str, An
     if len(buf) != header["buffer_docs"]:
         raise StorageCorrupt(where, f"its buffer parts hold {len(buf)} documents, the "
                              f"manifest says {header['buffer_docs']}")
-    built = [[*d[:5], None] for e in header.get("built_segments", [])
-             for d in _segment_docs(read_part(directory, e, where),
-                                    {"dead": e["dead"], "pending": []})]
-    out.append({"kind": "buffer", "docs": built + buf})   # fields None: parsed at restore
+    for k, e in enumerate(header.get("built_segments", [])):
+        out += built_records(k, [r["docs"] for r in read_part(directory, e, where)], e["dead"])
+    out.append({"kind": "buffer", "docs": buf})
     return out + tomb_sections
 
 

@@ -6,6 +6,9 @@ out (``_segments``) or empty (``_cat/segments``): Lucene's ``version`` and ``com
 segment's heap ``memory``, the node's ``ip``. ``committed`` is always false: no segment is ever
 written to disk as such — a copy's durability is its write-ahead log and snapshots of its
 documents (a restarted copy rebuilds one segment from its snapshot and replays the log).
+A segment built from a full write buffer and not refreshed yet is listed with ``search: false``
+(``searchable`` false), as Elasticsearch lists a flushed segment no reader opened yet; it is not
+counted in ``num_search_segments``.
 ``size`` is the segment's in-memory size (columns, postings, compressed ``_source``).
 """
 from __future__ import annotations
@@ -57,7 +60,7 @@ async def segment_rows(admin: Any, status: Any, expr: str | None) -> list[dict[s
             rows.append({"index": info["index"], "shard": info["shard"],
                          "prirep": info.get("prirep", "p"), "node": info.get("node_id"),
                          "uid": seg["uid"], "docs": seg["docs"], "deleted": seg["deleted"],
-                         "bytes": seg["bytes"]})
+                         "bytes": seg["bytes"], "search": seg.get("search", True)})
     return rows
 
 
@@ -74,12 +77,13 @@ async def segments(admin: Any, status: Any, expr: str | None) -> dict[str, Any]:
         segs = {segment_name(s["uid"]): {"generation": s["uid"], "num_docs": s["docs"],
                                          "deleted_docs": s["deleted"],
                                          "size_in_bytes": s["bytes"], "committed": False,
-                                         "search": True}
+                                         "search": s.get("search", True)}
                 for s in info["segment_list"]}
+        searched = sum(1 for s in segs.values() if s["search"])
         indices[info["index"]]["shards"].setdefault(str(info["shard"]), []).append({
             "routing": {"state": "STARTED", "primary": info.get("prirep", "p") == "p",
                         "node": info.get("node_id")},
-            "num_committed_segments": 0, "num_search_segments": len(segs), "segments": segs})
+            "num_committed_segments": 0, "num_search_segments": searched, "segments": segs})
     return {"_shards": {"total": len(infos), "successful": ok, "failed": 0},
             "indices": indices}
 
@@ -90,4 +94,5 @@ def cat_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
              "id": r["node"], "segment": segment_name(r["uid"]), "generation": str(r["uid"]),
              "docs.count": str(r["docs"]), "docs.deleted": str(r["deleted"]),
              "size": f"{r['bytes']}b", "size.memory": None, "committed": "false",
-             "searchable": "true", "version": None, "compound": None} for r in rows]
+             "searchable": "true" if r["search"] else "false", "version": None,
+             "compound": None} for r in rows]

@@ -57,11 +57,12 @@ def _ms(ns: int) -> int:
 def copy_stats(row: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Every served group of one copy, from its ``info`` row."""
     c = row.get("counters") or {}
-    segs = row.get("segment_list") or []
+    held = row.get("segment_list") or []
+    segs = [s for s in held if s.get("search", True)]   # Lucene's stats: the opened reader's
     merges = row.get("merges") or {}
     seg_bytes = sum(int(s.get("bytes") or 0) for s in segs)
     store = row.get("store_bytes")
-    store = seg_bytes if store is None else int(store)
+    store = sum(int(s.get("bytes") or 0) for s in held) if store is None else int(store)
     out = {
         "docs": {"count": int(row.get("docs") or 0),
                  "deleted": sum(int(s.get("deleted") or 0) for s in segs)},
