@@ -93,11 +93,23 @@ def test_cat_nodes_metric_columns_take_aliases_units_and_sorting(es: httpx.Clien
         assert "heap.current" in es.get("/_cat/nodes", params={"help": "true"}).text
         assert es.get("/_cat/nodes", params={"h": "*"}).status_code == 200
         os_cols = es.get("/_cat/nodes", params={"h": "cm,rs", "format": "json"}).json()[0]
-        assert os_cols["cluster_manager"] == "-" and "master" in os_cols["node.roles"]
+        assert os_cols["cluster_manager"] in "*-" and "master" in os_cols["node.roles"]
         bad = es.get("/_cat/nodes", params={"h": "query_cache.memory_size"})
         assert bad.status_code == 400 and "query_cache.memory_size" in bad.text
     finally:
         es.delete("/catn")
+
+
+def test_cat_nodes_marks_the_master_node_with_a_star(base_url: str) -> None:
+    """Elasticsearch's ``master`` column is ``*`` on the elected master, ``-`` elsewhere; ours
+    marks the node ``_nodes/_master`` names (OpenSearch's ``cluster_manager`` likewise)."""
+    esc = Elasticsearch(base_url, request_timeout=60)
+    rows = esc.cat.nodes(format="json", h="id,master,cm", full_id=True)
+    master_ids = list(esc.nodes.info(node_id="_master")["nodes"])
+    assert [r["id"] for r in rows if r["master"] == "*"] == master_ids
+    assert len(master_ids) == 1
+    assert all(r["master"] == "-" for r in rows if r["id"] not in master_ids)
+    assert [r["cluster_manager"] for r in rows] == [r["master"] for r in rows]
 
 
 def test_cat_nodes_role_letters_are_the_roles_nodes_reports(es: httpx.Client) -> None:

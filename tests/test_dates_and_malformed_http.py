@@ -118,3 +118,29 @@ def test_ignore_malformed_on_a_type_without_it_is_refused_naming_it(esc):
     assert e.value.body["error"]["reason"] == (
         "Failed to parse mapping: unknown parameter [ignore_malformed] on mapper [k] of type "
         "[keyword]")
+
+
+def test_a_bad_date_in_a_range_bound_is_a_400_parse_exception(esc):
+    """Elasticsearch parses a ``range`` bound while the shard rewrites the query: its date
+    parser's ``parse_exception`` is the root cause, not ``query_shard_exception``."""
+    esc.indices.create(index="when", settings={"number_of_shards": 2},
+                       mappings={"properties": {"d": {"type": "date"}}})
+    esc.index(index="when", id="1", document={"d": "2020-01-01"}, refresh=True)
+    detail = ("failed to parse date field [not-a-date] with format "
+              "[strict_date_optional_time||epoch_millis]")
+    with pytest.raises(elasticsearch.BadRequestError) as e:
+        esc.search(index="when", query={"range": {"d": {"gte": "not-a-date"}}})
+    assert e.value.meta.status == 400
+    body = e.value.body
+    assert body["status"] == 400
+    err = body["error"]
+    assert err["type"] == "search_phase_execution_exception"
+    assert err["root_cause"] == [{"type": "parse_exception", "reason": f"{detail}: [{detail}]"}]
+    reason = err["failed_shards"][0]["reason"]
+    assert reason["type"] == "parse_exception"
+    assert reason["caused_by"] == {"type": "illegal_argument_exception", "reason": detail}
+    # a query's own format is the one named
+    with pytest.raises(elasticsearch.BadRequestError) as e:
+        esc.search(index="when", query={"range": {"d": {"lt": "2020", "format": "yyyy-MM-dd"}}})
+    assert e.value.body["error"]["root_cause"][0]["reason"].startswith(
+        "failed to parse date field [2020] with format [yyyy-MM-dd]: [")

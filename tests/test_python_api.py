@@ -55,3 +55,27 @@ def test_mapping_and_health(books) -> None:
     assert props["year"] == {"type": "long"} and props["title"]["type"] == "text"
     assert books.health()["status"] in ("green", "yellow")
     assert "py_books" in books.indices()
+
+
+def test_values_json_cannot_carry_are_refused_with_a_clear_error_and_nothing_written(
+        books) -> None:
+    """Documents reach storage as JSON: a value JSON cannot carry as it is (a ``Decimal``, a
+    NumPy scalar, an object, ``NaN``) is refused by name, never stored changed (``NaN`` as
+    ``null``) or unreadable; the other documents of the call are written."""
+    import decimal
+
+    import numpy as np
+    with pytest.raises(SearchError) as e:
+        books.index("py_books", {"title": "Price", "price": decimal.Decimal("9.99")}, id="d")
+    assert e.value.es_type == "illegal_argument_exception"
+    assert "decimal.Decimal" in e.value.reason and "cannot be stored exactly" in e.value.reason
+    r = books.bulk("py_books", [{"title": "Fine"}, {"n": np.float64(1.5)}, {"n": float("nan")},
+                                {"n": object()}], ids=["ok", "np", "nan", "obj"], refresh=True)
+    failed = {next(iter(it.values()))["_id"] for it in r["items"]
+              if "error" in next(iter(it.values()))}
+    assert failed == {"np", "nan", "obj"}
+    assert books.get("py_books", "ok")["found"] is True
+    assert not any(books.get("py_books", i)["found"] for i in ("d", "np", "nan", "obj"))
+    with pytest.raises(SearchError, match="cannot be stored exactly"):
+        books.create_index("py_np", shards=np.int64(2))
+    assert "py_np" not in books.indices()

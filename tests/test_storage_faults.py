@@ -25,12 +25,14 @@ from test_storage import Writer, open_copy, state
 
 from shardsearch.cluster.distribution.copy_errors import CopyCorrupted
 from shardsearch.cluster.distribution.shard_copy import DiskFull, ShardCopy
+from shardsearch.cluster.distribution.shard_service import ShardService
 from shardsearch.cluster.distribution.shard_group import STARTED
 from shardsearch.cluster.engine.damage import FAULT_ENOSPC, MANIFEST
+from shardsearch.cluster.engine.exact_json import UnstorableValue
 from shardsearch.cluster.engine.meta_store import MetaStore
 from shardsearch.cluster.engine.snapshot_store import encode_snapshot
 from shardsearch.cluster.engine.storage import (decode_value, encode_command, encode_op,
-                                                encode_value, frame)
+                                                encode_pickled, encode_value, frame)
 from shardsearch.cluster.engine.writes import WriteOp
 
 pytestmark = pytest.mark.young_collections   # answers, not the collector: conftest.py
@@ -95,12 +97,21 @@ class _OpensAFile:
         return (open, (str(self.path), "w"))
 
 
+def _hostile(op: WriteOp) -> dict:
+    """``op`` encoded as a damaged or hostile file would hold it: its fields pickled as they
+    are, past the check every write passes (``encode_value`` refuses them)."""
+    return {**encode_op(WriteOp(op.op, op.id, op.seq, op.source)),
+            "fields": encode_pickled(pickle.dumps(op.fields, protocol=5))}
+
+
 def test_a_stored_value_that_names_code_is_refused_and_nothing_runs(tmp_path: Path) -> None:
     sentinel = tmp_path / "ran"
-    tagged = encode_value({"title": [_OpensAFile(sentinel)]})
-    assert tagged[0] == "p"
+    value = {"title": [_OpensAFile(sentinel)]}
+    tagged = encode_pickled(pickle.dumps(value, protocol=5))      # as a hostile file holds it
     with pytest.raises(pickle.UnpicklingError, match=r"io\.open"):
         decode_value(tagged)
+    with pytest.raises(UnstorableValue, match=r"io\.open"):     # and a write never stores it
+        encode_value(value)
     assert not sentinel.exists()
     assert decode_value(encode_value({"t": [("a", 1), b"x", 1.5, None]})) == \
         {"t": [("a", 1), b"x", 1.5, None]}                     # plain data still reads
@@ -112,7 +123,7 @@ def test_a_log_record_naming_code_fails_the_copy_runs_nothing_and_keeps_the_file
     sentinel = tmp_path / "ran"
     op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
                  fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
-    body = {"id": "c-evil", "prev": c.last_id, "ops": [encode_op(op)], "mapping": None,
+    body = {"id": "c-evil", "prev": c.last_id, "ops": [_hostile(op)], "mapping": None,
             "refresh": False}
     log = log_file(c)
     with log.open("ab") as f:
@@ -136,8 +147,8 @@ def test_a_snapshot_buffer_naming_code_fails_the_copy_and_check_and_runs_nothing
     sentinel = tmp_path / "ran"
     op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
                  fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
-    Writer(c).send("apply", [op], None, False)       # buffered, never refreshed
-    c.flush()                                        # the snapshot keeps its pickled fields
+    ShardService.apply(c, [op], None, False)   # buffered past the log (no write stores it)
+    c.flush()                                  # the snapshot keeps its pickled fields
     c.wal.close()
     again = open_copy(tmp_path)
     assert again.failure and "newest snapshot" in again.failure
@@ -154,7 +165,7 @@ def test_a_catch_up_sent_a_value_naming_code_changes_nothing_and_names_it(
     sentinel = tmp_path / "ran"
     op = WriteOp(op="index", id="evil", seq=99, source=b"{}",
                  fields={"title": [_OpensAFile(sentinel)]})            # type: ignore[list-item]
-    Writer(src).send("apply", [op], None, False)
+    ShardService.apply(src, [op], None, False)   # past the log (no write stores it)
     header, sections = src.export_state()
     sent = encode_snapshot(header, sections)
     dst, _ = loaded(tmp_path / "dst", batches=2)
@@ -164,7 +175,7 @@ def test_a_catch_up_sent_a_value_naming_code_changes_nothing_and_names_it(
         dst.install(sent, [])
     assert (state(dst), dst.last_op) == before and not sentinel.exists()
     record = frame(encode_command(dst.last_op + 1, "apply", {
-        "id": "c-evil", "prev": dst.last_id, "ops": [encode_op(op)], "mapping": None,
+        "id": "c-evil", "prev": dst.last_id, "ops": [_hostile(op)], "mapping": None,
         "refresh": False}))[8:]
     with pytest.raises(CopyCorrupted, match="a log record it was sent cannot be read"):
         dst.install(None, [record])

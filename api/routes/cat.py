@@ -149,10 +149,10 @@ NODES = [C("id", ("id", "nodeId"), "unique node id", False),
          C("uptime", ("u",), "node uptime", False, "time"),
          C("node.role", ("r", "role", "nodeRole"), "m:master eligible node, d:data node, "
            "i:ingest node, -:coordinating node only"),
-         C("master", ("m",), "*:current master (always -: no elected master here)"),
+         C("master", ("m",), "*:current master"),
          C("node.roles", ("rs",), "all roles (OpenSearch's column)", False),
-         C("cluster_manager", ("cm",), "*:current cluster manager (OpenSearch's column; "
-           "always -)", False),
+         C("cluster_manager", ("cm",), "*:current cluster manager (OpenSearch's column)",
+           False),
          C("name", ("n",), "node name"),
          C("shards", (), "number of shard copies on the node (ours)", False, "number")]
 ENDPOINTS = ["/_cat/aliases", "/_cat/aliases/{alias}", "/_cat/count", "/_cat/count/{index}",

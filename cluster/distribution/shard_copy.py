@@ -64,6 +64,7 @@ from ..indices.node_metrics import sample as node_sample
 from .shard_service import ShardService, node_id
 from .translog_settings import catch_up_by_records, flush_due, translog_settings
 from ..engine.damage import MANIFEST, data_files, move_aside, note_files
+from ..engine.exact_json import UnstorableValue
 from ..engine.snapshot_store import (SnapshotStore, check_readable, decode_snapshot,
                                      encode_snapshot)
 from ..engine.storage import (StorageCorrupt, WriteAheadLog, command_args, copy_dir,
@@ -228,10 +229,15 @@ class ShardCopy(ShardService):
             self._reload()   # never keep a half-applied command in memory
             raise
         if self.wal is not None:
-            body = {"id": cmd_id, "prev": prev_id, **self._body_of(method, args)}
+            try:
+                payload = encode_command(op_no, method, {"id": cmd_id, "prev": prev_id,
+                                                         **self._body_of(method, args)})
+            except UnstorableValue:
+                self._reload()   # refused before the log: nothing of it stays, on disk or here
+                raise
             mark = self.wal.mark()
             try:
-                self.wal.append(op_no, encode_command(op_no, method, body))
+                self.wal.append(op_no, payload)
                 if translog_settings(self.settings)[0] == "request":
                     self.wal.sync()
             except OSError as e:

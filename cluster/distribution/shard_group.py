@@ -14,6 +14,7 @@ import uuid as uuidlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..engine.exact_json import UnstorableValue
 from ..engine.mapping import Mapping
 from ..errors import SearchError, remote_cause
 from .copy_waits import COPY_CALL_TIMEOUT, command_timeout, gather_answers
@@ -227,8 +228,11 @@ class ShardGroup:
                             c.state, c.diverged = INITIALIZING, True
                         elif is_unreachable(o):
                             self.mark_down(c, o)
-                        elif has_error_type(o, "cluster_block_exception"):
-                            full.append(c)       # rolled back: still at the group's command
+                        elif has_error_type(o, "cluster_block_exception") \
+                                or isinstance(remote_cause(o), UnstorableValue):
+                            # rolled back (a full disk; a value refused before the log):
+                            # still at the group's command
+                            full.append(c)
                             errors.append(o)
                         else:
                             # the command itself failed (a bug, damage): the copy reloaded

@@ -32,6 +32,7 @@ import orjson
 from ..engine.gcpause import gc_paused
 from ..engine.doc_parsing import parse_document
 from ..engine.doc_shape import doc_shape
+from ..engine.exact_json import exact_json
 from ..engine.writes import BatchBuilder
 from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
@@ -166,17 +167,20 @@ def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
     # or fail (in write order), see ``Mapping.accepts``
     src = item.get("source")
     raw = item.get("raw")
-    shape = item.get("shape") if raw is not None else doc_shape(src)
+    if raw is None:   # a Python object (the Python API, an update's new source): JSON first,
+        raw = exact_json(src)   # refused whole unless it reads back as it is (exact_json.py)
+        shape = doc_shape(src)
+    else:
+        shape = item.get("shape")
     if not meta.mapping.accepts(shape):
-        if src is None and raw is not None:
-            src = orjson.loads(raw)   # the HTTP layer sends the bytes only
+        src = orjson.loads(raw)   # what the shard parses (the HTTP layer sends bytes only)
         if not isinstance(src, dict):
             raise MapperParsing("failed to parse, document is empty"
                                 if src is None else "failed to parse")
         _, did_change = parse_document(src, meta.mapping, doc_id)
         if did_change:
             changed.add(meta.name)
-    return raw if raw is not None else orjson.dumps(src)
+    return raw
 
 
 def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchBuilder]:

@@ -36,7 +36,7 @@ from .gcpause import gc_paused, release_free_memory, release_kept
 from .inner_hits import shard_inner_hits
 from .doc_parsing import parse_document
 from .field_alias import resolve_shard_query
-from .suggest_completion import completion_partial
+from .suggest_completion import RefusedPlan, completion_partial
 from .mapping import Mapping
 from .nested import doc_sets
 from .query.context import Context
@@ -416,6 +416,9 @@ class ShardCore(Merging, Flushing):
         t0 = time.perf_counter_ns()
         cancel = cancel or Cancellation(q.deadline)
         self._check_latest(q)
+        for plan in q.completion:
+            if isinstance(plan, RefusedPlan):
+                raise plan.error
         paged = after_candidates(self, q, cancel)   # a search_after page of a known order
         c = paged[0] if paged is not None else collect(self, q, cancel, partial=True)
         t1 = time.perf_counter_ns()

@@ -55,6 +55,7 @@ import orjson
 
 from .fsync import fsync_dir
 from .damage import check_fault, is_torn_tail, next_good_record, note_files
+from .exact_json import non_finite, refusal
 from .writes import WriteBatch, WriteOp
 
 log = logging.getLogger("shardsearch.storage")
@@ -176,15 +177,24 @@ def decode_bytes(v: Any) -> bytes | None:
 
 def encode_value(v: Any) -> list[Any]:
     """A WriteOp attribute as a tagged JSON pair: ``["j", json]``, ``["b", text]``,
-    ``["x", base64 bytes]`` or ``["p", base64 pickle]`` (values JSON cannot hold exactly)."""
+    ``["x", base64 bytes]`` or ``["p", base64 pickle]`` (values JSON cannot hold exactly:
+    tuples, NaN, integers past 64 bits...). A value recovery could not read back
+    (``loads_plain`` refuses every class: a ``Decimal``, a NumPy scalar) is refused here,
+    before anything reaches the log (:class:`~cluster.engine.exact_json.UnstorableValue`)."""
     if isinstance(v, bytes):
         enc = encode_bytes(v)
         return ["b", enc] if isinstance(enc, str) else ["x", enc["b64"]]
     try:
-        orjson.dumps(v)
-        return ["j", v]
-    except TypeError:
-        return ["p", base64.b64encode(pickle.dumps(v, protocol=5)).decode("ascii")]
+        if orjson.loads(orjson.dumps(v)) == v:
+            return ["j", v]
+    except (TypeError, ValueError):
+        pass
+    try:
+        data = pickle.dumps(v, protocol=5)
+        loads_plain(data)
+    except (pickle.PicklingError, AttributeError, *UNREADABLE) as e:
+        raise refusal("a write", f"{type(v).__name__}: {e}") from None
+    return ["p", base64.b64encode(data).decode("ascii")]
 
 
 def encode_pickled(data: bytes | memoryview) -> list[Any]:
@@ -274,8 +284,17 @@ def command_args(cmd: dict[str, Any]) -> tuple:
 
 
 def encode_command(op_no: int, kind: str, body: dict[str, Any]) -> bytes:
-    """The payload of one log record."""
-    return orjson.dumps({"op": op_no, "kind": kind, **body})
+    """The payload of one log record; :class:`~cluster.engine.exact_json.UnstorableValue`
+    when a part of it would not read back as it is (a mapping or settings value that is no
+    JSON, or a float that is not finite: ``orjson`` would write ``null``)."""
+    try:
+        out = orjson.dumps({"op": op_no, "kind": kind, **body})
+    except TypeError as e:
+        raise refusal(f"the [{kind}] command", str(e)) from None
+    for part in ("mapping", "settings"):
+        if body.get(part) is not None and non_finite(body[part]):
+            raise refusal(f"the [{kind}] command's {part}", "a float that is NaN or infinite")
+    return out
 
 
 def decode_command(payload: bytes) -> dict[str, Any]:

@@ -40,6 +40,16 @@ class CompletionPlan:
     contexts: tuple[tuple[int, tuple[QueryContext, ...]], ...] = ()   # queried contexts
 
 
+@dataclass(frozen=True)
+class RefusedPlan:
+    """A completion suggester this shard's index cannot build (its field is no completion
+    field there): the shard fails with ``error``, as an Elasticsearch shard does, while the
+    indices that map it answer (``search/suggest_indices.py``)."""
+
+    name: str
+    error: Exception
+
+
 def column(seg: Any, field: str, spec: CompletionSpec) -> CompletionColumn:
     """The segment's column for ``field`` analysed by ``spec`` (built on first use)."""
     per_seg = _COLUMNS.setdefault(seg, {})

@@ -14,6 +14,7 @@ import time
 import uuid
 from typing import Any
 
+from ..engine.exact_json import exact_json
 from ..engine.gcpause import release_free_memory
 from ..engine.mapping import Mapping
 from ..engine.limits import check_shards_per_node
@@ -70,6 +71,7 @@ class IndexAdmin:
         body = body or {}
         if not isinstance(body, dict):
             raise MapperParsing("request body must be an object", es_type="parse_exception")
+        exact_json(body, "the index's settings and mappings")   # stored as JSON: before any
         for key in body:
             if key not in ("settings", "mappings", "aliases"):
                 raise IllegalArgument(f"unknown key [{key}] for create index",
@@ -210,6 +212,7 @@ class IndexAdmin:
 
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr, allow_no_indices=False)
+        exact_json(body, "the mapping")   # stored as JSON: refused before any index takes it
         for n in names:
             trial = Mapping.from_body(self.indices[n].mapping.to_body())
             trial.merge(body)

@@ -130,15 +130,16 @@ class ClusterStatus:
                                           "address": "127.0.0.1", "resource": True}]
         copies = [(r.get("node_id"), r["host"]) for r in infos if r.get("host")]
         by_node = assign(nodes, list(samples) + copies)
+        # the master is the first node, the one ``_nodes/_master`` names (``nodes.py``)
         return [{"ip": n.get("address"), "id": n.get("id"), "name": n.get("name") or n["id"],
                  "node.role": "dim" if n.get("resource") else "m",   # as _nodes' roles
-                 "master": "-",   # no elected master: the coordinator actor decides
-                 "cluster_manager": "-",
+                 "master": "*" if k == 0 else "-",
+                 "cluster_manager": "*" if k == 0 else "-",
                  "node.roles": "data,ingest,master" if n.get("resource") else "master",
                  "version": VERSION, "build": "shardsearch",
                  "shards": sum(1 for r in infos if r.get("node_id") == n.get("id")),
                  **node_metrics(by_node[n["id"]], n.get("memory"))}
-                for n in nodes]
+                for k, n in enumerate(nodes)]
 
     def info(self) -> dict[str, Any]:
         """``GET /``: who answers, in the shape Elasticsearch clients check on connect."""

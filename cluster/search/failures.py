@@ -58,8 +58,14 @@ def all_failed(failures: list[dict[str, Any]]) -> SearchError:
     for c in causes:
         if c not in uniq:
             uniq.append(c)
+    # a root cause is shown without its own causes (Elasticsearch's REST_EXCEPTION_SKIP_CAUSE)
+    roots = []
+    for c in uniq:
+        root = {k: v for k, v in c.items() if k != "caused_by"}
+        if root not in roots:
+            roots.append(root)
     return SearchPhaseExecution("all shards failed", status=status, phase="query",
-                                grouped=True, failed_shards=failures, root_cause=uniq,
+                                grouped=True, failed_shards=failures, root_cause=roots,
                                 caused_by=uniq[0] if uniq else None)
 
 

@@ -30,7 +30,6 @@ from typing import Any
 
 from ..engine.inner_hits import inner_hit_queries
 from ..engine.query.nodes import Query
-from ..engine.mapping import Mapping
 from ..engine.query.score_nodes import filters_by_score
 from ..engine.scoring import Stats
 from ..engine.shard_calls import ShardCalls
@@ -58,7 +57,8 @@ from .request import SearchRequest
 from .round_pins import RoundPins, SnapshotMoved
 from .settings import SearchSettings
 from .statistics import Statistics
-from .suggest import completion_plans, reduce_suggest, shard_plan
+from .suggest import reduce_suggest
+from .suggest_indices import IndexPlans, SuggestPlans, plan_suggesters
 from .tuning import SearchTuning
 
 
@@ -82,6 +82,14 @@ class _Search:
     page_from: int = 0
     filters: dict[str, Query] = field(default_factory=dict)   # the query with alias filters
     docs: list[Any] = field(default_factory=list)   # the page's fetched documents, in order
+    suggest: SuggestPlans | None = None             # built on first use (``suggest_plans``)
+
+    def suggest_plans(self) -> SuggestPlans:
+        """The suggesters' plans, each index's from its own mapping (``suggest_indices.py``)."""
+        if self.suggest is None:
+            self.suggest = plan_suggesters(self.req.suggest,
+                                           [(m.name, m.mapping) for m in self.metas])
+        return self.suggest
 
 
 class SearchPath:
@@ -209,10 +217,8 @@ class SearchPath:
                        guessed: bool) -> list[ShardQuery]:
         req = s.req
         k = shard_k(req)
-        suggest, phrase_suggest = (shard_plan(req.suggest, _suggest_mapping(req, s.metas))
-                                   if req.suggest else ((), ()))
-        completion = (completion_plans(req.suggest, _suggest_mapping(req, s.metas))
-                      if req.suggest else ())
+        plans = s.suggest_plans().per_index if req.suggest else {}
+        none = IndexPlans()
         queries = [ShardQuery(query=boosted(_shard_query(req, s.filters.get(m.name, req.query),
                                                          m, sid),
                                             index_boost(req.indices_boost, m.name)),
@@ -224,8 +230,9 @@ class SearchPath:
                               deadline=s.deadline, profile=req.profile, latest=guessed,
                               collapse=req.collapse.field if req.collapse else None,
                               named=req.named, rescore=tuple(r.query for r in req.rescore),
-                              suggest=suggest, phrase_suggest=phrase_suggest,
-                              completion=completion)
+                              suggest=plans.get(m.name, none).terms,
+                              phrase_suggest=plans.get(m.name, none).phrases,
+                              completion=plans.get(m.name, none).completion)
                    for rank, m, sid, _ in s.shard_list]
         if req.aggs is not None or req.post_filter is not None:
             plan_shard_queries(queries, req, self.settings.store)   # search/aggs/phase.py
@@ -354,7 +361,8 @@ class SearchPath:
         if req.suggest:
             resp["suggest"] = reduce_suggest(req.suggest, [h.suggest for _, h in hits_list
                                                            if h.suggest is not None],
-                                             _suggest_mapping(req, s.metas), req.typed_keys,
+                                             s.suggest_plans().reduce_mappings,
+                                             req.typed_keys,
                                              req.source)
         if req.terminate_after is not None:
             resp["terminated_early"] = any(h.terminated_early for _, h in hits_list)
@@ -365,13 +373,6 @@ class SearchPath:
         if s.prof is not None:   # built after ``took``: measuring bytes costs time of its own
             resp["profile"] = s.prof.to_dict(int((time.perf_counter() - s.t0) * 1e9))
         return resp
-
-
-def _suggest_mapping(req: SearchRequest, metas: list[IndexMeta]) -> Any:
-    """The mapping that analyzes the suggesters' text: the first index mapping the field."""
-    field = req.suggest[0].field
-    return next((m.mapping for m in metas if m.mapping.get(field) is not None),
-                metas[0].mapping if metas else Mapping())
 
 
 def _hits_section(req: SearchRequest, reduced: ReducedQuery,

@@ -19,8 +19,7 @@ from typing import Any
 from ..engine.analysis import term_spans
 from ..engine.query.parse_helpers import token_name
 from ..errors import IllegalArgument, ParsingError
-from .suggest_completion import CompletionSuggestion, completion_plan, parse_completion, \
-    reduce_completion
+from .suggest_completion import CompletionSuggestion, parse_completion, reduce_completion
 from .suggest_phrase import phrase_plan, reduce_phrase
 from .suggest_phrase_parse import PhraseSuggestion, parse_phrase
 
@@ -162,17 +161,14 @@ def shard_plan(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Plan,
     return tuple(terms), tuple(phrases)
 
 
-def completion_plans(suggestions: tuple[Suggestion, ...], mapping: Any) -> tuple[Any, ...]:
-    """What each shard looks up for the completion suggesters (``ShardQuery.completion``)."""
-    return tuple(completion_plan(s, mapping) for s in suggestions
-                 if isinstance(s, CompletionSuggestion))
-
-
 def reduce_suggest(suggestions: tuple[Suggestion, ...], partials: list[dict[str, Any]],
-                   mapping: Any, typed_keys: bool, source: Any = None) -> dict[str, Any]:
-    """The response's ``suggest`` section from the shards' partials."""
+                   mappings: dict[str, Any], typed_keys: bool, source: Any = None
+                   ) -> dict[str, Any]:
+    """The response's ``suggest`` section from the shards' partials; ``mappings``: the one
+    each suggester's text is read with, by suggester name (``suggest_indices.py``)."""
     out: dict[str, Any] = {}
     for s in suggestions:
+        mapping = mappings[s.name]
         if isinstance(s, CompletionSuggestion):
             out[f"completion#{s.name}" if typed_keys else s.name] = reduce_completion(
                 s, [p[s.name] for p in partials if s.name in p], source, mapping)

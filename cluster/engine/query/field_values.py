@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from . import nodes as Q
-from ...errors import IllegalArgument
+from ...errors import IllegalArgument, SearchError
 from ..date_formats import InvalidFormat
 from ..dates import parse_date_math
 from ..field_types import INT_RANGES, FieldType
@@ -52,7 +52,11 @@ def numeric_value(ft: FieldType, value: Any) -> Any:
 
 
 def date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
-                time_zone: str | None, ctx: Context) -> int:
+                time_zone: str | None, ctx: Context, in_range: bool = False) -> int:
+    """A date (math) value in the field's space. A bad one fails building the query
+    (``query_shard_exception``), except a ``range`` bound (``in_range``): Elasticsearch parses
+    those while the shard rewrites the query, before anything wraps the error, so its date
+    parser's ``parse_exception`` reaches the client as thrown (``range_bound_failure``)."""
     try:
         return parse_date_math(value, ft, round_up=round_up, fmt=fmt, time_zone=time_zone,
                                now_ms=ctx.now_ms)
@@ -60,8 +64,17 @@ def date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
         raise IllegalArgument(str(e)) from None
     except (ValueError, OverflowError, TypeError):
         shown = fmt or ft.format or "strict_date_optional_time||epoch_millis"
-        raise bad_value(value, f"failed to parse date field [{value}] with format [{shown}]"
-                         ) from None
+        detail = f"failed to parse date field [{value}] with format [{shown}]"
+        if in_range:
+            raise range_bound_failure(detail) from None
+        raise bad_value(value, detail) from None
+
+
+def range_bound_failure(detail: str) -> SearchError:
+    """Elasticsearch's ``JavaDateMathParser`` error: its ``parse_exception`` repeats the
+    formatter's ``illegal_argument_exception`` (its cause) in brackets."""
+    return SearchError(f"{detail}: [{detail}]", es_type="parse_exception", status=400,
+                       caused_by={"type": "illegal_argument_exception", "reason": detail})
 
 
 def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, Any]]:
@@ -72,7 +85,8 @@ def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, A
         if bound is None:
             continue
         if ft.kind == "date":
-            b: Any = date_bound(ft, bound, op in ("gt", "lte"), q.format, q.time_zone, ctx)
+            b: Any = date_bound(ft, bound, op in ("gt", "lte"), q.format, q.time_zone, ctx,
+                                in_range=q.rewritten)
         elif ft.kind == "boolean":
             b = numeric_value(ft, bound)
         else:

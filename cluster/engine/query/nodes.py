@@ -109,6 +109,8 @@ class Range(Query):
     format: str | None = None
     time_zone: str | None = None
     relation: str = "intersects"     # on range fields only
+    rewritten: bool = False          # the DSL's ``range``: its date bounds fail as
+                                     # ``parse_exception`` (``field_values.date_bound``)
 
 
 @dataclass(frozen=True)

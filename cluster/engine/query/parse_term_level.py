@@ -98,7 +98,7 @@ def _p_range(body: dict[str, Any], st: ParseState) -> Query:
                  gt=lower if not inc_lower else None, gte=lower if inc_lower else None,
                  lt=upper if not inc_upper else None, lte=upper if inc_upper else None,
                  format=o.get("format"), time_zone=o.get("time_zone"), relation=rel,
-                 boost=float_option("range", "boost", o.get("boost", 1.0)))
+                 boost=float_option("range", "boost", o.get("boost", 1.0)), rewritten=True)
 
 
 def _p_exists(body: dict[str, Any], st: ParseState) -> Query:
