@@ -191,12 +191,13 @@ def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
         client = LaneClient(lane.path)
         try:
             assert await client.call("command", _Batch()) == 1
+            await asyncio.sleep(0.05)       # the server reads on; the connection stays open
+            gc.collect()
+            assert len(seen) == 1 and seen[0]() is None
         finally:
             client.close()
     try:
         run(go())
-        gc.collect()
-        assert len(seen) == 1 and seen[0]() is None
     finally:
         lane.close()
 

@@ -114,6 +114,7 @@ class LaneServer:
                     one(call_id, method, args, kwargs))
                 if self.cancellable(method):
                     running[call_id] = task
+                del args, kwargs, task   # the task holds them; none waits here for a frame
         except (asyncio.IncompleteReadError, ConnectionError):
             for task in list(running.values()):   # the caller's process is gone
                 task.cancel()
