@@ -194,9 +194,11 @@ def route(c: WriteTarget, accepted: list[Write]) -> dict[tuple[str, int], BatchB
         ws.append(w)
     per_shard: dict[tuple[str, int], BatchBuilder] = {}
     for name, ws in by_index.items():
-        sids = shards_for([w[3] if w[6] is None else w[6] for w in ws],
-                          c.indices[name].number_of_shards)
-        for sid in np.unique(sids).tolist():
+        n = c.indices[name].number_of_shards
+        sids = shards_for([w[3] if w[6] is None else w[6] for w in ws], n)
+        # not ``np.unique``: its first call imports ``numpy.ma`` (~1,000 objects that then
+        # sit among the first bulk request's, keeping their memory pages after the load)
+        for sid in np.flatnonzero(np.bincount(sids, minlength=n)).tolist():
             per_shard[(name, sid)] = BatchBuilder.of(
                 [ws[k] for k in np.flatnonzero(sids == sid).tolist()])
     return per_shard
