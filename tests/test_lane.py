@@ -172,7 +172,7 @@ class _Batch:
 
 def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
     """The last call's arguments (a bulk write's whole batch) must not stay alive until a
-    next call that may never come."""
+    next call that may never come, nor wait for a cyclic collection."""
     import gc
     import weakref
 
@@ -181,8 +181,10 @@ def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
     seen: list[weakref.ref] = []
 
     class Copy:
-        def command(self, batch: _Batch) -> int:
+        def command(self, batch: _Batch, fail: bool = False) -> int:
             seen.append(weakref.ref(batch))
+            if fail:
+                raise IllegalArgument("refused")
             return 1
 
     lane = ThreadLane(serialized(Copy)(), frozenset({"command"}))
@@ -191,9 +193,14 @@ def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
         client = LaneClient(lane.path)
         try:
             assert await client.call("command", _Batch()) == 1
+            with pytest.raises(IllegalArgument):     # nor of a call that failed
+                await client.call("command", _Batch(), True)
             await asyncio.sleep(0.05)       # the server reads on; the connection stays open
-            gc.collect()
-            assert len(seen) == 1 and seen[0]() is None
+            gc.disable()                    # as a bulk apply pauses it: no cycle may hold them
+            try:
+                assert len(seen) == 2 and [r() for r in seen] == [None, None]
+            finally:
+                gc.enable()
         finally:
             client.close()
     try:

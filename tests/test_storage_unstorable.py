@@ -111,6 +111,10 @@ def test_refused_writes_change_nothing_and_a_restart_recovers_every_acknowledged
         with pytest.raises(UnstorableValue):
             await s.coord.admin.put_mapping("i", {"properties": {"d": {
                 "type": "double", "null_value": decimal.Decimal("1")}}})
+        before = dict(s.coord.indices["i"].settings)
+        with pytest.raises(UnstorableValue):
+            s.coord.admin.put_settings("i", {"index": {"max_result_window": np.int64(50)}})
+        assert s.coord.indices["i"].settings == before
         g = s.group("i", 0), s.group("i", 1)
         assert all(c.state == STARTED for grp in g for c in grp.copies)   # none out of sync
         acked = {k: v for grp in g for k, v in docs_of(grp.copies[0].handle).items()}

@@ -89,7 +89,7 @@ class LaneServer:
             except asyncio.CancelledError:
                 return                    # the caller gave up: nobody reads an answer
             except Exception as e:  # noqa: BLE001 - travels back to its caller
-                out = (call_id, False, e)
+                out = (call_id, False, e.with_traceback(None))   # its frames hold the args
             finally:
                 running.pop(call_id, None)
             try:
@@ -338,7 +338,8 @@ class ThreadLane:
             with lane_call(flag):
                 out, ok = call(), True
         except BaseException as e:  # noqa: BLE001 - travels back; the worker goes on
-            out, ok = e, False
+            out, ok = e.with_traceback(None), False   # its frames would hold ``call``
+        del call
         self.loop.call_soon_threadsafe(_settle, fut, ok, out)
 
     def close(self) -> None:

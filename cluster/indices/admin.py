@@ -231,6 +231,7 @@ class IndexAdmin:
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr or "_all", allow_no_indices=False)
+        exact_json(body, "the settings")   # stored as JSON: refused before any index takes it
         flat = flat_settings(body.get("settings", body) if isinstance(body, dict) else {})
         static = {"number_of_shards", "mapping.ignore_malformed"}   # (indices are always open)
         for key in flat:
