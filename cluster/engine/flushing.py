@@ -40,18 +40,17 @@ from .segment import NEVER, BufferedDoc, Segment
 
 log = logging.getLogger("shardsearch.flushes")
 
-# Documents per build: GCIDE x1 in 2 shards (63,000 per copy) builds one segment per copy while
-# the load runs and the rest at refresh; x4 (252,000 per copy) ~8, under the merge policy's 10
-# per tier. Against 65,536 (x1 built only at refresh), 13 pairs interleaved on the loaded
-# machine, medians: bulk + refresh wall x0.78 (x0.53-1.50: slower in 5 of 13, among them the 3
-# run at load averages 6-16), CPU x0.90, memory/raw x0.84, page-1 p50 after the load x1.10 and
-# 8-connection req/s x0.92 (2 segments per copy); one x4 pair: the same CPU and p50, memory/raw
-# 2.04 -> 1.63.
-# 16,384 made ~15 segments per copy at x4, took more CPU and memory, and the p50 of the searches
-# right after the load was several times main's (README's bulk paragraph). On a builder thread
-# per copy, 32,768 measured no faster (11 pairs: wall x1.01; likely the GIL: the build's Python
-# steps slow the copy's writes, and the refresh waited for builds still running).
-INDEX_BUFFER_DOCS = 32_768
+# Documents per build: GCIDE x4 in 2 shards (252,000 per copy) makes ~4 segments per copy, under
+# the merge policy's 10 per tier; 16,384 made ~15, took more CPU and memory, and the p50 of the
+# searches right after the load was several times main's (README's bulk paragraph). GCIDE x1
+# (63,000 per copy) builds only at refresh, as before. Not taken: 32,768 (one build per copy
+# while a GCIDE x1 load runs), 9 pairs interleaved with this on the loaded machine, medians:
+# bulk + refresh wall x0.86 (x0.60-1.50; slower in the 3 pairs at load averages 8-15), CPU
+# x0.95, memory/raw x0.83, but page-1 p50 after the load x1.25 and 8-connection req/s x0.79
+# (2 segments per copy). On a builder thread per copy (11 pairs): wall x1.01, p50 x1.09, req/s
+# x0.83 (likely the GIL: the build's Python steps slow the copy's writes, and the refresh waited
+# for builds still running: the copies spent 1.9-2.6 CPU s in it against 1.3-1.8 inline).
+INDEX_BUFFER_DOCS = 65_536
 
 
 class Flushing:
