@@ -43,13 +43,13 @@ log = logging.getLogger("shardsearch.flushes")
 # Documents per build: GCIDE x4 in 2 shards (252,000 per copy) makes ~4 segments per copy, under
 # the merge policy's 10 per tier; 16,384 made ~15, took more CPU and memory, and the p50 of the
 # searches right after the load was several times main's (README's bulk paragraph). GCIDE x1
-# (63,000 per copy) builds only at refresh, as before. Not taken: 32,768 (one build per copy
-# while a GCIDE x1 load runs), 9 pairs interleaved with this on the loaded machine, medians:
-# bulk + refresh wall x0.86 (x0.60-1.50; slower in the 3 pairs at load averages 8-15), CPU
-# x0.95, memory/raw x0.83, but page-1 p50 after the load x1.25 and 8-connection req/s x0.79
-# (2 segments per copy). On a builder thread per copy (11 pairs): wall x1.01, p50 x1.09, req/s
-# x0.83 (likely the GIL: the build's Python steps slow the copy's writes, and the refresh waited
-# for builds still running: the copies spent 1.9-2.6 CPU s in it against 1.3-1.8 inline).
+# (63,000 per copy) builds only at refresh, as before. 32,768 (one build per copy while a GCIDE
+# x1 load runs), 17 pairs interleaved with this, medians: bulk + refresh wall x0.93 (slower in 7;
+# x1.00 in the 4 pairs on a quiet machine, x0.77 in 10 at load averages 4-8), CPU x0.93,
+# memory/raw x0.83 (3.81 -> 3.18; one x4 pair 2.04 -> 1.63), but page-1 p50 after the load x1.14
+# (x1.20 quiet) and 8-connection req/s x0.92: 2 segments per copy. Not taken for bulk speed; an
+# option for memory. On a builder thread per copy (11 pairs): wall x1.01, p50 x1.09 (likely the
+# GIL: the build's Python steps slow the copy's writes; the refresh waited for running builds).
 INDEX_BUFFER_DOCS = 65_536
 
 
