@@ -46,7 +46,13 @@ log = logging.getLogger("shardsearch.flushes")
 # Documents per build: GCIDE x4 in 2 shards (252,000 per copy) makes ~4 segments per copy, under
 # the merge policy's 10 per tier; 16,384 made ~15, took more CPU and memory, and the p50 of the
 # searches right after the load was several times main's (README's bulk paragraph). GCIDE x1
-# (63,000 per copy) builds only at refresh, as before.
+# (63,000 per copy) builds only at refresh, as before. 32,768 (one build per copy while a GCIDE
+# x1 load runs), 17 pairs interleaved with this, medians: bulk + refresh wall x0.93 (slower in 7;
+# x1.00 in the 4 pairs on a quiet machine, x0.77 in 10 at load averages 4-8), CPU x0.93,
+# memory/raw x0.83 (3.81 -> 3.18; one x4 pair 2.04 -> 1.63), but page-1 p50 after the load x1.14
+# (x1.20 quiet) and 8-connection req/s x0.92: 2 segments per copy. Not taken for bulk speed; an
+# option for memory. On a builder thread per copy (11 pairs): wall x1.01, p50 x1.09 (likely the
+# GIL: the build's Python steps slow the copy's writes; the refresh waited for running builds).
 INDEX_BUFFER_DOCS = 65_536
 
 
