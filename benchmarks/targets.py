@@ -21,14 +21,14 @@ NOT_PROFILED = "not profiled yet"
 
 # What stands between a missed target and its threshold (README "What blocks the rest").
 BLOCKERS = {
-    "bulk_vs_sqlite": "the load is CPU-bound on two cores: 6.5-7 CPU s for GCIDE (the bulk "
-                      "phase ~2.7 over all processes, each copy's refresh ~1.8-2.0, ~30 µs "
-                      "per document); background segment builds only moved that CPU "
+    "bulk_vs_sqlite": "the load is CPU-bound on two cores: 6.3-6.4 CPU s for GCIDE (the "
+                      "bulk phase ~2.5 over all processes, each copy's refresh ~1.9, ~30 µs "
+                      "per document); segment builds during the load only moved that CPU "
                       "(README)",
-    "memory_over_raw": "Python's small-object pools the load's short-lived objects touched "
-                       "and a few long-lived ones keep (~21 MiB unused per copy, ~9 in the "
-                       "coordinator, ~6 in the front end): fixed costs of the first load, "
-                       "the ratio falls as the corpus grows (scale rows)",
+    "memory_over_raw": "Python's small-object pools: 17-21 MiB unused per copy that ~2,600 "
+                       "objects surviving the load keep (CPython frees whole arenas only), "
+                       "4-9 in the coordinator, ~6 in the front end: fixed costs of the "
+                       "first load, the ratio falls as the corpus grows (scale rows)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
                             "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
