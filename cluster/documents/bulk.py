@@ -32,7 +32,7 @@ import orjson
 from ..engine.gcpause import gc_paused
 from ..engine.doc_parsing import parse_document
 from ..engine.doc_shape import doc_shape
-from ..engine.exact_json import exact_json
+from ..engine.exact_json import UnstorableValue, exact_json
 from ..engine.writes import BatchBuilder
 from ..engine.shard_calls import ShardCalls
 from ..errors import IllegalArgument, IndexNotFound, MapperParsing, SearchError, domain_error
@@ -167,19 +167,29 @@ def _source_of_index(item: dict[str, Any], meta: IndexMeta, doc_id: str,
     # or fail (in write order), see ``Mapping.accepts``
     src = item.get("source")
     raw = item.get("raw")
-    if raw is None:   # a Python object (the Python API, an update's new source): JSON first,
-        raw = exact_json(src)   # refused whole unless it reads back as it is (exact_json.py)
-        shape = doc_shape(src)
-    else:
-        shape = item.get("shape")
-    if not meta.mapping.accepts(shape):
-        src = orjson.loads(raw)   # what the shard parses (the HTTP layer sends bytes only)
+    refused = None
+    if raw is None:   # a Python object (the Python API, an update's new source): stored only
+        try:          # if it reads back as it is (exact_json.py)
+            raw = exact_json(src)
+        except UnstorableValue as e:
+            refused = e
+    shape = item.get("shape") if src is None else doc_shape(src)
+    if refused is not None or not meta.mapping.accepts(shape):
+        if src is None:
+            src = orjson.loads(raw)   # the HTTP layer sends the bytes only
         if not isinstance(src, dict):
             raise MapperParsing("failed to parse, document is empty"
                                 if src is None else "failed to parse")
-        _, did_change = parse_document(src, meta.mapping, doc_id)
+        try:   # the mapping's own errors first, as Elasticsearch's (a too-deep document,
+            _, did_change = parse_document(src, meta.mapping, doc_id)   # an unsigned_long
+        except (TypeError, ValueError, RecursionError):                  # past 2^64-1)
+            if refused is None:
+                raise
+            raise refused from None
         if did_change:
             changed.add(meta.name)
+    if refused is not None:
+        raise refused
     return raw
 
 
