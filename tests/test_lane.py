@@ -141,7 +141,7 @@ def test_a_serialized_class_never_runs_two_public_calls_at_once() -> None:
 
 
 def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
-    from shardsearch.cluster.distribution.lanes import ThreadLane, serialized
+    from shardsearch.cluster.distribution.lanes import serialized
 
     class Copy:
         def query(self, x: int) -> int:
@@ -150,14 +150,23 @@ def test_a_thread_lane_serves_only_the_allowed_methods() -> None:
         def apply(self) -> None:
             raise AssertionError("writes never take the lane")
 
-    lane = ThreadLane(serialized(Copy)(), frozenset({"query"}))
+    async def calls(client: LaneClient) -> None:
+        assert await client.call("query", 21) == 42
+        with pytest.raises(IllegalArgument):
+            await client.call("apply")
+    _on_thread_lane(serialized(Copy)(), {"query"}, calls)
+
+
+def _on_thread_lane(target: object, allowed: set[str], calls) -> None:
+    """``await calls(client)`` with a client of a :class:`ThreadLane` serving ``target``."""
+    from shardsearch.cluster.distribution.lanes import ThreadLane
+
+    lane = ThreadLane(target, frozenset(allowed))
 
     async def go():
         client = LaneClient(lane.path)
         try:
-            assert await client.call("query", 21) == 42
-            with pytest.raises(IllegalArgument):
-                await client.call("apply")
+            await calls(client)
         finally:
             client.close()
     try:
@@ -176,7 +185,7 @@ def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
     import gc
     import weakref
 
-    from shardsearch.cluster.distribution.lanes import ThreadLane, serialized
+    from shardsearch.cluster.distribution.lanes import serialized
 
     seen: list[weakref.ref] = []
 
@@ -187,26 +196,18 @@ def test_a_thread_lane_keeps_nothing_of_a_call_once_it_has_answered() -> None:
                 raise IllegalArgument("refused")
             return 1
 
-    lane = ThreadLane(serialized(Copy)(), frozenset({"command"}))
+    async def calls(client: LaneClient) -> None:
+        assert await client.call("command", _Batch()) == 1
+        with pytest.raises(IllegalArgument):     # nor of a call that failed
+            await client.call("command", _Batch(), True)
+        await asyncio.sleep(0.05)       # the server reads on; the connection stays open
+        assert len(seen) == 2 and [r() for r in seen] == [None, None]
 
-    async def go():
-        client = LaneClient(lane.path)
-        try:
-            assert await client.call("command", _Batch()) == 1
-            with pytest.raises(IllegalArgument):     # nor of a call that failed
-                await client.call("command", _Batch(), True)
-            await asyncio.sleep(0.05)       # the server reads on; the connection stays open
-            gc.disable()                    # as a bulk apply pauses it: no cycle may hold them
-            try:
-                assert len(seen) == 2 and [r() for r in seen] == [None, None]
-            finally:
-                gc.enable()
-        finally:
-            client.close()
+    gc.disable()     # as a bulk apply pauses the collector: no cycle may hold them meanwhile
     try:
-        run(go())
+        _on_thread_lane(serialized(Copy)(), {"command"}, calls)
     finally:
-        lane.close()
+        gc.enable()
 
 
 def test_sockets_of_processes_that_are_gone_are_swept() -> None:
