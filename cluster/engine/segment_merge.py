@@ -38,13 +38,6 @@ def droppable(seg: Segment, generation: int, pinned: Iterable[int]) -> np.ndarra
     return gone
 
 
-def merge_segments(sources: list[Segment], generation: int, pinned: Iterable[int] = ()
-                   ) -> Segment | None:
-    """One segment holding every version of ``sources`` still visible at ``generation``, a
-    later one, or a ``pinned`` generation; None when no such version is left."""
-    return merge_rows(sources, kept_rows(sources, generation, pinned))
-
-
 def kept_rows(sources: list[Segment], generation: int, pinned: Iterable[int] = ()
               ) -> list[np.ndarray]:
     """Per source, the rows a merge at ``generation`` keeps (ascending).
