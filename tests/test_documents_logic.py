@@ -103,6 +103,32 @@ def test_write_conditions_keep_only_what_is_set() -> None:
         {"if_seq_no": 0, "if_primary_term": 1}
 
 
+def test_write_conditions_become_plain_longs_and_strs_as_json_would_give_them() -> None:
+    """The Python API may hand over NumPy scalars: what a shard and its log get are the plain
+    values Elasticsearch would have parsed from JSON (a fraction cut off, as it coerces)."""
+    import numpy as np
+    out = write_conditions({"action": "index", "version": np.float64(7.9),
+                            "version_type": np.str_("external_gte")})
+    assert out == {"version": 7, "version_type": "external_gte"}
+    assert type(out["version"]) is int and type(out["version_type"]) is str
+    out = write_conditions({"action": "index", "if_seq_no": np.int64(3),
+                            "if_primary_term": np.int32(1)})
+    assert out == {"if_seq_no": 3, "if_primary_term": 1}
+    assert {type(v) for v in out.values()} == {int}
+
+
+@pytest.mark.parametrize("item", [
+    {"action": "index", "version": float("inf"), "version_type": "external"},
+    {"action": "index", "version": 2**63, "version_type": "external"},
+    {"action": "index", "if_seq_no": -2**63 - 1, "if_primary_term": 1},
+    {"action": "index", "if_seq_no": 0, "if_primary_term": 2**70},
+])
+def test_write_conditions_past_a_long_are_refused_as_a_400(item) -> None:
+    with pytest.raises(SearchError, match="is out of range for a long") as e:
+        write_conditions(item)
+    assert e.value.es_type == "illegal_argument_exception" and e.value.status == 400
+
+
 def test_msearch_headers_become_the_searches_parameters() -> None:
     raw = (b'{"index": "a", "routing": "r", "request_cache": true}\n{"size": 2}\n'
            b'{}\n{"query": {"match_all": {}}}\n')

@@ -79,3 +79,31 @@ def test_values_json_cannot_carry_are_refused_with_a_clear_error_and_nothing_wri
     with pytest.raises(SearchError, match="cannot be stored exactly"):
         books.create_index("py_np", shards=np.int64(2))
     assert "py_np" not in books.indices()
+
+
+def test_a_bulk_item_with_an_unusable_write_option_fails_alone_and_the_rest_is_written(
+        books) -> None:
+    """Per-write options from Python (NumPy scalars, an infinity, a number past a long) are
+    normalised or refused per item before any shard sees them: one bad item gets its own
+    400, and the other items of the same shard's batch are written."""
+    import numpy as np
+    items = [{"action": "index", "index": "py_books", "id": "n1", "source": {"title": "a"},
+              "version": np.int64(5), "version_type": np.str_("external")},
+             {"action": "index", "index": "py_books", "id": "inf", "source": {"title": "b"},
+              "version": float("inf"), "version_type": "external"},
+             {"action": "index", "index": "py_books", "id": "big", "source": {"title": "c"},
+              "if_seq_no": 2**70, "if_primary_term": 1},
+             {"action": "index", "index": "py_books", "id": "n2", "source": {"title": "d"}},
+             {"action": "index", "index": "py_books", "id": "1", "source": {"title": "Dune"},
+              "if_seq_no": np.int64(0), "if_primary_term": np.int64(1)}]
+    r = books._call("bulk", items, True)
+    by_id = {it["index"]["_id"]: it["index"] for it in r["items"]}
+    for bad in ("inf", "big"):
+        assert by_id[bad]["status"] == 400
+        assert by_id[bad]["error"]["type"] == "illegal_argument_exception"
+        assert "is out of range for a long" in by_id[bad]["error"]["reason"]
+        assert books.get("py_books", bad)["found"] is False
+    assert by_id["n1"]["status"] == 201 and by_id["n1"]["_version"] == 5
+    assert by_id["n2"]["status"] == 201
+    assert by_id["1"]["status"] == 200     # seq 0 of doc "1" matched: the condition held
+    assert books.get("py_books", "n2")["found"] is True

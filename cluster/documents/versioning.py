@@ -16,16 +16,28 @@ INTERNAL_VERSION = ("internal versioning can not be used for optimistic concurre
                     "Please use `if_seq_no` and `if_primary_term` instead")
 
 
+_LONG = (-2**63, 2**63 - 1)
+
+
 def _int(value: Any, name: str) -> int | None:
+    """``value`` as a plain ``int`` in Java's long range, as Elasticsearch parses it from JSON
+    (a fraction is cut off). The Python API can hand over anything (``np.int64``, ``inf``,
+    ``2**70``): normalised or refused here, so a bad option fails its item alone and never
+    reaches a shard or its log."""
     if value is None:
         return None
     if isinstance(value, bool):
         raise IllegalArgument(f"[{name}] must be a number, got [{value}]")
     try:
-        return int(value)
+        out = int(value)
     except (TypeError, ValueError):
         raise IllegalArgument(f"Failed to parse int parameter [{name}] with value "
                               f"[{value}]") from None
+    except OverflowError:   # an infinite float
+        out = None
+    if out is None or not _LONG[0] <= out <= _LONG[1]:
+        raise IllegalArgument(f"Value [{value}] is out of range for a long")
+    return out
 
 
 _CONDITIONS = ("if_seq_no", "if_primary_term", "version", "version_type")
@@ -42,8 +54,10 @@ def write_conditions(item: dict[str, Any]) -> dict[str, Any]:
     version = _int(item.get("version"), "version")
     vtype = item.get("version_type")
     errors: list[str] = []
-    if vtype is not None and vtype not in VERSION_TYPES:
-        raise IllegalArgument(f"No version type match [{vtype}]")
+    if vtype is not None:
+        if not isinstance(vtype, str) or vtype not in VERSION_TYPES:
+            raise IllegalArgument(f"No version type match [{vtype}]")
+        vtype = VERSION_TYPES[VERSION_TYPES.index(vtype)]   # a plain str, not a subclass
     external = vtype in ("external", "external_gte")
     if seq_no is not None and seq_no < 0 and seq_no != -2:
         raise IllegalArgument(f"sequence numbers must be non negative. got [{seq_no}].")
