@@ -138,3 +138,57 @@ def test_refused_writes_change_nothing_and_a_restart_recovers_every_acknowledged
     acknowledged = run(first())
     assert run(second()) == acknowledged
     assert orjson.loads(acknowledged["1"]) == {"n": 1, "t": "doc 1"}
+
+
+def test_templates_and_alias_filters_holding_an_unstorable_value_are_refused_before_storing(
+        tmp_path: Path) -> None:
+    """Index templates, component templates and alias filters are stored as JSON: from the
+    Python API a value JSON cannot carry as it is is refused by name, and nothing of it is
+    kept, in memory or on disk (a restart finds only what was acknowledged)."""
+    async def first() -> None:
+        s = await Service(tmp_path).start()
+        s.coord.create_index("i", {"settings": {"number_of_shards": 1, "number_of_replicas": 0}})
+        s.coord.put_component_template("ok_c", {"template": {"settings": {"number_of_shards": 1}}})
+        s.coord.put_index_template("ok_t", {"index_patterns": ["ok-*"], "composed_of": ["ok_c"]})
+        s.coord.put_alias("i", "ok_a", {"filter": {"term": {"n": 1}}})
+        refused = [
+            lambda: s.coord.put_index_template("bad_t", {"index_patterns": ["bad-*"],
+                                                         "priority": np.int64(5)}),
+            lambda: s.coord.put_index_template("ok_t", {"index_patterns": ["ok-*"], "template": {
+                "mappings": {"properties": {"p": {"type": "scaled_float",
+                                                  "scaling_factor": np.float64(10)}}}}}),
+            lambda: s.coord.put_component_template("bad_c", {"template": {
+                "settings": {"number_of_replicas": decimal.Decimal("1")}}}),
+            lambda: s.coord.put_component_template("ok_c", {"template": {
+                "settings": {"refresh_interval": float("nan")}}}),
+            lambda: s.coord.update_aliases([{"add": {"index": "i", "alias": "bad_a",
+                                                     "filter": {"term": {"n": np.int64(2)}}}}]),
+            lambda: s.coord.put_alias("i", "ok_a", {"filter": {"range": {"n": {
+                "gte": _Point(1.0)}}}}),
+        ]
+        for attempt in refused:
+            with pytest.raises(UnstorableValue, match="cannot be stored exactly"):
+                attempt()
+        _assert_only_the_acknowledged(s)
+        s.close()
+
+    async def second() -> None:
+        s = await Service(tmp_path).start()
+        try:
+            _assert_only_the_acknowledged(s)
+        finally:
+            s.close()
+
+    run(first())
+    run(second())
+
+
+def _assert_only_the_acknowledged(s: Service) -> None:
+    assert [t["name"] for t in s.coord.get_index_template(None)["index_templates"]] == ["ok_t"]
+    assert s.coord.get_index_template("ok_t")["index_templates"][0]["index_template"] == {
+        "index_patterns": ["ok-*"], "composed_of": ["ok_c"]}
+    comps = s.coord.get_component_template(None)["component_templates"]
+    assert [(c["name"], c["component_template"]) for c in comps] == [
+        ("ok_c", {"template": {"settings": {"number_of_shards": 1}}})]
+    assert s.coord.get_alias("i", None) == {"i": {"aliases": {
+        "ok_a": {"filter": {"term": {"n": 1}}}}}}

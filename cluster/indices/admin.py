@@ -262,6 +262,7 @@ class IndexAdmin:
 
     def update_aliases(self, actions: Any) -> dict[str, Any]:
         """``POST /_aliases``: all actions or none; ``remove_index`` deletes those indices."""
+        exact_json(actions, "the alias actions")   # filters are stored as JSON: refused first
         changed, removed = alias_rules.apply_actions(self.indices, actions)
         for n in sorted(changed):
             self._saved(self.indices[n])
@@ -314,6 +315,7 @@ class IndexAdmin:
     def put_index_template(self, name: str, body: Any, create: bool = False) -> dict[str, Any]:
         if create and name in self.templates:
             raise IllegalArgument(f"index template [{name}] already exists")
+        exact_json(body, "the index template")   # stored as JSON: refused before it is kept
         self.templates[name] = templates.parse_template(name, body, self.templates,
                                                         self.components)
         self._templates_saved()
@@ -342,6 +344,7 @@ class IndexAdmin:
     def put_component_template(self, name: str, body: Any, create: bool = False
                                ) -> dict[str, Any]:
         """Store a component template; the index templates using it must stay valid."""
+        exact_json(body, "the component template")   # stored as JSON: refused before it is kept
         parsed = components.parse_component(name, body, self.components, create,
                                             templates.check_template)
         trial = {**self.components, name: parsed}
