@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shardsearch.cluster.engine.date_formats import InvalidFormat, validate_format
-from shardsearch.cluster.engine.dates import format_date, parse_date_nanos
+from shardsearch.cluster.engine.dates import format_date, parse_date_nanos, parse_failure
 from shardsearch.cluster.engine.field_types import FieldType
 
 MS_2020_01_02 = 1577923200000
@@ -175,3 +175,35 @@ def test_date_nanos_outside_1970_to_2262_is_refused_with_elasticsearchs_text():
                             "2262-04-11T23:47:16.854775807 and cannot be stored in nanosecond "
                             "resolution")
     assert parse_date("2262-04-11T23:47:16.854775807Z", ft) == 2**63 - 1
+
+
+@pytest.mark.parametrize("value, fmt, text", [   # each as OpenSearch 2.19's node answers
+    ("not-a-date", "strict_date_optional_time||epoch_millis",
+     "Failed to parse with all enclosed parsers"),
+    ("abc", "epoch_millis", "Failed to parse with all enclosed parsers"),
+    ("x", "date_time_no_millis", "Failed to parse with all enclosed parsers"),
+    ("2020", "yyyy-MM-dd", "Text '2020' could not be parsed at index 4"),
+    ("20x0-01-01", "yyyy-MM-dd", "Text '20x0-01-01' could not be parsed at index 0"),
+    ("2020-01-01", "dd/MM/yyyy", "Text '2020-01-01' could not be parsed at index 2"),
+    ("2020-01-01x", "yyyy-MM-dd",
+     "Text '2020-01-01x' could not be parsed, unparsed text found at index 10"),
+    ("2020-01-01 10:00", "yyyy-MM-dd[ HH:mm:ss]",
+     "Text '2020-01-01 10:00' could not be parsed, unparsed text found at index 10"),
+    ("2020-01-01Tx", "strict_date_optional_time",
+     "Text '2020-01-01Tx' could not be parsed, unparsed text found at index 11"),
+    ("2020-01-01Tx", "strict_date_optional_time_nanos",
+     "Text '2020-01-01Tx' could not be parsed, unparsed text found at index 10"),
+    ("1/1/2020", "date_optional_time",
+     "Text '1/1/2020' could not be parsed, unparsed text found at index 1"),
+])
+def test_a_failed_parse_is_explained_with_java_times_text_where_it_stopped(value, fmt, text):
+    with pytest.raises(ValueError):
+        parse_date_nanos(value, fmt)
+    assert parse_failure(value, fmt) == text
+
+
+def test_a_date_every_element_of_its_pattern_reads_but_that_does_not_exist_has_no_such_text():
+    """java.time parses ``2020-13-01`` to the end and fails resolving it (another exception)."""
+    with pytest.raises(ValueError):
+        parse_date_nanos("2020-13-01", "yyyy-MM-dd")
+    assert parse_failure("2020-13-01", "yyyy-MM-dd") is None

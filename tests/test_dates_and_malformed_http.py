@@ -138,9 +138,15 @@ def test_a_bad_date_in_a_range_bound_is_a_400_parse_exception(esc):
     assert err["root_cause"] == [{"type": "parse_exception", "reason": f"{detail}: [{detail}]"}]
     reason = err["failed_shards"][0]["reason"]
     assert reason["type"] == "parse_exception"
-    assert reason["caused_by"] == {"type": "illegal_argument_exception", "reason": detail}
+    assert reason["caused_by"] == {"type": "illegal_argument_exception", "reason": detail,
+                                   "caused_by": {"type": "date_time_parse_exception",
+                                                 "reason": "Failed to parse with all enclosed "
+                                                           "parsers"}}
+    assert body["error"]["caused_by"] == reason
     # a query's own format is the one named
     with pytest.raises(elasticsearch.BadRequestError) as e:
         esc.search(index="when", query={"range": {"d": {"lt": "2020", "format": "yyyy-MM-dd"}}})
     assert e.value.body["error"]["root_cause"][0]["reason"].startswith(
         "failed to parse date field [2020] with format [yyyy-MM-dd]: [")
+    assert e.value.body["error"]["caused_by"]["caused_by"]["caused_by"] == {
+        "type": "date_time_parse_exception", "reason": "Text '2020' could not be parsed at index 4"}

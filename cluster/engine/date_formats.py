@@ -228,22 +228,37 @@ def compile_pattern(pattern: str, lenient: bool = False, shown: str | None = Non
     """A Java pattern as tokens and an anchored RE2 regex (linear-time parsing)."""
     tokens = tokenize(pattern, shown or pattern)
     groups: list[tuple[str, str, int]] = []
-
-    def emit(ts: tuple[Token, ...]) -> str:
-        out = []
-        for t in ts:
-            if t.optional is not None:
-                out.append("(?:" + emit(t.optional) + ")?")
-            elif t.literal is not None:
-                out.append(re.escape(t.literal))
-            else:
-                name = f"g{len(groups)}"
-                groups.append((name, t.letter, t.count))
-                out.append(f"(?P<{name}>{_field_regex(t, lenient)})")
-        return "".join(out)
-
-    regex = re2.compile("^" + emit(tokens) + "$")
+    regex = re2.compile("^" + _emit(tokens, lenient, groups) + "$")
     return Pattern(pattern, tokens, regex, tuple(groups))
+
+
+def _emit(ts: tuple[Token, ...], lenient: bool, groups: list[tuple[str, str, int]]) -> str:
+    """The regex of ``ts``; each field's group is appended to ``groups``."""
+    out = []
+    for t in ts:
+        if t.optional is not None:
+            out.append("(?:" + _emit(t.optional, lenient, groups) + ")?")
+        elif t.literal is not None:
+            out.append(re.escape(t.literal))
+        else:
+            name = f"g{len(groups)}"
+            groups.append((name, t.letter, t.count))
+            out.append(f"(?P<{name}>{_field_regex(t, lenient)})")
+    return "".join(out)
+
+
+def parse_stop(pattern: str, lenient: bool, shown: str, text: str) -> tuple[int, bool]:
+    """Where java.time's parser stops in ``text``: the index of the first element it cannot
+    parse (False), or the end of the parsed text when every element parsed (True). Grows the
+    pattern one element at a time: O(elements x len(text)), only on a failure's path."""
+    tokens = tokenize(pattern, shown)
+    end = 0
+    for k in range(1, len(tokens) + 1):
+        m = re2.compile("^" + _emit(tokens[:k], lenient, [])).match(text)
+        if m is None:
+            return end, False
+        end = m.end()
+    return end, True
 
 
 def parse_fields(p: Pattern, s: str) -> dict[str, Any] | None:

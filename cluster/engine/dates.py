@@ -9,8 +9,9 @@ import datetime as _dt
 import re
 from typing import Any
 
-from .date_formats import (ISO_NAMES, InvalidFormat, builtin_pattern, compile_pattern,
-                           is_lenient, parse_fields, print_pattern, resolve, split_format)
+from .date_formats import (EPOCH_NAMES, ISO_NAMES, InvalidFormat, builtin_pattern,
+                           compile_pattern, is_lenient, parse_fields, parse_stop, print_pattern,
+                           resolve, split_format)
 from .field_types import FieldType
 
 _ISO_RE = re.compile(
@@ -206,6 +207,41 @@ def _parse_one(part: str, text: str, round_up: bool, time_zone: str | None) -> i
         raise
     except (ValueError, OverflowError, KeyError):
         return None
+
+
+# the ISO names as java.time patterns, only to find where a parse stops (``parse_failure``)
+_OPTIONAL_TIME = "yyyy[-MM[-dd]]['T'][HH[:mm[:ss[.n]]]][XXX]"
+_ISO_SHAPES = {"strict_date_optional_time_nanos": "yyyy[-MM[-dd['T'HH[:mm[:ss[.n]]][XXX]]]]"}
+_ALL_ENCLOSED = "Failed to parse with all enclosed parsers"
+
+
+def parse_failure(value: Any, fmt: str) -> str | None:
+    """java.time's ``DateTimeParseException`` text for ``value`` that ``fmt`` failed to parse,
+    the innermost cause Elasticsearch reports: a format of several parsers (``a||b``, and
+    each epoch name) fails as a whole; one pattern names where its parse stopped. None when
+    every element parsed and the date itself is invalid (java.time says that differently)."""
+    parts = split_format(fmt)
+    if len(parts) > 1 or _several_parsers(parts[0]):
+        return _ALL_ENCLOSED
+    part, text = parts[0], _java_text(value)
+    pattern = _ISO_SHAPES.get(part, _OPTIONAL_TIME) if part in ISO_NAMES else \
+        builtin_pattern(part) or part
+    end, parsed_all = parse_stop(pattern, is_lenient(part) or part == "date_optional_time",
+                                 part, text)
+    if not parsed_all:
+        return f"Text '{text}' could not be parsed at index {end}"
+    if end < len(text):
+        return f"Text '{text}' could not be parsed, unparsed text found at index {end}"
+    return None
+
+
+def _several_parsers(name: str) -> bool:
+    """Built-ins Elasticsearch composes of several parsers: the epoch names, ``date_time``,
+    and every built-in with a zone offset (one parser for ``Z``, one for ``+01:00``)."""
+    if name in EPOCH_NAMES or name in ("date_time", "strict_date_time"):
+        return True
+    pattern = builtin_pattern(name)
+    return pattern is not None and "X" in pattern
 
 
 _MATH_OP_RE = re.compile(r"([+-])(\d+)([yMwdhHms])|/([yMwdhHms])")

@@ -147,3 +147,28 @@ def test_sort_values_and_date_nanos_are_the_nodes(both, name, body):
 def test_date_and_date_nanos_sort_together_as_on_the_node(both, name, body):
     ours, theirs = _both(both, "dn_nanos,dn_millis", body)
     assert ours == theirs
+
+
+# a range bound no format reads: (value, the query's format or None for the mapping's)
+BAD_BOUNDS = [("not-a-date", None), ("2020", "yyyy-MM-dd"), ("2020-01-01x", "yyyy-MM-dd"),
+              ("20x0-01-01", "yyyy-MM-dd"), ("2020-01-01", "dd/MM/yyyy"),
+              ("2020-01-01 10:00", "yyyy-MM-dd[ HH:mm:ss]"),
+              ("2020-01-01Tx", "strict_date_optional_time"),
+              ("2020-1-01", "strict_date_optional_time"),
+              ("2020-01-01Tx", "strict_date_optional_time_nanos"),
+              ("abc", "epoch_millis"), ("x", "date_time_no_millis"),
+              ("2020/01/01", "yyyy-MM-dd||yyyy"), ("x", "hour_minute")]
+
+
+@pytest.mark.parametrize("value,fmt", BAD_BOUNDS, ids=[f"{v}-{f}" for v, f in BAD_BOUNDS])
+def test_a_bad_range_bound_fails_with_the_nodes_three_levels_of_causes(both, value, fmt):
+    """``parse_exception``, caused by the formatter's ``illegal_argument_exception``, caused
+    by java.time's ``date_time_parse_exception`` (where the parse stopped): type and reason
+    at every level equal to the node's."""
+    bound: dict[str, Any] = {"gte": value, **({"format": fmt} if fmt else {})}
+    answers = [c.post("/dn_nanos/_search", json={"query": {"range": {"d": bound}}})
+               for c in both]
+    assert [r.status_code for r in answers] == [400, 400]
+    ours, theirs = (r.json()["error"]["failed_shards"][0]["reason"] for r in answers)
+    assert ours == theirs
+    assert ours["caused_by"]["caused_by"]["type"] == "date_time_parse_exception"

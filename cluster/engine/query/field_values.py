@@ -10,7 +10,7 @@ import numpy as np
 from . import nodes as Q
 from ...errors import IllegalArgument, SearchError
 from ..date_formats import InvalidFormat
-from ..dates import parse_date_math
+from ..dates import parse_date_math, parse_failure
 from ..field_types import INT_RANGES, FieldType
 from .context import Context
 
@@ -66,15 +66,19 @@ def date_bound(ft: FieldType, value: Any, round_up: bool, fmt: str | None,
         shown = fmt or ft.format or "strict_date_optional_time||epoch_millis"
         detail = f"failed to parse date field [{value}] with format [{shown}]"
         if in_range:
-            raise range_bound_failure(detail) from None
+            raise range_bound_failure(detail, parse_failure(value, shown)) from None
         raise bad_value(value, detail) from None
 
 
-def range_bound_failure(detail: str) -> SearchError:
+def range_bound_failure(detail: str, java_text: str | None) -> SearchError:
     """Elasticsearch's ``JavaDateMathParser`` error: its ``parse_exception`` repeats the
-    formatter's ``illegal_argument_exception`` (its cause) in brackets."""
+    formatter's ``illegal_argument_exception`` (its cause) in brackets, and that one is
+    caused by java.time's ``date_time_parse_exception`` (``dates.parse_failure``)."""
+    cause: dict[str, Any] = {"type": "illegal_argument_exception", "reason": detail}
+    if java_text is not None:
+        cause["caused_by"] = {"type": "date_time_parse_exception", "reason": java_text}
     return SearchError(f"{detail}: [{detail}]", es_type="parse_exception", status=400,
-                       caused_by={"type": "illegal_argument_exception", "reason": detail})
+                       caused_by=cause)
 
 
 def numeric_bounds(q: Q.Range, ft: FieldType, ctx: Context) -> list[tuple[str, Any]]:
