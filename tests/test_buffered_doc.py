@@ -25,6 +25,15 @@ def test_its_pickled_fields_are_the_bytes_a_snapshot_stores_and_read_back_the_sa
     assert pickle.loads(d.pickled_fields) == {"k": ["v"]}
 
 
+def test_a_buffered_doc_pickles_and_copies_as_the_same_document() -> None:
+    import copy
+    import pickle
+    d = BufferedDoc("x", 5, 2, b'{"a": 1}', {"a": [1]}, "r")
+    for again in (pickle.loads(pickle.dumps(d, protocol=5)), copy.deepcopy(d), copy.copy(d)):
+        assert type(again) is BufferedDoc and again == d
+        assert again.columns() == ("x", 5, 2, "r") and again.fields == {"a": [1]}
+
+
 def test_a_buffered_doc_is_one_allocation_outside_the_small_object_arenas() -> None:
     """One object per document, whose size takes it past pymalloc's 512 bytes once its
     source and fields are: large documents then live outside Python's small-object arenas,

@@ -39,6 +39,10 @@ class BufferedDoc(bytes):
         return super().__new__(cls, b"".join((head, key, route, source,
                                               pickle.dumps(fields, protocol=5))))
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (and copied) as its bytes: ``__new__`` takes the parts, not the bytes."""
+        return _restored, (bytes(self),)
+
     def columns(self) -> tuple[str, int, int, str | None]:
         """``(id, seq, version, routing)`` in one pass (a segment build reads them for every
         document)."""
@@ -86,3 +90,8 @@ class BufferedDoc(bytes):
         """``fields`` as kept (a snapshot stores them so, without unpickling them)."""
         at, cut = self._source_at()
         return memoryview(self)[at + cut:]
+
+
+def _restored(data: bytes) -> BufferedDoc:
+    """A :class:`BufferedDoc` from its bytes (unpickling)."""
+    return bytes.__new__(BufferedDoc, data)
