@@ -38,8 +38,12 @@ def _chunks(kind: str, key: str, items: list[Any], size: int) -> list[dict[str, 
 def _buffer_rows(docs: Any) -> list[list[Any]]:
     """Buffered documents as records; their fields as the buffer keeps them, pickled (reading
     ``fields`` would unpickle each document's, most of the cost of a snapshot)."""
-    return [[d.id, d.seq, d.version, encode_bytes(d.source), d.routing,
-             encode_pickled(d.pickled_fields)] for d in docs]
+    rows = []
+    for d in docs:
+        doc_id, seq, version, routing = d.columns()
+        rows.append([doc_id, seq, version, encode_bytes(d.source), routing,
+                     encode_pickled(d.pickled_fields)])
+    return rows
 
 
 def _header(copy: Any) -> dict[str, Any]:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import itertools
-import pickle
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from .buffered_doc import BufferedDoc
 from .field_entries import GATHER_DOCS, FieldEntries, entries_by_field, entries_of_chunks
 from .field_types import IGNORED_FIELD, FieldType
 from .geo import LON_SUFFIX
@@ -46,44 +46,6 @@ SOURCE_DICT_LEVEL = 5          # and of the dictionary's training (level 4's own
 SOURCE_DICT = 64 << 10         # bytes of the zstd dictionary trained on a segment's sources
 SOURCE_DICT_MIN = 2 << 20      # sources (uncompressed) from which a segment trains one
 _uid_counter = itertools.count(1)
-
-
-class BufferedDoc:
-    """A document version waiting in the write buffer for the next refresh.
-
-    Its ``source`` and pickled ``fields`` are kept together in one bytes object instead of a
-    bytes, a dict, lists and values (~25 small objects for a dictionary entry): a buffer of
-    60,000 documents is then ~60 MiB in large blocks, not ~150 MiB spread over the
-    small-object allocator's 1 MiB arenas — any of which one long-lived object allocated
-    meanwhile (by the runtime, between calls) keeps alive after the refresh frees the buffer.
-    Reading ``fields`` unpickles them (once, at refresh).
-    """
-
-    __slots__ = ("id", "seq", "version", "routing", "deleted", "_data", "_cut")
-
-    def __init__(self, id: str, seq: int, version: int, source: bytes,
-                 fields: dict[str, list[Any]], routing: str | None = None,
-                 deleted: bool = False) -> None:
-        self.id = id
-        self.seq = seq
-        self.version = version
-        self.routing = routing
-        self.deleted = deleted
-        self._data = source + pickle.dumps(fields, protocol=5)   # snapshots keep these bytes
-        self._cut = len(source)
-
-    @property
-    def source(self) -> bytes:
-        return self._data[:self._cut]
-
-    @property
-    def fields(self) -> dict[str, list[Any]]:
-        return pickle.loads(memoryview(self._data)[self._cut:])  # type: ignore[no-any-return]
-
-    @property
-    def pickled_fields(self) -> memoryview:
-        """``fields`` as kept (a snapshot stores them so, without unpickling them)."""
-        return memoryview(self._data)[self._cut:]
 
 
 @dataclass
@@ -387,8 +349,11 @@ class Segment:
         n = len(docs)
         for ft in field_types.values():
             ft.kind  # noqa: B018 - cached now, before the heap fills (``Flushing.compact_built``)
-        seq = np.array([d.seq for d in docs], dtype=np.int64)
-        version = np.array([d.version for d in docs], dtype=np.int64)
+        ids, seqs, versions, routing = map(list, zip(*map(BufferedDoc.columns, docs))) \
+            if docs else ([], [], [], [])
+        seq = np.array(seqs, dtype=np.int64)
+        version = np.array(versions, dtype=np.int64)
+        del seqs, versions
         created = np.full(n, generation, dtype=np.int32)
         deleted = np.full(n, NEVER, dtype=np.int32)
         per_doc: list[dict[str, list[Any]]] = []
@@ -396,10 +361,9 @@ class Segment:
         fields = build_fields(per_doc, n, field_types, by_field)
         nested = build_blocks(per_doc, lambda rows, m: build_fields(rows, m, field_types)) \
             if NESTED_KEY in by_field else None
-        routing: list[str | None] | NoRouting = [d.routing for d in docs]
         if all(r is None for r in routing):
             routing = NoRouting(n)
-        return cls(next(_uid_counter), [d.id for d in docs], seq, version, created, deleted,
+        return cls(next(_uid_counter), ids, seq, version, created, deleted,
                    SourceStore([d.source for d in docs]), routing, fields, nested)
 
     def visible(self, gen: int) -> np.ndarray:
