@@ -117,16 +117,16 @@ class Coordinator:
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.admin.create_index(name, body)
 
-    def delete_index(self, expr: str) -> dict[str, Any]:
-        """Delete the indices and the cursors that read them."""
-        self.cursor_ops.forget_cursors_of(self.admin.delete_index(expr))
+    def delete_index(self, expr: str, **options: bool) -> dict[str, Any]:
+        """Delete the indices (``options``: the resolver's) and the cursors that read them."""
+        self.cursor_ops.forget_cursors_of(self.admin.delete_index(expr, **options))
         return {"acknowledged": True}
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
         return self.admin.resolve(expr, **options)
 
-    def get_index(self, expr: str) -> dict[str, Any]:
-        return self.admin.get_index(expr)
+    def get_index(self, expr: str, **options: bool) -> dict[str, Any]:
+        return self.admin.get_index(expr, **options)
 
     def index_exists(self, expr: str) -> bool:
         return self.admin.index_exists(expr)

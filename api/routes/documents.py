@@ -27,6 +27,9 @@ router = APIRouter()
 _WRITE_PARAMS = COMMON | {"refresh", "routing", "op_type", "if_seq_no", "if_primary_term",
                           "timeout", "wait_for_active_shards", "version", "version_type",
                           "pipeline", "require_alias", "require_data_stream"}
+#: Elasticsearch's ``delete``: no ``op_type``, ingest or alias options (a delete writes no source)
+_DELETE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
+                           "wait_for_active_shards", "version", "version_type"}
 _UPDATE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
                            "wait_for_active_shards", "retry_on_conflict", "_source",
                            "_source_includes", "_source_excludes", "lang", "require_alias",
@@ -174,7 +177,7 @@ async def get_source(index: str, doc_id: str, request: Request, coord: Coord) ->
 @router.delete("/{index}/_doc/{doc_id}")
 async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
-    check_params(params, _WRITE_PARAMS, request.url.path)
+    check_params(params, _DELETE_PARAMS, request.url.path)
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),

@@ -1,0 +1,123 @@
+"""Admin and document routes: every URL parameter they accept changes the answer, or is refused
+with a 400 that names it (README, "What we refuse"). Each test is an answer that used to be
+silently wrong: routes that read no parameter at all (``_refresh``, ``_mapping``, ``_settings``,
+``_segments``, ``HEAD /{index}``, legacy ``_template``, ``_data_stream``), ``GET /{index}``'s
+``features``, ``flat_settings`` and index options, ``DELETE /{index}?ignore_unavailable``
+deleting nothing when one name was missing, and ``DELETE /_doc`` taking options only a write of
+a source has. Real Ray, real uvicorn.
+"""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def adm(es: httpx.Client) -> httpx.Client:
+    es.put("/adm", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                         "mappings": {"properties": {"n": {"type": "long"}}},
+                         "aliases": {"adm-alias": {}}})
+    r = es.put("/adm/_doc/1?refresh=true", json={"n": 1})
+    assert r.status_code == 201, r.text
+    return es
+
+
+UNREAD = [("GET", "/_refresh"), ("POST", "/adm/_refresh"), ("GET", "/_mapping"),
+          ("GET", "/adm/_mapping"), ("PUT", "/adm/_mapping"), ("GET", "/_settings"),
+          ("GET", "/adm/_settings"), ("PUT", "/_settings"), ("PUT", "/adm/_settings"),
+          ("GET", "/_segments"), ("GET", "/adm/_segments"), ("GET", "/_template"),
+          ("GET", "/_template/x"), ("GET", "/_cat"), ("GET", "/"),
+          ("DELETE", "/_data_stream/x"), ("PUT", "/_data_stream/x"), ("GET", "/adm"),
+          ("DELETE", "/adm")]
+
+
+@pytest.mark.parametrize("method,path", UNREAD)
+def test_an_admin_route_refuses_a_parameter_it_does_not_read_naming_it(adm, method, path) -> None:
+    body = {"properties": {}} if path.endswith("_mapping") else \
+        {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
+    r = adm.request(method, path, params={"no_such_option": "1"}, json=body)
+    assert r.status_code == 400, r.text
+    assert "unrecognized parameter: [no_such_option]" in r.json()["error"]["reason"]
+    assert adm.head("/adm").status_code == 200
+
+
+@pytest.mark.parametrize("method,path,param", [
+    ("PUT", "/adm/_settings", "preserve_existing"), ("PUT", "/adm/_settings", "reopen"),
+    ("GET", "/adm/_segments", "verbose"), ("GET", "/adm/_mapping", "ignore_unavailable"),
+    ("POST", "/adm/_refresh", "expand_wildcards")])
+def test_an_elasticsearch_option_we_do_not_build_is_refused_naming_it(adm, method, path,
+                                                                      param) -> None:
+    body = {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
+    r = adm.request(method, path, params={param: "true"}, json=body)
+    assert r.status_code == 400 and f"[{param}]" in r.text, r.text
+    assert adm.get("/adm/_settings").json()["adm"]["settings"]["index"].get(
+        "max_result_window") is None
+
+
+def test_an_exists_request_with_an_unknown_parameter_is_a_400(adm) -> None:
+    assert adm.head("/adm", params={"no_such_option": "1"}).status_code == 400
+    assert adm.head("/adm", params={"local": "true"}).status_code == 200
+
+
+def test_get_index_features_keep_only_the_parts_named(adm) -> None:
+    body = adm.get("/adm", params={"features": "mappings,aliases"}).json()["adm"]
+    assert set(body) == {"mappings", "aliases"}
+    assert body["aliases"] == {"adm-alias": {}}
+
+
+def test_an_unknown_get_index_feature_is_refused_as_elasticsearch_does(adm) -> None:
+    r = adm.get("/adm", params={"features": "settings,warmers"})
+    assert r.status_code == 400 and r.json()["error"]["reason"] == "No feature for name [warmers]"
+
+
+@pytest.mark.parametrize("path", ["/adm", "/adm/_settings", "/_settings"])
+def test_flat_settings_gives_dotted_setting_names(adm, path) -> None:
+    settings = adm.get(path, params={"flat_settings": "true"}).json()["adm"]["settings"]
+    assert settings["index.number_of_shards"] == "1"
+    assert "index" not in settings
+    nested = adm.get(path).json()["adm"]["settings"]
+    assert nested["index"]["number_of_shards"] == "1"
+
+
+def test_include_defaults_on_get_index_is_refused_naming_it(adm) -> None:
+    r = adm.get("/adm", params={"include_defaults": "true"})
+    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+
+
+def test_get_index_with_ignore_unavailable_skips_a_missing_name(adm) -> None:
+    assert adm.get("/adm,missing").status_code == 404
+    r = adm.get("/adm,missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and set(r.json()) == {"adm"}
+
+
+def test_get_index_with_allow_no_indices_answers_an_empty_pattern_with_nothing(adm) -> None:
+    assert adm.get("/nothing*").status_code == 404
+    r = adm.get("/nothing*", params={"allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+
+
+def test_get_index_expand_wildcards_none_matches_no_pattern(adm) -> None:
+    r = adm.get("/ad*", params={"expand_wildcards": "none", "allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+
+
+def test_delete_index_with_ignore_unavailable_deletes_the_indices_that_exist(adm) -> None:
+    r = adm.delete("/adm,missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json() == {"acknowledged": True}
+    assert adm.head("/adm").status_code == 404
+
+
+def test_delete_index_with_ignore_unavailable_acknowledges_a_missing_name(adm) -> None:
+    r = adm.delete("/missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json() == {"acknowledged": True}
+    assert adm.delete("/missing").status_code == 404
+
+
+@pytest.mark.parametrize("param,value", [("op_type", "create"), ("pipeline", "p"),
+                                         ("require_alias", "true"),
+                                         ("require_data_stream", "true")])
+def test_a_document_delete_refuses_options_of_writes_that_carry_a_source(adm, param,
+                                                                         value) -> None:
+    r = adm.delete("/adm/_doc/1", params={param: value})
+    assert r.status_code == 400 and f"[{param}]" in r.text, r.text
+    assert adm.get("/adm/_doc/1").json()["found"] is True
