@@ -121,3 +121,47 @@ def test_a_document_delete_refuses_options_of_writes_that_carry_a_source(adm, pa
     r = adm.delete("/adm/_doc/1", params={param: value})
     assert r.status_code == 400 and f"[{param}]" in r.text, r.text
     assert adm.get("/adm/_doc/1").json()["found"] is True
+
+
+def test_count_with_ignore_unavailable_counts_the_indices_that_exist(adm) -> None:
+    assert adm.get("/adm,missing/_count").status_code == 404
+    r = adm.get("/adm,missing/_count", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json()["count"] == 1
+
+
+def test_count_with_allow_no_indices_false_refuses_an_empty_pattern(adm) -> None:
+    assert adm.get("/nothing*/_count").json()["count"] == 0
+    r = adm.get("/nothing*/_count", params={"allow_no_indices": "false"})
+    assert r.status_code == 404 and r.json()["error"]["type"] == "index_not_found_exception"
+
+
+def test_count_with_expand_wildcards_none_counts_no_pattern(adm) -> None:
+    assert adm.get("/ad*/_count").json()["count"] == 1
+    assert adm.get("/ad*/_count", params={"expand_wildcards": "none"}).json()["count"] == 0
+
+
+def test_count_with_q_and_no_df_is_lenient_over_every_field_as_search_is(adm) -> None:
+    assert adm.get("/adm/_count", params={"q": "1"}).json()["count"] == 1
+    assert adm.get("/adm/_count", params={"q": "abc"}).json()["count"] == 0
+
+
+@pytest.mark.parametrize("params,body,named", [
+    ({"routing": "r"}, None, "[routing]"), ({"preference": "_shards:0"}, None, "[preference"),
+    ({"expand_wildcards": "none"}, None, "[expand_wildcards=none]"),
+    ({}, {"index_filter": {"match_all": {}}}, "[index_filter]"),
+    ({}, {"bogus": 1}, "unknown field [bogus]")])
+def test_a_point_in_time_refuses_what_would_narrow_it_naming_it(adm, params, body,
+                                                                named) -> None:
+    r = adm.post("/adm/_pit", params={"keep_alive": "1m", **params}, json=body)
+    assert r.status_code == 400 and named in r.json()["error"]["reason"], r.text
+
+
+def test_a_point_in_time_with_a_copy_preference_opens(adm) -> None:
+    r = adm.post("/adm/_pit", params={"keep_alive": "1m", "preference": "_local"})
+    assert r.status_code == 200 and r.json()["id"]
+
+
+def test_alias_exists_with_ignore_unavailable_skips_a_missing_index(adm) -> None:
+    assert adm.head("/adm,missing/_alias/adm-alias").status_code == 404
+    r = adm.head("/adm,missing/_alias/adm-alias", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200

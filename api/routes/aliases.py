@@ -138,8 +138,10 @@ async def get_alias(index: str, name: str, request: Request, coord: Coord) -> JS
 @router.head("/{index}/_alias/{name}")
 async def alias_exists(name: str, request: Request, coord: Coord,
                        index: str | None = None) -> Response:
-    _params(request, _GET)
-    return Response(status_code=200 if await coord.call("alias_exists", index, name) else 404)
+    params = _params(request, _GET)
+    found = await coord.call("alias_exists", index, name,
+                             ignore_unavailable=bool_param(params, "ignore_unavailable"))
+    return Response(status_code=200 if found else 404)
 
 
 # --- open and close --------------------------------------------------------------------------

@@ -308,9 +308,10 @@ class IndexAdmin:
             out = {n: v for n, v in out.items() if v["aliases"] or not name}
         return out
 
-    def alias_exists(self, expr: str | None, name: str) -> bool:
+    def alias_exists(self, expr: str | None, name: str, *,
+                     ignore_unavailable: bool = False) -> bool:
         try:
-            return bool(self.get_alias(expr, name))
+            return bool(self.get_alias(expr, name, ignore_unavailable=ignore_unavailable))
         except (IndexNotFound, alias_rules.AliasesNotFound):
             return False
 
