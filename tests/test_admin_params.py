@@ -165,3 +165,24 @@ def test_alias_exists_with_ignore_unavailable_skips_a_missing_index(adm) -> None
     assert adm.head("/adm,missing/_alias/adm-alias").status_code == 404
     r = adm.head("/adm,missing/_alias/adm-alias", params={"ignore_unavailable": "true"})
     assert r.status_code == 200
+
+
+@pytest.mark.parametrize("method,path,body", [
+    ("PUT", "/adm/_doc/2", {"n": 2}), ("POST", "/adm/_update/1", {"doc": {"n": 3}}),
+    ("DELETE", "/adm/_doc/1", None), ("PUT", "/adm2", None)])
+def test_waiting_for_more_active_copies_than_the_primary_is_refused_naming_it(
+        adm, method, path, body) -> None:
+    r = adm.request(method, path, params={"wait_for_active_shards": "all"}, json=body)
+    assert r.status_code == 400 and "[wait_for_active_shards=all]" in r.text, r.text
+    assert adm.get("/adm/_doc/1").json()["_source"] == {"n": 1}
+    assert adm.head("/adm2").status_code == 404
+    r = adm.request(method, path, params={"wait_for_active_shards": "1"}, json=body)
+    assert r.status_code in (200, 201), r.text
+
+
+def test_a_bulk_waiting_for_more_active_copies_is_refused_before_any_write(adm) -> None:
+    body = '{"index": {"_index": "adm", "_id": "9"}}\n{"n": 9}\n'
+    r = adm.post("/_bulk", params={"wait_for_active_shards": "2"}, content=body,
+                 headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 400 and "[wait_for_active_shards=2]" in r.text
+    assert adm.get("/adm/_doc/9").status_code == 404

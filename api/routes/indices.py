@@ -12,7 +12,8 @@ from ...cluster.values import flatten
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, admin_params, bool_param, index_options, query_params
+from ..params import (COMMON, admin_params, bool_param, check_active_shards, index_options,
+                      query_params)
 from ...cluster.indices.field_caps import parse_fields, parse_filters
 from ...cluster.search.request import check_params
 
@@ -188,7 +189,8 @@ async def segments_all(request: Request, coord: Coord) -> JSONResponse:
 
 @router.put("/{index}")
 async def create_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    check_params(query_params(request), _CREATE_PARAMS, f"/{index}")
+    params = admin_params(request, _CREATE_PARAMS)
+    check_active_shards(params)
     body = await json_body(request)
     return JSONResponse(await coord.call("create_index", index, body))
 
