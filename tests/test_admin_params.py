@@ -186,3 +186,20 @@ def test_a_bulk_waiting_for_more_active_copies_is_refused_before_any_write(adm) 
                  headers={"content-type": "application/x-ndjson"})
     assert r.status_code == 400 and "[wait_for_active_shards=2]" in r.text
     assert adm.get("/adm/_doc/9").status_code == 404
+
+
+def test_cluster_settings_flat_settings_gives_dotted_names(adm) -> None:
+    body = {"persistent": {"search": {"max_keep_alive": "2h"}}}
+    r = adm.put("/_cluster/settings", params={"flat_settings": "true"}, json=body)
+    try:
+        assert r.json()["persistent"] == {"search.max_keep_alive": "2h"}
+        flat = adm.get("/_cluster/settings", params={"flat_settings": "true"}).json()
+        assert flat["persistent"] == {"search.max_keep_alive": "2h"}
+        assert adm.get("/_cluster/settings").json()["persistent"] == body["persistent"]
+    finally:
+        adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})
+
+
+def test_cluster_settings_include_defaults_is_refused_naming_it(adm) -> None:
+    r = adm.get("/_cluster/settings", params={"include_defaults": "true"})
+    assert r.status_code == 400 and "[include_defaults=true]" in r.text

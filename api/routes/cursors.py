@@ -13,6 +13,7 @@ from fastapi import APIRouter, Request
 
 from ...cluster.errors import ActionRequestValidation, IllegalArgument
 from ...cluster.search.request import check_params, expands_open_indices
+from ...cluster.values import flatten
 from ..body import json_body
 from ..deps import Coord
 from ..disconnect import unless_disconnected
@@ -217,7 +218,8 @@ async def put_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout"},
                  request.url.path)
     body = _object_body(await json_body(request))
-    return JSONResponse(await coord.call("put_cluster_settings", body), pretty="pretty" in params)
+    return JSONResponse(_flat_settings(await coord.call("put_cluster_settings", body), params),
+                        pretty="pretty" in params)
 
 
 @router.get("/_cluster/settings")
@@ -225,4 +227,17 @@ async def get_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout",
                                    "include_defaults", "local"}, request.url.path)
-    return JSONResponse(await coord.call("get_cluster_settings"), pretty="pretty" in params)
+    if bool_param(params, "include_defaults"):
+        raise IllegalArgument("[include_defaults=true] is not supported by this server's "
+                              "cluster settings: only the settings that were set are kept")
+    return JSONResponse(_flat_settings(await coord.call("get_cluster_settings"), params),
+                        pretty="pretty" in params)
+
+
+def _flat_settings(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+    """``flat_settings=true``: ``persistent`` and ``transient`` as dotted names."""
+    if bool_param(params, "flat_settings"):
+        for scope in ("persistent", "transient"):
+            if isinstance(out.get(scope), dict):
+                out[scope] = flatten(out[scope])
+    return out
