@@ -15,7 +15,7 @@ from shardsearch.api.guards import format_refusal
 from shardsearch.cluster.engine.field_types import FieldType
 from shardsearch.cluster.engine.sorting import (SortField, check_sortable, parse_sort,
                                                 sort_value_out)
-from shardsearch.cluster.errors import IllegalArgument
+from shardsearch.cluster.errors import IllegalArgument, SearchError
 
 KEYWORD = FieldType("tag", "keyword")
 LONG = FieldType("n", "long")
@@ -129,3 +129,49 @@ def test_pretty_indents_the_answer_of_every_route(opt, path) -> None:
     assert "\n" not in plain.text and "\n  " in pretty.text
     assert pretty.status_code == plain.status_code
     assert opt.get(path, params={"pretty": "false"}).text.count("\n") == 0
+
+
+def test_a_pure_negative_bool_without_adjust_pure_negative_matches_nothing() -> None:
+    from shardsearch.cluster.engine.query.dsl import parse_query
+    from shardsearch.cluster.engine.query.nodes import Bool, MatchNone
+    not_t1 = {"must_not": [{"term": {"tag": "t1"}}]}
+    assert isinstance(parse_query({"bool": {**not_t1, "adjust_pure_negative": False}}),
+                      MatchNone)
+    assert isinstance(parse_query({"bool": {**not_t1, "adjust_pure_negative": True}}), Bool)
+    assert isinstance(parse_query({"bool": {**not_t1, "filter": [{"match_all": {}}],
+                                            "adjust_pure_negative": False}}), Bool)
+
+
+def test_an_unknown_source_filter_key_is_refused_as_elasticsearch_does() -> None:
+    from shardsearch.cluster.engine.source_filter import parse_source
+    from shardsearch.cluster.errors import ParsingError
+    with pytest.raises(ParsingError, match=r"Unknown key for a START_ARRAY in \[include_all\]"):
+        parse_source({"includes": ["n"], "include_all": ["x"]})
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_field_entry_refuses_unknown_keys_and_include_unmapped(key) -> None:
+    from shardsearch.cluster.search.request import parse_search
+    with pytest.raises(SearchError, match=r"\[fetch_field_and_format\] unknown field"):
+        parse_search(("i",), {}, {key: [{"field": "n", "formt": "0.0"}]})
+    with pytest.raises(IllegalArgument, match=r"\[include_unmapped\]"):
+        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": True}]})
+    assert parse_search(("i",), {}, {key: [{"field": "n", "format": "0.0"}, "tag"]})
+
+
+def test_adjust_pure_negative_false_through_the_service(opt) -> None:
+    not_t1 = {"must_not": [{"term": {"tag": "t1"}}]}
+    count = opt.post("/opt/_count", json={"query": {"bool": not_t1}}).json()["count"]
+    assert count == 4
+    r = opt.post("/opt/_count", json={"query": {"bool": {**not_t1,
+                                                         "adjust_pure_negative": False}}})
+    assert r.json()["count"] == 0
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_format_on_a_keyword_field_value_is_refused(opt, key) -> None:
+    r = opt.post("/opt/_search", json={key: [{"field": "tag", "format": "0.0"}]})
+    assert r.status_code == 400 and "does not support custom formats" in r.text
+    ok = opt.post("/opt/_search", json={key: [{"field": "n", "format": "0.0"}], "size": 1,
+                                        "sort": ["n"]})
+    assert ok.json()["hits"]["hits"][0]["fields"]["n"] == ["0.0"]
