@@ -7,7 +7,8 @@ hold ``*`` wildcards (``hits.hits._s*``) and ``**`` matches any number of levels
 empty by filtering disappear, so a filter that matches nothing gives ``{}`` (as in Elasticsearch).
 
 The filter is pure (:func:`filter_response`); :class:`FilterPathMiddleware` applies it at the
-edge, buffering only responses whose request carries ``filter_path`` (the hot path pays nothing).
+edge, buffering only responses whose request carries ``filter_path`` or ``pretty`` (the hot path
+pays nothing); ``pretty`` indents every JSON answer, errors included.
 """
 from __future__ import annotations
 
@@ -105,8 +106,18 @@ def _filter_path_of(scope: dict[str, Any]) -> str | None:
     return ",".join(values) if values else None
 
 
+def _pretty_of(scope: dict[str, Any]) -> bool:
+    """``pretty`` (bare or any value but ``false``), as Elasticsearch reads it."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    if "pretty" not in query:
+        return False
+    values = [v for k, v in parse_qsl(query, keep_blank_values=True) if k == "pretty"]
+    return bool(values) and values[-1].lower() != "false"
+
+
 class FilterPathMiddleware:
-    """Plain ASGI: responses to requests with ``filter_path`` are buffered and filtered.
+    """Plain ASGI: responses to requests with ``filter_path`` are buffered and filtered, and
+    those with ``pretty`` indented, whichever route answered them.
 
     Error responses (status >= 400) pass unfiltered, so a client always sees why a request
     failed (Elasticsearch filters them too, which hides the error; we do not copy that).
@@ -116,11 +127,12 @@ class FilterPathMiddleware:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        spec = _filter_path_of(scope) if scope["type"] == "http" else None
-        if spec is None:
+        http = scope["type"] == "http"
+        spec = _filter_path_of(scope) if http else None
+        pretty = _pretty_of(scope) if http else False
+        if spec is None and not pretty:
             await self.app(scope, receive, send)
             return
-        pretty = b"pretty" in scope.get("query_string", b"")
         start: dict[str, Any] = {}
         chunks: list[bytes] = []
 
@@ -138,18 +150,19 @@ class FilterPathMiddleware:
         await self.app(scope, receive, buffered)
 
 
-async def _send_filtered(send: Any, start: dict[str, Any], body: bytes, spec: str,
+async def _send_filtered(send: Any, start: dict[str, Any], body: bytes, spec: str | None,
                          pretty: bool) -> None:
     headers = list(start.get("headers") or [])
     ctype = next((v for k, v in headers if k.lower() == b"content-type"), b"")
-    if start.get("status", 200) < 400 and b"json" in ctype and body:
+    filtered = spec is not None and start.get("status", 200) < 400
+    if (filtered or pretty) and b"json" in ctype and body:
         try:
             decoded = orjson.loads(body)
         except orjson.JSONDecodeError:
             decoded = _DROP
         if decoded is not _DROP:
-            body = orjson.dumps(filter_response(decoded, spec),
-                                option=orjson.OPT_INDENT_2 if pretty else 0)
+            out = filter_response(decoded, spec) if filtered and spec is not None else decoded
+            body = orjson.dumps(out, option=orjson.OPT_INDENT_2 if pretty else 0)
             headers = [(k, v) for k, v in headers if k.lower() != b"content-length"]
             headers.append((b"content-length", str(len(body)).encode()))
     await send({**start, "headers": headers})

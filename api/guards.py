@@ -3,6 +3,7 @@
 * A body whose ``Content-Type`` is not one we parse, or is missing: 406, as Elasticsearch answers
   (``{"error": "Content-Type header [text/plain] is not supported", "status": 406}``;
   ``"Content-Type header is missing"``).
+* ``format`` other than ``json`` (outside ``_cat``): a 400 naming it, since we write JSON only.
 * An unexpected exception: a 500 in the error envelope *without* dropping the keep-alive
   connection (Starlette's own 500 handler re-raises, and uvicorn then closes it).
 * Malformed HTTP: uvicorn's parser answers a plain-text 400; :class:`ESHttpToolsProtocol` answers
@@ -12,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import parse_qsl
 
 import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from ..cluster.errors import SearchError
+from ..cluster.errors import IllegalArgument, SearchError
 from .date_math_paths import resolve_path
 from .errors import envelope, unwrap
 
@@ -39,6 +41,18 @@ def content_type_refusal(ctype: str | None) -> str | None:
         return "Content-Type header is missing"
     if not content_type_supported(ctype):
         return f"Content-Type header [{ctype}] is not supported"
+    return None
+
+
+def format_refusal(path: str, query: bytes) -> str | None:
+    """Why a ``format`` URL parameter is refused: Elasticsearch answers ``yaml``, ``cbor`` or
+    ``smile`` in that format; we write JSON only (``_cat`` also writes text and checks its own)."""
+    if b"format" not in query or path.startswith("/_cat"):
+        return None
+    values = [v for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
+              if k == "format"]
+    if values and values[-1] != "json":
+        return f"[format={values[-1]}] is not supported by this server (JSON only)"
     return None
 
 
@@ -71,6 +85,10 @@ class RequestGuard:
         refusal = content_type_refusal(ctype) if has_body else None
         if refusal is not None:
             await _send_json(send, 406, {"error": refusal, "status": 406}, head)
+            return
+        refusal = format_refusal(scope.get("path", ""), scope.get("query_string", b""))
+        if refusal is not None:
+            await _send_json(send, 400, envelope(IllegalArgument(refusal)), head)
             return
         try:
             scope = resolve_path(scope)     # <logs-{now/d}> in the path

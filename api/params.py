@@ -4,7 +4,8 @@ from __future__ import annotations
 from fastapi import Request
 
 from ..cluster.errors import IllegalArgument
-from ..cluster.values import parse_bool
+from ..cluster.search.request import check_params, expands_open_indices
+from ..cluster.values import parse_bool, parse_time_ms
 
 COMMON = {"pretty", "human", "error_trace", "filter_path", "format"}
 
@@ -39,3 +40,35 @@ def int_param(params: dict[str, str], name: str) -> int | None:
     except ValueError:
         raise IllegalArgument(f"Failed to parse int parameter [{name}] with value "
                               f"[{params[name]}]") from None
+
+
+def admin_params(request: Request, allowed: set[str]) -> dict[str, str]:
+    """The URL parameters of an admin request: unknown ones refused by name; ``timeout``,
+    ``master_timeout`` (times) and ``local`` (a boolean) checked, since one coordinator
+    acknowledges once saved and every answer is local, so their values change nothing."""
+    params = query_params(request)
+    check_params(params, allowed, request.url.path)
+    for key in ("timeout", "master_timeout"):
+        if key in params:
+            parse_time_ms(params[key], key)
+    if "local" in params:
+        bool_param(params, "local")
+    return params
+
+
+def index_options(params: dict[str, str], allow_no_indices: bool = True) -> dict[str, bool]:
+    """``ignore_unavailable``, ``allow_no_indices`` and ``expand_wildcards`` as the resolver's
+    options (``allow_no_indices``: the API's default when the request does not say)."""
+    return {"ignore_unavailable": bool_param(params, "ignore_unavailable"),
+            "allow_no_indices": bool_param(params, "allow_no_indices", allow_no_indices),
+            "expand_wildcards": expands_open_indices(params.get("expand_wildcards", "open"))}
+
+
+def check_active_shards(params: dict[str, str]) -> None:
+    """``wait_for_active_shards`` of a write or an index creation: ``0`` and ``1`` (the
+    default: the primary) hold whenever the write can be made; waiting for more copies (and
+    failing after ``timeout`` without them) is not built, so other values are refused."""
+    value = params.get("wait_for_active_shards")
+    if value is not None and value not in ("0", "1"):
+        raise IllegalArgument(f"[wait_for_active_shards={value}] is not supported by this "
+                              "server: a write does not wait for copies to start")

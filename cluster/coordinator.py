@@ -117,16 +117,16 @@ class Coordinator:
     def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         return self.admin.create_index(name, body)
 
-    def delete_index(self, expr: str) -> dict[str, Any]:
-        """Delete the indices and the cursors that read them."""
-        self.cursor_ops.forget_cursors_of(self.admin.delete_index(expr))
+    def delete_index(self, expr: str, **options: bool) -> dict[str, Any]:
+        """Delete the indices (``options``: the resolver's) and the cursors that read them."""
+        self.cursor_ops.forget_cursors_of(self.admin.delete_index(expr, **options))
         return {"acknowledged": True}
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
         return self.admin.resolve(expr, **options)
 
-    def get_index(self, expr: str) -> dict[str, Any]:
-        return self.admin.get_index(expr)
+    def get_index(self, expr: str, **options: bool) -> dict[str, Any]:
+        return self.admin.get_index(expr, **options)
 
     def index_exists(self, expr: str) -> bool:
         return self.admin.index_exists(expr)
@@ -166,8 +166,8 @@ class Coordinator:
     def get_alias(self, expr: str | None, name: str | None, **options: Any) -> dict[str, Any]:
         return self.admin.get_alias(expr, name, **options)
 
-    def alias_exists(self, expr: str | None, name: str) -> bool:
-        return self.admin.alias_exists(expr, name)
+    def alias_exists(self, expr: str | None, name: str, **options: Any) -> bool:
+        return self.admin.alias_exists(expr, name, **options)
 
     def cat_aliases(self, name: str | None) -> list[dict[str, Any]]:
         return self.admin.cat_aliases(name)
@@ -313,12 +313,13 @@ class Coordinator:
 
     async def count(self, indices: tuple[str, ...], query: Query,
                     terminate_after: int | None = None, min_score: float | None = None,
-                    routing: str | None = None, preference: str | None = None
-                    ) -> dict[str, Any]:
-        """``_count``: a search of no hits that tracks the total."""
+                    routing: str | None = None, preference: str | None = None,
+                    **options: bool) -> dict[str, Any]:
+        """``_count``: a search of no hits that tracks the total (``options``: the resolver's
+        ``ignore_unavailable``, ``allow_no_indices``, ``expand_wildcards``)."""
         req = SearchRequest(indices=indices, query=query, size=0, track_total_hits=True,
                             terminate_after=terminate_after, min_score=min_score,
-                            routing=routing, preference=preference)
+                            routing=routing, preference=preference, **options)
         resp = await self.search(req)
         out = {"count": resp["hits"]["total"]["value"], "_shards": resp["_shards"]}
         if terminate_after is not None:

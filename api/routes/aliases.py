@@ -138,8 +138,10 @@ async def get_alias(index: str, name: str, request: Request, coord: Coord) -> JS
 @router.head("/{index}/_alias/{name}")
 async def alias_exists(name: str, request: Request, coord: Coord,
                        index: str | None = None) -> Response:
-    _params(request, _GET)
-    return Response(status_code=200 if await coord.call("alias_exists", index, name) else 404)
+    params = _params(request, _GET)
+    found = await coord.call("alias_exists", index, name,
+                             ignore_unavailable=bool_param(params, "ignore_unavailable"))
+    return Response(status_code=200 if found else 404)
 
 
 # --- open and close --------------------------------------------------------------------------
@@ -197,20 +199,26 @@ async def stats_index_metric(index: str, metric: str, request: Request,
 
 # --- data streams and legacy templates: none exist (clients probe for them) ------------------------------------------------------------
 
+_LEGACY_GET = COMMON | {"master_timeout", "local"}
+
+
 @router.get("/_template")
-async def legacy_templates() -> JSONResponse:
+async def legacy_templates(request: Request) -> JSONResponse:
+    _params(request, _LEGACY_GET)
     return JSONResponse({})
 
 
 @router.get("/_template/{name}")
-async def legacy_template(name: str) -> JSONResponse:
+async def legacy_template(name: str, request: Request) -> JSONResponse:
     """No legacy template exists here; Elasticsearch answers a missing one with a bare 404
     (clients' ``helpers.reindex`` and es-pandas rely on it)."""
+    _params(request, _LEGACY_GET)
     return JSONResponse({}, status_code=404)
 
 
 @router.head("/_template/{name}")
-async def legacy_template_exists(name: str) -> Response:
+async def legacy_template_exists(name: str, request: Request) -> Response:
+    _params(request, _LEGACY_GET)
     return Response(status_code=404)
 
 

@@ -23,7 +23,7 @@ from ...cluster.values import parse_time_ms
 from ..body import json_body
 from ..cat_table import CAT_PARAMS, Column, render
 from ..deps import Coord
-from ..params import bool_param, query_params
+from ..params import COMMON, bool_param, query_params
 
 router = APIRouter()
 
@@ -172,8 +172,9 @@ def _params(request: Request, extra: set[str] = frozenset()) -> dict[str, str]:
 
 
 @router.get("/_cat")
-async def cat_list() -> Response:
+async def cat_list(request: Request) -> Response:
     """``GET /_cat``: the endpoints served, as Elasticsearch lists its own."""
+    check_params(query_params(request), COMMON, request.url.path)
     return PlainTextResponse("=^.^=\n" + "".join(e + "\n" for e in ENDPOINTS))
 
 

@@ -20,12 +20,14 @@ router = APIRouter()
 
 
 @router.get("/")
-async def root(coord: Coord) -> JSONResponse:
+async def root(request: Request, coord: Coord) -> JSONResponse:
+    check_params(query_params(request), COMMON, request.url.path)
     return JSONResponse(await coord.call("info"))
 
 
 @router.head("/")
-async def root_head() -> Response:
+async def root_head(request: Request) -> Response:
+    check_params(query_params(request), COMMON, request.url.path)
     return Response(status_code=200)
 
 

@@ -12,7 +12,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 
 from ...cluster.errors import ActionRequestValidation, IllegalArgument
-from ...cluster.search.request import check_params
+from ...cluster.search.request import check_params, expands_open_indices
+from ...cluster.values import flatten
 from ..body import json_body
 from ..deps import Coord
 from ..disconnect import unless_disconnected
@@ -53,7 +54,7 @@ async def _open_pit(request: Request, coord: Coord, index: str | None,
                     flavor: str) -> JSONResponse:
     params = query_params(request)
     check_params(params, _PIT_PARAMS, request.url.path)
-    _object_body(await json_body(request))          # index_filter is an optimisation: accepted
+    _check_pit_options(params, _object_body(await json_body(request)))
     if index is None:
         msgs = ["[index] is not specified"]
         if "keep_alive" not in params:
@@ -65,6 +66,28 @@ async def _open_pit(request: Request, coord: Coord, index: str | None,
                             allow_no_indices=bool_param(params, "allow_no_indices", True),
                             flavor=flavor)
     return JSONResponse(resp, pretty="pretty" in params)
+
+
+def _check_pit_options(params: dict[str, str], body: dict[str, Any]) -> None:
+    """What would narrow a point in time that this server does not narrow, refused by name:
+    ``routing`` and ``preference=_shards:`` (Elasticsearch opens it on those shards only),
+    ``index_filter`` (it drops the indices the filter cannot match), and patterns that reach
+    no open index (``expand_wildcards``). Other preferences choose copies, which all answer
+    the same."""
+    unknown = [k for k in body if k != "index_filter"]
+    if unknown:
+        raise IllegalArgument(f"[open_point_in_time] unknown field [{unknown[0]}]",
+                              es_type="x_content_parse_exception")
+    if "index_filter" in body:
+        raise IllegalArgument("[index_filter] is not supported by this server's point in time")
+    if "routing" in params:
+        raise IllegalArgument("[routing] is not supported by this server's point in time")
+    if params.get("preference", "").startswith("_shards"):
+        raise IllegalArgument("[preference=_shards] is not supported by this server's point in "
+                              "time")
+    if not expands_open_indices(params.get("expand_wildcards", "open")):
+        raise IllegalArgument(f"[expand_wildcards={params['expand_wildcards']}] is not "
+                              "supported by this server's point in time (only open indices)")
 
 
 @router.post("/_pit")
@@ -195,7 +218,8 @@ async def put_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout"},
                  request.url.path)
     body = _object_body(await json_body(request))
-    return JSONResponse(await coord.call("put_cluster_settings", body), pretty="pretty" in params)
+    return JSONResponse(_flat_settings(await coord.call("put_cluster_settings", body), params),
+                        pretty="pretty" in params)
 
 
 @router.get("/_cluster/settings")
@@ -203,4 +227,17 @@ async def get_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout",
                                    "include_defaults", "local"}, request.url.path)
-    return JSONResponse(await coord.call("get_cluster_settings"), pretty="pretty" in params)
+    if bool_param(params, "include_defaults"):
+        raise IllegalArgument("[include_defaults=true] is not supported by this server's "
+                              "cluster settings: only the settings that were set are kept")
+    return JSONResponse(_flat_settings(await coord.call("get_cluster_settings"), params),
+                        pretty="pretty" in params)
+
+
+def _flat_settings(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+    """``flat_settings=true``: ``persistent`` and ``transient`` as dotted names."""
+    if bool_param(params, "flat_settings"):
+        for scope in ("persistent", "transient"):
+            if isinstance(out.get(scope), dict):
+                out[scope] = flatten(out[scope])
+    return out

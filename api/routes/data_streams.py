@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from ...cluster.errors import IllegalArgument, IndexNotFound
 from ...cluster.search.request import check_params
 from ..json import JSONResponse
-from ..params import COMMON, query_params
+from ..params import COMMON, admin_params, query_params
 
 router = APIRouter()
 
@@ -34,7 +34,8 @@ async def get_data_stream(request: Request, name: str = "*") -> JSONResponse:
 
 
 @router.delete("/_data_stream/{name}")
-async def delete_data_stream(name: str) -> JSONResponse:
+async def delete_data_stream(name: str, request: Request) -> JSONResponse:
+    admin_params(request, COMMON | {"master_timeout"})
     missing = [n for n in name.split(",") if n and "*" not in n and n != "_all"]
     if missing:
         raise IndexNotFound(missing[0])
@@ -42,5 +43,6 @@ async def delete_data_stream(name: str) -> JSONResponse:
 
 
 @router.put("/_data_stream/{name}")
-async def create_data_stream(name: str) -> JSONResponse:
+async def create_data_stream(name: str, request: Request) -> JSONResponse:
+    admin_params(request, COMMON | {"master_timeout", "timeout"})
     raise IllegalArgument(f"no matching index template found for data stream [{name}]")

@@ -19,7 +19,8 @@ from ...cluster.engine.source_filter import SourceFilter
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, bool_param, int_param, query_params, refresh_param
+from ..params import (COMMON, bool_param, check_active_shards, int_param, query_params,
+                      refresh_param)
 from ..stored_scripts import body_with_stored_scripts, resolve_bulk_scripts
 
 router = APIRouter()
@@ -27,6 +28,9 @@ router = APIRouter()
 _WRITE_PARAMS = COMMON | {"refresh", "routing", "op_type", "if_seq_no", "if_primary_term",
                           "timeout", "wait_for_active_shards", "version", "version_type",
                           "pipeline", "require_alias", "require_data_stream"}
+#: Elasticsearch's ``delete``: no ``op_type``, ingest or alias options (a delete writes no source)
+_DELETE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
+                           "wait_for_active_shards", "version", "version_type"}
 _UPDATE_PARAMS = COMMON | {"refresh", "routing", "if_seq_no", "if_primary_term", "timeout",
                            "wait_for_active_shards", "retry_on_conflict", "_source",
                            "_source_includes", "_source_excludes", "lang", "require_alias",
@@ -67,6 +71,7 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
                  action: str) -> JSONResponse:
     params = query_params(request)
     check_params(params, _WRITE_PARAMS, request.url.path)
+    check_active_shards(params)
     if params.get("op_type") == "create":
         action = "create"
     elif params.get("op_type") not in (None, "index"):
@@ -107,6 +112,7 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _UPDATE_PARAMS, request.url.path)
+    check_active_shards(params)
     _json_only(params)
     if "version" in params or "version_type" in params:
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
@@ -174,7 +180,8 @@ async def get_source(index: str, doc_id: str, request: Request, coord: Coord) ->
 @router.delete("/{index}/_doc/{doc_id}")
 async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
-    check_params(params, _WRITE_PARAMS, request.url.path)
+    check_params(params, _DELETE_PARAMS, request.url.path)
+    check_active_shards(params)
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
@@ -332,6 +339,7 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _BULK_PARAMS, request.url.path)
+    check_active_shards(params)
     _refuse_ingest(params)
     raw = await read_body(request)
     if not raw.strip():

@@ -1,15 +1,19 @@
 """Index management: create, get, exists, delete, mappings, settings, refresh, forcemerge, segments."""
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.engine.gcpause import release_free_memory
-from ...cluster.errors import IllegalArgument, IndexNotFound
+from ...cluster.errors import IllegalArgument
+from ...cluster.values import flatten
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, bool_param, query_params
+from ..params import (COMMON, admin_params, bool_param, check_active_shards, index_options,
+                      query_params)
 from ...cluster.indices.field_caps import parse_fields, parse_filters
 from ...cluster.search.request import check_params
 
@@ -17,14 +21,19 @@ router = APIRouter()
 
 _CREATE_PARAMS = COMMON | {"wait_for_active_shards", "timeout", "master_timeout",
                            "include_type_name"}
-_INDEX_PARAMS = COMMON | {"ignore_unavailable", "allow_no_indices", "expand_wildcards",
-                          "timeout", "master_timeout", "local", "include_defaults",
-                          "flat_settings", "features", "wait_for_active_shards"}
+_RESOLVE = {"ignore_unavailable", "allow_no_indices", "expand_wildcards"}
+_GET_INDEX_PARAMS = COMMON | _RESOLVE | {"master_timeout", "local", "include_defaults",
+                                         "flat_settings", "features"}
+_DELETE_INDEX_PARAMS = COMMON | _RESOLVE | {"timeout", "master_timeout"}
+_GET_PARAMS = COMMON | {"master_timeout", "local"}     # _mapping, _settings
+_ACK_PARAMS = COMMON | {"timeout", "master_timeout"}   # PUT _mapping, PUT _settings
+_FEATURES = ("aliases", "mappings", "settings")
 
 
 @router.post("/_refresh")
 @router.get("/_refresh")
-async def refresh_all(coord: Coord) -> JSONResponse:
+async def refresh_all(request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, COMMON)
     out = await coord.call("refresh", None)
     release_free_memory()   # a refresh usually ends a bulk load: its bodies' freed heap
     return JSONResponse(out)
@@ -33,7 +42,7 @@ async def refresh_all(coord: Coord) -> JSONResponse:
 @router.post("/{index}/_refresh")
 @router.get("/{index}/_refresh")
 async def refresh(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = query_params(request)
+    params = admin_params(request, COMMON | {"ignore_unavailable"})
     if not bool_param(params, "ignore_unavailable"):
         await coord.call("resolve", index)
     out = await coord.call("refresh", index)
@@ -42,12 +51,14 @@ async def refresh(index: str, request: Request, coord: Coord) -> JSONResponse:
 
 
 @router.get("/_mapping")
-async def get_all_mappings(coord: Coord) -> JSONResponse:
+async def get_all_mappings(request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, _GET_PARAMS)
     return JSONResponse(await coord.call("get_mapping", None))
 
 
 @router.get("/{index}/_mapping")
-async def get_mapping(index: str, coord: Coord) -> JSONResponse:
+async def get_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, _GET_PARAMS)
     await coord.call("resolve", index, allow_no_indices=False)
     return JSONResponse(await coord.call("get_mapping", index))
 
@@ -71,6 +82,7 @@ async def get_field_mappings(index: str, fields: str, request: Request,
 @router.put("/{index}/_mapping")
 @router.post("/{index}/_mapping")
 async def put_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, _ACK_PARAMS)
     body = await json_body(request)
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required", es_type="action_request_validation_exception")
@@ -78,24 +90,28 @@ async def put_mapping(index: str, request: Request, coord: Coord) -> JSONRespons
 
 
 @router.get("/_settings")
-async def get_all_settings(coord: Coord) -> JSONResponse:
-    return JSONResponse(await coord.call("get_settings", None))
+async def get_all_settings(request: Request, coord: Coord) -> JSONResponse:
+    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
+    return JSONResponse(_flat_if_asked(await coord.call("get_settings", None), params))
 
 
 @router.get("/{index}/_settings")
-async def get_settings(index: str, coord: Coord) -> JSONResponse:
+async def get_settings(index: str, request: Request, coord: Coord) -> JSONResponse:
+    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
     await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(await coord.call("get_settings", index))
+    return JSONResponse(_flat_if_asked(await coord.call("get_settings", index), params))
 
 
 @router.put("/_settings")
 async def put_all_settings(request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, _ACK_PARAMS)
     body = await json_body(request)
     return JSONResponse(await coord.call("put_settings", None, body or {}))
 
 
 @router.put("/{index}/_settings")
 async def put_settings(index: str, request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, _ACK_PARAMS)
     body = await json_body(request)
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required")
@@ -166,41 +182,74 @@ async def analyze_index(index: str, request: Request, coord: Coord) -> JSONRespo
 
 
 @router.get("/_segments")
-async def segments_all(coord: Coord) -> JSONResponse:
+async def segments_all(request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, COMMON)
     return JSONResponse(await coord.call("segments", None))
 
 
 @router.put("/{index}")
 async def create_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    check_params(query_params(request), _CREATE_PARAMS, f"/{index}")
+    params = admin_params(request, _CREATE_PARAMS)
+    check_active_shards(params)
     body = await json_body(request)
     return JSONResponse(await coord.call("create_index", index, body))
 
 
 @router.get("/{index}")
 async def get_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    check_params(query_params(request), _INDEX_PARAMS, f"/{index}")
-    return JSONResponse(await coord.call("get_index", index))
+    """The named indices; ``features`` keeps some of their parts, ``flat_settings`` flattens
+    their settings; ``include_defaults=true`` is refused (only given settings are kept)."""
+    params = admin_params(request, _GET_INDEX_PARAMS)
+    features = _features(params.get("features"))
+    if bool_param(params, "include_defaults"):
+        raise IllegalArgument("[include_defaults=true] is not supported by this server: "
+                              "only the settings an index was given are kept")
+    out = await coord.call("get_index", index,
+                           **index_options(params, allow_no_indices=False))
+    for body in out.values():
+        for feature in _FEATURES:
+            if feature not in features:
+                body.pop(feature, None)
+    return JSONResponse(_flat_if_asked(out, params))
+
+
+def _features(value: str | None) -> set[str]:
+    """``features=mappings,settings``: the parts of each index to show (all by default)."""
+    if value is None:
+        return set(_FEATURES)
+    names = {v.strip() for v in value.split(",") if v.strip()}
+    for name in sorted(names):
+        if name not in _FEATURES:
+            raise IllegalArgument(f"No feature for name [{name}]")
+    return names
+
+
+def _flat_if_asked(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
+    """``flat_settings=true``: each index's settings as dotted keys (``index.number_of_shards``)."""
+    if bool_param(params, "flat_settings"):
+        for body in out.values():
+            if "settings" in body:
+                body["settings"] = flatten(body["settings"])
+    return out
 
 
 @router.head("/{index}")
-async def index_exists(index: str, coord: Coord) -> Response:
+async def index_exists(index: str, request: Request, coord: Coord) -> Response:
+    admin_params(request, COMMON | {"local"})
     exists = await coord.call("index_exists", index)
     return Response(status_code=200 if exists else 404)
 
 
 @router.delete("/{index}")
 async def delete_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = query_params(request)
-    check_params(params, _INDEX_PARAMS, f"/{index}")
+    params = admin_params(request, _DELETE_INDEX_PARAMS)
     if index in ("_all", "*"):
         raise IllegalArgument("Wildcard expressions or all indices are not allowed")
-    try:
-        return JSONResponse(await coord.call("delete_index", index))
-    except IndexNotFound:
-        if bool_param(params, "ignore_unavailable"):
-            return JSONResponse({"acknowledged": True})
-        raise
+    # nothing left to delete is acknowledged once missing names may be skipped (Elasticsearch's
+    # default, allow_no_indices=true); else a name or pattern that matches nothing is a 404
+    lenient = bool_param(params, "ignore_unavailable")
+    return JSONResponse(await coord.call("delete_index", index,
+                                         **index_options(params, allow_no_indices=lenient)))
 
 
 # --- merges ------------------------------------------------------------------------------------
@@ -236,6 +285,7 @@ async def force_merge(index: str, request: Request, coord: Coord) -> JSONRespons
 
 
 @router.get("/{index}/_segments")
-async def segments(index: str, coord: Coord) -> JSONResponse:
+async def segments(index: str, request: Request, coord: Coord) -> JSONResponse:
+    admin_params(request, COMMON)
     await coord.call("resolve", index, allow_no_indices=False)
     return JSONResponse(await coord.call("segments", index))

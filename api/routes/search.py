@@ -14,7 +14,7 @@ from ...cluster.indices.preference import parse_preference
 from ..deps import Coord, coordinator_of
 from ..disconnect import unless_disconnected
 from ..json import JSONResponse
-from ..params import COMMON, bool_param, query_params
+from ..params import COMMON, bool_param, index_options, query_params
 from ..stored_scripts import body_with_stored_scripts
 
 router = APIRouter()
@@ -109,7 +109,8 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
         df = params.get("df")
         query = QueryString(query=params["q"], fields=((df, 1.0),) if df else (),
                             default_operator=params.get("default_operator", "or").lower(),
-                            lenient=bool_param(params, "lenient"),
+                            lenient=bool_param(params, "lenient") if "lenient" in params
+                            else None,   # as _search: lenient over every field by default
                             analyzer=params.get("analyzer"))
     min_score = None
     if "min_score" in params:
@@ -130,7 +131,7 @@ async def _count(request: Request, coord: Coord, index: str | None) -> JSONRespo
         terminate_after = terminate_after or None
     resp = await unless_disconnected(request, coord.call(
         "count", _indices(index), query, terminate_after, min_score, params.get("routing"),
-        params.get("preference")))
+        params.get("preference"), **index_options(params)))
     return JSONResponse(resp)
 
 

@@ -156,6 +156,10 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
     if ft.kind == "binary":
         raise IllegalArgument(f"Field [{sf.field}] of type [binary] does not support sorting",
                               index=index)
+    if ft.kind == "keyword":
+        _check_keyword_sort(sf, ft, index)
+    elif sf.numeric_type is not None:
+        _check_numeric_type(sf, ft)
     if ft.kind == "text":
         raise IllegalArgument(
             f"Fielddata is disabled on [{sf.field}] in [{index}]. Text fields are not optimised "
@@ -163,6 +167,39 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
             "so these operations are disabled by default. Please use a keyword field instead. "
             f"Alternatively, set fielddata=true on [{sf.field}] in order to load field data by "
             "uninverting the inverted index. Note that this can use significant memory.")
+
+
+def _check_keyword_sort(sf: SortField, ft: FieldType, index: str) -> None:
+    """What a keyword sort cannot do, in Elasticsearch's words: average, add up or take the
+    median of strings, read them as numbers, or format them."""
+    if sf.mode in ("avg", "sum", "median"):
+        raise IllegalArgument("we only support AVG, MEDIAN and SUM on number based fields",
+                              es_type="query_shard_exception", index=index)
+    if sf.numeric_type is not None:
+        raise IllegalArgument("[numeric_type] option cannot be set on a non-numeric field, got "
+                              f"{ft.type}", es_type="query_shard_exception", index=index)
+    if sf.format is not None:
+        raise IllegalArgument(f"Field [{sf.field}] of type [{ft.type}] does not support custom "
+                              "formats", index=index)
+
+
+SORT_NUMERIC_TYPES = ("date", "date_nanos", "double", "long")
+
+
+def _check_numeric_type(sf: SortField, ft: FieldType) -> None:
+    """``numeric_type`` as built: ``date``/``date_nanos`` on dates, ``double`` on numbers (an
+    integer field's values print as doubles), ``long`` on integers and dates. Casting doubles
+    to longs, or numbers to dates, is refused naming it rather than ignored."""
+    nt = sf.numeric_type
+    if nt not in SORT_NUMERIC_TYPES:
+        raise IllegalArgument(f"invalid value for [numeric_type], must be "
+                              f"[{', '.join(SORT_NUMERIC_TYPES)}], got {nt}")
+    built = {"date": ft.kind == "date", "date_nanos": ft.kind == "date",
+             "double": ft.kind == "numeric",
+             "long": ft.kind == "date" or (ft.kind == "numeric" and ft.is_integer)}
+    if not built[str(nt)]:
+        raise IllegalArgument(f"[numeric_type={nt}] on a field of type [{ft.type}] is not "
+                              "supported by this server")
 
 
 def column_kind(sf: SortField, ft: FieldType | None) -> str:
@@ -406,8 +443,8 @@ def sort_value_out(sf: SortField, kind: str, value: Any, ft: FieldType | None) -
             return v + (1 << 63)      # the key of sort_columns.unsigned_sort_key, undone
         if sf.format and ft is not None and ft.kind == "date" and v not in (I64_MAX, I64_MIN):
             return format_date(v, ft, sf.format)
-        if ft is not None and ft.kind == "boolean" and v in (0, 1):
-            return v
+        if sf.numeric_type == "double" and ft is not None and ft.kind == "numeric":
+            return float(v)
         return v
     if kind == "float":
         v = float(value)

@@ -122,6 +122,9 @@ def parse_source(value: Any) -> SourceFilter:
     if isinstance(value, list):
         return bounded_source(SourceFilter(includes=_patterns(value, "_source")))
     if isinstance(value, dict):
+        for key, v in value.items():
+            if key not in ("includes", "include", "excludes", "exclude"):
+                raise ParsingError(f"Unknown key for a {token_name(v)} in [{key}].")
         inc = value.get("includes", value.get("include"))
         exc = value.get("excludes", value.get("exclude"))
         return bounded_source(SourceFilter(includes=_patterns(inc, "includes"),

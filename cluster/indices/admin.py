@@ -141,13 +141,17 @@ class IndexAdmin:
         alias_routing = (spec or {}).get("index_routing")
         return names[0], alias_rules.write_routing(name, alias_routing, routing)
 
-    def delete_index(self, expr: str) -> list[str]:
-        """Delete the indices ``expr`` names; their names (never through an alias)."""
+    def delete_index(self, expr: str, *, ignore_unavailable: bool = False,
+                     allow_no_indices: bool = False, expand_wildcards: bool = True) -> list[str]:
+        """Delete the indices ``expr`` names; their names (never through an alias). A missing
+        name with ``ignore_unavailable`` is skipped, the others are still deleted."""
         for part in str(expr).split(","):
             if part not in self.indices and alias_rules.aliased(self.indices, part):
                 raise IllegalArgument(f"The provided expression [{part}] matches an alias, "
                                       "specify the corresponding concrete indices instead.")
-        names = self.resolve(expr, allow_no_indices=False, wildcard_ok=True)
+        names = self.resolve(expr, ignore_unavailable=ignore_unavailable,
+                             allow_no_indices=allow_no_indices,
+                             expand_wildcards=expand_wildcards, wildcard_ok=True)
         for n in names:
             meta = self.indices.pop(n)
             for ref in meta.shards:
@@ -173,10 +177,14 @@ class IndexAdmin:
         """Index names with the alias filters and search routing they were reached by."""
         return resolve_access(self.indices, expr, unopenable=self.unopenable, **options)
 
-    def get_index(self, expr: str) -> dict[str, Any]:
+    def get_index(self, expr: str, *, ignore_unavailable: bool = False,
+                  allow_no_indices: bool = False, expand_wildcards: bool = True
+                  ) -> dict[str, Any]:
+        names = self.resolve(expr, ignore_unavailable=ignore_unavailable,
+                             allow_no_indices=allow_no_indices, expand_wildcards=expand_wildcards)
         return {n: {"aliases": self.indices[n].aliases, "mappings": self.indices[n].mapping.to_body(),
                     "settings": {"index": self.settings_out(self.indices[n])}}
-                for n in self.resolve(expr, allow_no_indices=False)}
+                for n in names}
 
     def settings_out(self, meta: IndexMeta) -> dict[str, Any]:
         out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
@@ -301,9 +309,10 @@ class IndexAdmin:
             out = {n: v for n, v in out.items() if v["aliases"] or not name}
         return out
 
-    def alias_exists(self, expr: str | None, name: str) -> bool:
+    def alias_exists(self, expr: str | None, name: str, *,
+                     ignore_unavailable: bool = False) -> bool:
         try:
-            return bool(self.get_alias(expr, name))
+            return bool(self.get_alias(expr, name, ignore_unavailable=ignore_unavailable))
         except (IndexNotFound, alias_rules.AliasesNotFound):
             return False
 

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from ..engine.geo import geojson_points
+from ..errors import IllegalArgument
 from ..engine.ip import parse_ip, render as ip_render
 from .nested_fields import group_nested
 from ..engine.dates import format_date, parse_date
@@ -136,6 +137,9 @@ def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
         return _dates_formatted(vals, ft, None if fmt == "use_field_mapping" else fmt)
     if ft is not None and ft.kind == "geo" and vals and isinstance(vals[0], str):
         return geojson_points(vals, ft)      # strings are points too ("lat,lon", WKT)
+    if fmt and fmt != "use_field_mapping" and ft is not None and ft.kind != "numeric":
+        raise IllegalArgument(f"Field [{ft.path}] of type [{ft.type}] does not support custom "
+                              "formats")
     if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -398,11 +398,32 @@ def _parse_fields(req: SearchRequest, params: dict[str, str], body: dict[str, An
             req.stored_fields = _csv(sf)
         req.source = _source_with_stored_fields(req, body, params)
     if "docvalue_fields" in body:
-        req.docvalue_fields = tuple(body["docvalue_fields"] or ())
+        req.docvalue_fields = _field_specs(body["docvalue_fields"])
     if "docvalue_fields" in params:
         req.docvalue_fields = _csv(params["docvalue_fields"])
     if "fields" in body:
-        req.fields = tuple(body["fields"] or ())
+        req.fields = _field_specs(body["fields"])
+
+
+_FIELD_SPEC_KEYS = ("field", "format", "include_unmapped")
+
+
+def _field_specs(value: Any) -> tuple[Any, ...]:
+    """``fields`` / ``docvalue_fields`` entries: a name or ``{field, format}``, checked as
+    Elasticsearch's ``fetch_field_and_format`` parser checks them. ``include_unmapped: true``
+    (values of unmapped fields from ``_source``) is not built and is refused by name."""
+    specs = tuple(value or ())
+    for spec in specs:
+        if not isinstance(spec, dict):
+            continue
+        for key in spec:
+            if key not in _FIELD_SPEC_KEYS:
+                raise XContentParseError(f"[fetch_field_and_format] unknown field [{key}]")
+        if "field" not in spec:
+            raise XContentParseError("[fetch_field_and_format] Required [field]")
+        if parse_bool(spec.get("include_unmapped", False), "include_unmapped"):
+            raise IllegalArgument("[include_unmapped] is not supported by this server")
+    return specs
 
 
 def _parse_extras(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:

@@ -101,6 +101,9 @@ def field_kind(node: AggNode, view: ShardView) -> str:
             "field instead. Alternatively, set fielddata=true on [{node.field}] in order to "
             "load field data by uninverting the inverted index. Note that this can use "
             "significant memory.".replace("{node.field}", str(node.field)))
+    if kind in ("keyword", "boolean") and ft is not None and "format" in node.params:
+        raise IllegalArgument(f"Field [{node.field}] of type [{ft.type}] does not support "
+                              "custom formats")
     if kind == "unmapped":
         vt = node.params.get("value_type")
         by_type = {"string": "keyword", "keyword": "keyword", "long": "long",

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
+from ...values import parse_bool
 from .geo_params import GEO_METRICS, GEO_PARAMS, check_geo_agg
 from .ip_values import check_ip_ranges
 from ..query.dsl import parse_query
@@ -422,6 +423,9 @@ def _check_terms(p: dict[str, Any], name: str) -> None:
     if ss is not None and (not isinstance(ss, int) or ss <= 0):
         raise IllegalArgument(f"[shardSize] must be greater than 0. Found [{ss}] in [{name}]")
     _check_min_doc_count(p)
+    if "show_term_doc_count_error" in p:   # a boolean, or its string, as Elasticsearch reads it
+        p["show_term_doc_count_error"] = parse_bool(p["show_term_doc_count_error"],
+                                                    "show_term_doc_count_error")
     p["order"] = parse_order(p.get("order"), default=[("_count", "desc"), ("_key", "asc")])
     for key in ("include", "exclude"):
         v = p.get(key)

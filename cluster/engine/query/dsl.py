@@ -129,6 +129,7 @@ def _p_bool(body: dict[str, Any], st: ParseState) -> Query:
     clauses: dict[str, list[Query]] = {"must": [], "should": [], "filter": [], "must_not": []}
     msm: Any = None
     boost = 1.0
+    adjust = True
     for key, value in body.items():
         if key in clauses:
             if value is None:
@@ -161,9 +162,13 @@ def _p_bool(body: dict[str, Any], st: ParseState) -> Query:
         elif key == "adjust_pure_negative":
             if not isinstance(value, bool) and value not in ("true", "false"):
                 raise XContentParseError("[bool] failed to parse field [adjust_pure_negative]")
+            adjust = value in (True, "true")
         elif key != "_name":
             raise XContentParseError(f"[bool] unknown field [{key}]"
                                      f"{did_you_mean(key, _BOOL_FIELDS)}")
+    if not adjust and clauses["must_not"] and not any(clauses[k] for k in
+                                                      ("must", "should", "filter")):
+        return MatchNone()   # Lucene's pure negative query: no match-all to subtract from
     return Bool(must=tuple(clauses["must"]), should=tuple(clauses["should"]),
                 filter=tuple(clauses["filter"]), must_not=tuple(clauses["must_not"]),
                 minimum_should_match=msm, boost=boost)

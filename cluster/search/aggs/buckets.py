@@ -150,11 +150,24 @@ def _terms(node: AggNode, res: Result | None, a: int, b: int, ctx: RenderContext
     buckets = [_bucket(_key_out(kind, _py(keys[i]), node, ctx), counts[i], node, res, rows[i],
                        ctx) for i in top]
     buckets = run_parents(node, buckets, ctx.typed_keys)
+    if p.get("show_term_doc_count_error"):
+        buckets = [_with_count_error(b) for b in buckets]
     other = res.other if res is not None else 0   # cut by the rounds (top level only)
     out: dict[str, Any] = {"doc_count_error_upper_bound": 0,
                            "sum_other_doc_count": other + sum(counts)
                            - sum(counts[i] for i in top),
                            "buckets": buckets}
+    return out
+
+
+def _with_count_error(bucket: dict[str, Any]) -> dict[str, Any]:
+    """A bucket with its ``doc_count_error_upper_bound`` after ``doc_count``, where
+    Elasticsearch prints it: always 0 here, as every shard's counts reach the reduce."""
+    out: dict[str, Any] = {}
+    for k, v in bucket.items():
+        out[k] = v
+        if k == "doc_count":
+            out["doc_count_error_upper_bound"] = 0
     return out
 
 

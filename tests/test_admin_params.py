@@ -1,0 +1,205 @@
+"""Admin and document routes: every URL parameter they accept changes the answer, or is refused
+with a 400 that names it (README, "What we refuse"). Each test is an answer that used to be
+silently wrong: routes that read no parameter at all (``_refresh``, ``_mapping``, ``_settings``,
+``_segments``, ``HEAD /{index}``, legacy ``_template``, ``_data_stream``), ``GET /{index}``'s
+``features``, ``flat_settings`` and index options, ``DELETE /{index}?ignore_unavailable``
+deleting nothing when one name was missing, and ``DELETE /_doc`` taking options only a write of
+a source has. Real Ray, real uvicorn.
+"""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+
+@pytest.fixture
+def adm(es: httpx.Client) -> httpx.Client:
+    es.put("/adm", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                         "mappings": {"properties": {"n": {"type": "long"}}},
+                         "aliases": {"adm-alias": {}}})
+    r = es.put("/adm/_doc/1?refresh=true", json={"n": 1})
+    assert r.status_code == 201, r.text
+    return es
+
+
+UNREAD = [("GET", "/_refresh"), ("POST", "/adm/_refresh"), ("GET", "/_mapping"),
+          ("GET", "/adm/_mapping"), ("PUT", "/adm/_mapping"), ("GET", "/_settings"),
+          ("GET", "/adm/_settings"), ("PUT", "/_settings"), ("PUT", "/adm/_settings"),
+          ("GET", "/_segments"), ("GET", "/adm/_segments"), ("GET", "/_template"),
+          ("GET", "/_template/x"), ("GET", "/_cat"), ("GET", "/"),
+          ("DELETE", "/_data_stream/x"), ("PUT", "/_data_stream/x"), ("GET", "/adm"),
+          ("DELETE", "/adm")]
+
+
+@pytest.mark.parametrize("method,path", UNREAD)
+def test_an_admin_route_refuses_a_parameter_it_does_not_read_naming_it(adm, method, path) -> None:
+    body = {"properties": {}} if path.endswith("_mapping") else \
+        {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
+    r = adm.request(method, path, params={"no_such_option": "1"}, json=body)
+    assert r.status_code == 400, r.text
+    assert "unrecognized parameter: [no_such_option]" in r.json()["error"]["reason"]
+    assert adm.head("/adm").status_code == 200
+
+
+@pytest.mark.parametrize("method,path,param", [
+    ("PUT", "/adm/_settings", "preserve_existing"), ("PUT", "/adm/_settings", "reopen"),
+    ("GET", "/adm/_segments", "verbose"), ("GET", "/adm/_mapping", "ignore_unavailable"),
+    ("POST", "/adm/_refresh", "expand_wildcards")])
+def test_an_elasticsearch_option_we_do_not_build_is_refused_naming_it(adm, method, path,
+                                                                      param) -> None:
+    body = {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
+    r = adm.request(method, path, params={param: "true"}, json=body)
+    assert r.status_code == 400 and f"[{param}]" in r.text, r.text
+    assert adm.get("/adm/_settings").json()["adm"]["settings"]["index"].get(
+        "max_result_window") is None
+
+
+def test_an_exists_request_with_an_unknown_parameter_is_a_400(adm) -> None:
+    assert adm.head("/adm", params={"no_such_option": "1"}).status_code == 400
+    assert adm.head("/adm", params={"local": "true"}).status_code == 200
+
+
+def test_get_index_features_keep_only_the_parts_named(adm) -> None:
+    body = adm.get("/adm", params={"features": "mappings,aliases"}).json()["adm"]
+    assert set(body) == {"mappings", "aliases"}
+    assert body["aliases"] == {"adm-alias": {}}
+
+
+def test_an_unknown_get_index_feature_is_refused_as_elasticsearch_does(adm) -> None:
+    r = adm.get("/adm", params={"features": "settings,warmers"})
+    assert r.status_code == 400 and r.json()["error"]["reason"] == "No feature for name [warmers]"
+
+
+@pytest.mark.parametrize("path", ["/adm", "/adm/_settings", "/_settings"])
+def test_flat_settings_gives_dotted_setting_names(adm, path) -> None:
+    settings = adm.get(path, params={"flat_settings": "true"}).json()["adm"]["settings"]
+    assert settings["index.number_of_shards"] == "1"
+    assert "index" not in settings
+    nested = adm.get(path).json()["adm"]["settings"]
+    assert nested["index"]["number_of_shards"] == "1"
+
+
+def test_include_defaults_on_get_index_is_refused_naming_it(adm) -> None:
+    r = adm.get("/adm", params={"include_defaults": "true"})
+    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+
+
+def test_get_index_with_ignore_unavailable_skips_a_missing_name(adm) -> None:
+    assert adm.get("/adm,missing").status_code == 404
+    r = adm.get("/adm,missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and set(r.json()) == {"adm"}
+
+
+def test_get_index_with_allow_no_indices_answers_an_empty_pattern_with_nothing(adm) -> None:
+    assert adm.get("/nothing*").status_code == 404
+    r = adm.get("/nothing*", params={"allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+
+
+def test_get_index_expand_wildcards_none_matches_no_pattern(adm) -> None:
+    r = adm.get("/ad*", params={"expand_wildcards": "none", "allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+
+
+def test_delete_index_with_ignore_unavailable_deletes_the_indices_that_exist(adm) -> None:
+    r = adm.delete("/adm,missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json() == {"acknowledged": True}
+    assert adm.head("/adm").status_code == 404
+
+
+def test_delete_index_with_ignore_unavailable_acknowledges_a_missing_name(adm) -> None:
+    r = adm.delete("/missing", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json() == {"acknowledged": True}
+    assert adm.delete("/missing").status_code == 404
+
+
+@pytest.mark.parametrize("param,value", [("op_type", "create"), ("pipeline", "p"),
+                                         ("require_alias", "true"),
+                                         ("require_data_stream", "true")])
+def test_a_document_delete_refuses_options_of_writes_that_carry_a_source(adm, param,
+                                                                         value) -> None:
+    r = adm.delete("/adm/_doc/1", params={param: value})
+    assert r.status_code == 400 and f"[{param}]" in r.text, r.text
+    assert adm.get("/adm/_doc/1").json()["found"] is True
+
+
+def test_count_with_ignore_unavailable_counts_the_indices_that_exist(adm) -> None:
+    assert adm.get("/adm,missing/_count").status_code == 404
+    r = adm.get("/adm,missing/_count", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and r.json()["count"] == 1
+
+
+def test_count_with_allow_no_indices_false_refuses_an_empty_pattern(adm) -> None:
+    assert adm.get("/nothing*/_count").json()["count"] == 0
+    r = adm.get("/nothing*/_count", params={"allow_no_indices": "false"})
+    assert r.status_code == 404 and r.json()["error"]["type"] == "index_not_found_exception"
+
+
+def test_count_with_expand_wildcards_none_counts_no_pattern(adm) -> None:
+    assert adm.get("/ad*/_count").json()["count"] == 1
+    assert adm.get("/ad*/_count", params={"expand_wildcards": "none"}).json()["count"] == 0
+
+
+def test_count_with_q_and_no_df_is_lenient_over_every_field_as_search_is(adm) -> None:
+    assert adm.get("/adm/_count", params={"q": "1"}).json()["count"] == 1
+    assert adm.get("/adm/_count", params={"q": "abc"}).json()["count"] == 0
+
+
+@pytest.mark.parametrize("params,body,named", [
+    ({"routing": "r"}, None, "[routing]"), ({"preference": "_shards:0"}, None, "[preference"),
+    ({"expand_wildcards": "none"}, None, "[expand_wildcards=none]"),
+    ({}, {"index_filter": {"match_all": {}}}, "[index_filter]"),
+    ({}, {"bogus": 1}, "unknown field [bogus]")])
+def test_a_point_in_time_refuses_what_would_narrow_it_naming_it(adm, params, body,
+                                                                named) -> None:
+    r = adm.post("/adm/_pit", params={"keep_alive": "1m", **params}, json=body)
+    assert r.status_code == 400 and named in r.json()["error"]["reason"], r.text
+
+
+def test_a_point_in_time_with_a_copy_preference_opens(adm) -> None:
+    r = adm.post("/adm/_pit", params={"keep_alive": "1m", "preference": "_local"})
+    assert r.status_code == 200 and r.json()["id"]
+
+
+def test_alias_exists_with_ignore_unavailable_skips_a_missing_index(adm) -> None:
+    assert adm.head("/adm,missing/_alias/adm-alias").status_code == 404
+    r = adm.head("/adm,missing/_alias/adm-alias", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200
+
+
+@pytest.mark.parametrize("method,path,body", [
+    ("PUT", "/adm/_doc/2", {"n": 2}), ("POST", "/adm/_update/1", {"doc": {"n": 3}}),
+    ("DELETE", "/adm/_doc/1", None), ("PUT", "/adm2", None)])
+def test_waiting_for_more_active_copies_than_the_primary_is_refused_naming_it(
+        adm, method, path, body) -> None:
+    r = adm.request(method, path, params={"wait_for_active_shards": "all"}, json=body)
+    assert r.status_code == 400 and "[wait_for_active_shards=all]" in r.text, r.text
+    assert adm.get("/adm/_doc/1").json()["_source"] == {"n": 1}
+    assert adm.head("/adm2").status_code == 404
+    r = adm.request(method, path, params={"wait_for_active_shards": "1"}, json=body)
+    assert r.status_code in (200, 201), r.text
+
+
+def test_a_bulk_waiting_for_more_active_copies_is_refused_before_any_write(adm) -> None:
+    body = '{"index": {"_index": "adm", "_id": "9"}}\n{"n": 9}\n'
+    r = adm.post("/_bulk", params={"wait_for_active_shards": "2"}, content=body,
+                 headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 400 and "[wait_for_active_shards=2]" in r.text
+    assert adm.get("/adm/_doc/9").status_code == 404
+
+
+def test_cluster_settings_flat_settings_gives_dotted_names(adm) -> None:
+    body = {"persistent": {"search": {"max_keep_alive": "2h"}}}
+    r = adm.put("/_cluster/settings", params={"flat_settings": "true"}, json=body)
+    try:
+        assert r.json()["persistent"] == {"search.max_keep_alive": "2h"}
+        flat = adm.get("/_cluster/settings", params={"flat_settings": "true"}).json()
+        assert flat["persistent"] == {"search.max_keep_alive": "2h"}
+        assert adm.get("/_cluster/settings").json()["persistent"] == body["persistent"]
+    finally:
+        adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})
+
+
+def test_cluster_settings_include_defaults_is_refused_naming_it(adm) -> None:
+    r = adm.get("/_cluster/settings", params={"include_defaults": "true"})
+    assert r.status_code == 400 and "[include_defaults=true]" in r.text

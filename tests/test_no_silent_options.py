@@ -1,0 +1,177 @@
+"""Options inside a search that were accepted and ignored, now built or refused by name
+(README, "What we refuse"): a sort's ``mode``, ``format`` and ``numeric_type`` on keywords and
+numbers, an aggregation's ``format`` on a keyword and ``show_term_doc_count_error``, and the
+``format`` and ``pretty`` URL parameters of every route. Pure checks first, then through the
+service (real Ray, real uvicorn).
+"""
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from shardsearch.api.guards import format_refusal
+from shardsearch.cluster.engine.field_types import FieldType
+from shardsearch.cluster.engine.sorting import (SortField, check_sortable, parse_sort,
+                                                sort_value_out)
+from shardsearch.cluster.errors import IllegalArgument, SearchError
+
+KEYWORD = FieldType("tag", "keyword")
+LONG = FieldType("n", "long")
+DOUBLE = FieldType("x", "double")
+DATE = FieldType("d", "date")
+
+
+def _sort(opts: dict) -> SortField:
+    (sf,) = parse_sort([{"f": opts}])
+    return sf
+
+
+@pytest.mark.parametrize("mode", ["avg", "sum", "median"])
+def test_a_keyword_sort_cannot_average_add_or_take_a_median(mode) -> None:
+    with pytest.raises(IllegalArgument, match="only support AVG, MEDIAN and SUM on number"):
+        check_sortable(_sort({"mode": mode}), KEYWORD, "i")
+    check_sortable(_sort({"mode": mode}), LONG, "i")
+
+
+def test_a_keyword_sort_refuses_a_format_as_elasticsearch_does() -> None:
+    with pytest.raises(IllegalArgument, match=r"Field \[f\] of type \[keyword\] does not "
+                                              "support custom formats"):
+        check_sortable(_sort({"format": "yyyy"}), KEYWORD, "i")
+
+
+@pytest.mark.parametrize("nt,ft", [("double", KEYWORD), ("date", LONG), ("long", DOUBLE),
+                                   ("double", DATE), ("bogus", LONG)])
+def test_a_numeric_type_we_do_not_build_is_refused_naming_it(nt, ft) -> None:
+    with pytest.raises(IllegalArgument, match="numeric_type"):
+        check_sortable(_sort({"numeric_type": nt}), ft, "i")
+
+
+@pytest.mark.parametrize("nt,ft", [("double", LONG), ("double", DOUBLE), ("long", LONG),
+                                   ("long", DATE), ("date", DATE), ("date_nanos", DATE)])
+def test_the_numeric_types_we_build_are_accepted(nt, ft) -> None:
+    check_sortable(_sort({"numeric_type": nt}), ft, "i")
+
+
+def test_numeric_type_double_prints_an_integer_fields_sort_values_as_doubles() -> None:
+    assert sort_value_out(_sort({"numeric_type": "double"}), "int", 5, LONG) == 5.0
+    assert isinstance(sort_value_out(_sort({"numeric_type": "double"}), "int", 5, LONG), float)
+    assert isinstance(sort_value_out(_sort({}), "int", 5, LONG), int)
+
+
+@pytest.mark.parametrize("path,query,refused", [
+    ("/i/_doc/1", b"format=yaml", True), ("/i/_search", b"format=cbor", True),
+    ("/_cluster/health", b"format=smile", True), ("/i/_doc/1", b"format=json", False),
+    ("/_cat/indices", b"format=yaml", False), ("/i/_doc/1", b"pretty", False)])
+def test_a_format_other_than_json_is_refused_outside_cat(path, query, refused) -> None:
+    reason = format_refusal(path, query)
+    assert (reason is not None) == refused
+    if refused:
+        assert reason.startswith("[format=")
+
+
+@pytest.fixture
+def opt(es: httpx.Client) -> httpx.Client:
+    es.put("/opt", json={"settings": {"number_of_shards": 2, "number_of_replicas": 0},
+                         "mappings": {"properties": {"tag": {"type": "keyword"},
+                                                     "n": {"type": "long"}}}})
+    lines = []
+    for i in range(6):
+        lines += [json.dumps({"index": {"_index": "opt", "_id": str(i)}}),
+                  json.dumps({"tag": f"t{i % 3}", "n": i})]
+    r = es.post("/_bulk?refresh=true", content="\n".join(lines) + "\n",
+                headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"]
+    return es
+
+
+def test_a_keyword_sort_with_mode_avg_is_a_400_through_the_service(opt) -> None:
+    r = opt.post("/opt/_search", json={"sort": [{"tag": {"mode": "avg"}}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["root_cause"][0]["type"] == "query_shard_exception"
+
+
+def test_numeric_type_double_sorts_a_long_field_with_double_sort_values(opt) -> None:
+    r = opt.post("/opt/_search", json={"sort": [{"n": {"order": "desc",
+                                                       "numeric_type": "double"}}],
+                                       "size": 2})
+    assert [h["sort"] for h in r.json()["hits"]["hits"]] == [[5.0], [4.0]]
+    assert r.text.count("[5.0]") == 1
+
+
+def test_a_format_on_a_keyword_aggregation_is_refused_as_elasticsearch_does(opt) -> None:
+    r = opt.post("/opt/_search", json={"size": 0, "aggs": {
+        "a": {"terms": {"field": "tag", "format": "0.0"}}}})
+    assert r.status_code == 400
+    assert "does not support custom formats" in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_show_term_doc_count_error_adds_each_buckets_error_bound(opt) -> None:
+    def buckets(flag) -> list:
+        aggs = {"a": {"terms": {"field": "tag", "show_term_doc_count_error": flag}}}
+        return opt.post("/opt/_search", json={"size": 0, "aggs": aggs}).json()[
+            "aggregations"]["a"]["buckets"]
+    assert buckets(True)[0] == {"key": "t0", "doc_count": 2, "doc_count_error_upper_bound": 0}
+    assert buckets(False)[0] == {"key": "t0", "doc_count": 2}
+    assert buckets("false")[0] == {"key": "t0", "doc_count": 2}
+
+
+def test_format_yaml_on_a_document_get_is_refused_naming_it(opt) -> None:
+    r = opt.get("/opt/_doc/1", params={"format": "yaml"})
+    assert r.status_code == 400 and "[format=yaml]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("path", ["/opt/_doc/1", "/opt/_mapping", "/_cluster/health",
+                                  "/opt/_count", "/nothing/_doc/1"])
+def test_pretty_indents_the_answer_of_every_route(opt, path) -> None:
+    plain, pretty = opt.get(path), opt.get(path, params={"pretty": "true"})
+    assert "\n" not in plain.text and "\n  " in pretty.text
+    assert pretty.status_code == plain.status_code
+    assert opt.get(path, params={"pretty": "false"}).text.count("\n") == 0
+
+
+def test_a_pure_negative_bool_without_adjust_pure_negative_matches_nothing() -> None:
+    from shardsearch.cluster.engine.query.dsl import parse_query
+    from shardsearch.cluster.engine.query.nodes import Bool, MatchNone
+    not_t1 = {"must_not": [{"term": {"tag": "t1"}}]}
+    assert isinstance(parse_query({"bool": {**not_t1, "adjust_pure_negative": False}}),
+                      MatchNone)
+    assert isinstance(parse_query({"bool": {**not_t1, "adjust_pure_negative": True}}), Bool)
+    assert isinstance(parse_query({"bool": {**not_t1, "filter": [{"match_all": {}}],
+                                            "adjust_pure_negative": False}}), Bool)
+
+
+def test_an_unknown_source_filter_key_is_refused_as_elasticsearch_does() -> None:
+    from shardsearch.cluster.engine.source_filter import parse_source
+    from shardsearch.cluster.errors import ParsingError
+    with pytest.raises(ParsingError, match=r"Unknown key for a START_ARRAY in \[include_all\]"):
+        parse_source({"includes": ["n"], "include_all": ["x"]})
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_field_entry_refuses_unknown_keys_and_include_unmapped(key) -> None:
+    from shardsearch.cluster.search.request import parse_search
+    with pytest.raises(SearchError, match=r"\[fetch_field_and_format\] unknown field"):
+        parse_search(("i",), {}, {key: [{"field": "n", "formt": "0.0"}]})
+    with pytest.raises(IllegalArgument, match=r"\[include_unmapped\]"):
+        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": True}]})
+    assert parse_search(("i",), {}, {key: [{"field": "n", "format": "0.0"}, "tag"]})
+
+
+def test_adjust_pure_negative_false_through_the_service(opt) -> None:
+    not_t1 = {"must_not": [{"term": {"tag": "t1"}}]}
+    count = opt.post("/opt/_count", json={"query": {"bool": not_t1}}).json()["count"]
+    assert count == 4
+    r = opt.post("/opt/_count", json={"query": {"bool": {**not_t1,
+                                                         "adjust_pure_negative": False}}})
+    assert r.json()["count"] == 0
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_format_on_a_keyword_field_value_is_refused(opt, key) -> None:
+    r = opt.post("/opt/_search", json={key: [{"field": "tag", "format": "0.0"}]})
+    assert r.status_code == 400 and "does not support custom formats" in r.text
+    ok = opt.post("/opt/_search", json={key: [{"field": "n", "format": "0.0"}], "size": 1,
+                                        "sort": ["n"]})
+    assert ok.json()["hits"]["hits"][0]["fields"]["n"] == ["0.0"]
