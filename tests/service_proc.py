@@ -74,7 +74,7 @@ class ServeProcess:
                 raise RuntimeError(f"serve exited with {self.proc.returncode}: {self.tail()}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"serve did not come up: {self.tail()}")
-            time.sleep(0.3)
+            time.sleep(0.05)
 
     def tail(self) -> str:
         if self.log is None or not self.log.exists():
