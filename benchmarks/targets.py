@@ -25,10 +25,11 @@ BLOCKERS = {
                       "bulk phase ~2.5 over all processes, each copy's refresh ~1.9, ~30 µs "
                       "per document); segment builds during the load only moved that CPU "
                       "(README)",
-    "memory_over_raw": "Python's small-object pools: 17-21 MiB unused per copy that ~2,600 "
-                       "objects surviving the load keep (CPython frees whole arenas only), "
-                       "4-9 in the coordinator, ~6 in the front end: fixed costs of the "
-                       "first load, the ratio falls as the corpus grows (scale rows)",
+    "memory_over_raw": "Python's small-object pools: ~10 MiB unused per copy after the "
+                       "load (a buffered document is one bytes object; the segments' "
+                       "copies and a few survivors keep ~9 arenas), 7-9 MiB in the "
+                       "coordinator, ~6 in the front end: fixed costs of the first load, "
+                       "the ratio falls as the corpus grows (scale rows)",
     "empty_plus_one_shard": "Ray's GCS, raylet and its two agents (no switch), and one "
                             "Python process per actor (~45 MiB of Ray in each)",
     "page1_rps_vs_tantivy": "a search crosses HTTP and two processes with Python at each "
