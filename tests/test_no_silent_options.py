@@ -150,13 +150,61 @@ def test_an_unknown_source_filter_key_is_refused_as_elasticsearch_does() -> None
 
 
 @pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
-def test_a_field_entry_refuses_unknown_keys_and_include_unmapped(key) -> None:
+def test_a_field_entry_refuses_unknown_keys_and_reads_include_unmapped_as_a_boolean(key) -> None:
     from shardsearch.cluster.search.request import parse_search
     with pytest.raises(SearchError, match=r"\[fetch_field_and_format\] unknown field"):
         parse_search(("i",), {}, {key: [{"field": "n", "formt": "0.0"}]})
-    with pytest.raises(IllegalArgument, match=r"\[include_unmapped\]"):
-        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": True}]})
-    assert parse_search(("i",), {}, {key: [{"field": "n", "format": "0.0"}, "tag"]})
+    with pytest.raises(SearchError, match=r"only \[true\] or \[false\] are allowed"):
+        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": "maybe"}]})
+    for flag in (True, "true", False):
+        assert parse_search(("i",), {}, {key: [{"field": "*", "include_unmapped": flag}]})
+
+
+@pytest.fixture
+def loose(es: httpx.Client) -> httpx.Client:
+    """Fields that are in _source but not mapped: under an enabled=false object, and a new
+    top-level field left out by dynamic=false."""
+    es.put("/loose", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                           "mappings": {"dynamic": False, "properties": {
+                               "tag": {"type": "keyword"}, "n": {"type": "long"},
+                               "raw": {"type": "object", "enabled": False}}}})
+    r = es.put("/loose/_doc/1", params={"refresh": "true"}, json={
+        "tag": "a", "n": 3, "raw": {"x": 1, "y": ["u", "v"], "deep": {"z": True}},
+        "extra": "e"})
+    assert r.status_code == 201
+    return es
+
+
+def _fields(es: httpx.Client, index: str, body: dict) -> dict:
+    r = es.post(f"/{index}/_search", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()["hits"]["hits"][0].get("fields", {})
+
+
+def test_the_fields_option_returns_only_mapped_fields_without_include_unmapped(loose) -> None:
+    assert _fields(loose, "loose", {"fields": ["*"]}) == {"tag": ["a"], "n": [3]}
+    assert _fields(loose, "loose", {"fields": ["extra", "raw.x"]}) == {}
+    assert _fields(loose, "loose", {"docvalue_fields": ["extra"]}) == {}
+
+
+@pytest.mark.parametrize("flag", [True, "true"])
+def test_include_unmapped_adds_the_unmapped_source_leaves_a_pattern_matches(loose, flag) -> None:
+    """What Kibana Discover sends: the unmapped values come as they are in _source."""
+    got = _fields(loose, "loose", {"fields": [{"field": "*", "include_unmapped": flag}]})
+    assert got == {"tag": ["a"], "n": [3], "raw.x": [1], "raw.y": ["u", "v"],
+                   "raw.deep.z": [True], "extra": ["e"]}
+    got = _fields(loose, "loose", {"fields": [{"field": "raw.*", "include_unmapped": flag}]})
+    assert got == {"raw.x": [1], "raw.y": ["u", "v"], "raw.deep.z": [True]}
+    got = _fields(loose, "loose", {"fields": [{"field": "extra", "include_unmapped": flag}]})
+    assert got == {"extra": ["e"]}
+
+
+def test_include_unmapped_false_or_on_docvalue_fields_adds_nothing(loose) -> None:
+    """Unmapped fields have no doc values: Elasticsearch's docvalue_fields never show them."""
+    assert _fields(loose, "loose", {"fields": [{"field": "*", "include_unmapped": False}]}) \
+        == {"tag": ["a"], "n": [3]}
+    assert _fields(loose, "loose", {"docvalue_fields": [{"field": "extra",
+                                                         "include_unmapped": True}]}) == {}
 
 
 def test_adjust_pure_negative_false_through_the_service(opt) -> None:
