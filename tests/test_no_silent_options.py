@@ -223,3 +223,31 @@ def test_a_format_on_a_keyword_field_value_is_refused(opt, key) -> None:
     ok = opt.post("/opt/_search", json={key: [{"field": "n", "format": "0.0"}], "size": 1,
                                         "sort": ["n"]})
     assert ok.json()["hits"]["hits"][0]["fields"]["n"] == ["0.0"]
+
+
+@pytest.fixture
+def places(es: httpx.Client) -> httpx.Client:
+    es.put("/places", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                            "mappings": {"properties": {"p": {"type": "geo_point"},
+                                                        "tag": {"type": "keyword"}}}})
+    r = es.put("/places/_doc/1", params={"refresh": "true"},
+               json={"p": [{"lat": 1.5, "lon": 2}, "0.0001,-73.5"], "tag": "a"})
+    assert r.status_code == 201
+    return es
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_geo_point_prints_as_geojson_by_default_and_as_wkt_on_request(places, key) -> None:
+    geojson = [{"type": "Point", "coordinates": [2.0, 1.5]},
+               {"type": "Point", "coordinates": [-73.5, 0.0001]}]
+    assert _fields(places, "places", {key: ["p"]}) == {"p": geojson}
+    assert _fields(places, "places", {key: [{"field": "p", "format": "geojson"}]}) == {
+        "p": geojson}
+    assert _fields(places, "places", {key: [{"field": "p", "format": "wkt"}]}) == {
+        "p": ["POINT (2.0 1.5)", "POINT (-73.5 1.0E-4)"]}
+
+
+def test_a_geo_format_elasticsearch_does_not_know_is_refused_naming_it(places) -> None:
+    r = places.post("/places/_search", json={"fields": [{"field": "p", "format": "kml"}]})
+    assert r.status_code == 400
+    assert "Unrecognized geometry format [kml]." in r.json()["error"]["root_cause"][0]["reason"]

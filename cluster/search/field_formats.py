@@ -1,5 +1,6 @@
 """The ``format`` of a ``fields`` / ``docvalue_fields`` entry: which field types take one, and
-the values it prints (numbers: ``DecimalFormat``; dates: a date format)."""
+the values it prints (numbers: ``DecimalFormat``; dates: a date format; geo points: ``geojson``,
+the default, or ``wkt``)."""
 from __future__ import annotations
 
 import fnmatch
@@ -8,11 +9,12 @@ from typing import Any
 from ..engine.dates import format_date, parse_date
 from ..engine.geo import geojson_points
 from ..engine.ip import parse_ip, render as ip_render
-from ..engine.numformat import decimal_format
+from ..engine.numformat import decimal_format, java_double
 from ..errors import IllegalArgument
 
 FIELDS = "fields"
 DOCVALUE_FIELDS = "docvalue_fields"
+GEO_FORMATS = ("geojson", "wkt")
 
 
 def spec_format(spec: Any) -> str | None:
@@ -33,7 +35,9 @@ def check_formats(specs: list[tuple[Any, str]], mapping: Any) -> None:
             if path != pattern and not fnmatch.fnmatchcase(path, pattern):
                 continue
             ft = mapping.get(path)
-            if ft is not None and ft.kind not in ("numeric", "date"):
+            if ft is not None and ft.kind == "geo" and fmt not in GEO_FORMATS:
+                raise IllegalArgument(f"Unrecognized geometry format [{fmt}].")
+            if ft is not None and ft.kind not in ("numeric", "date", "geo"):
                 raise IllegalArgument(f"Field [{path}] of type [{ft.type}] does not support "
                                       "custom formats")
 
@@ -49,11 +53,19 @@ def formatted(vals: list[Any], fmt: str | None, ft: Any) -> list[Any]:
     if ft.kind == "date":
         return _dates_formatted(vals, ft, fmt)
     if ft.kind == "geo":
-        return geojson_points(vals, ft) if vals and isinstance(vals[0], str) else vals
+        points = geojson_points(vals, ft) if vals and isinstance(vals[0], str) else vals
+        return [wkt_point(p) for p in points] if fmt == "wkt" else points
     if not fmt or ft.kind != "numeric":
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else v for v in vals]
+
+
+def wkt_point(point: dict[str, Any]) -> str:
+    """A GeoJSON point as Elasticsearch's ``WellKnownText`` writes it: ``POINT (lon lat)``,
+    each number as Java's ``Double.toString`` (``POINT (2.0 1.5)``)."""
+    lon, lat = point["coordinates"][:2]
+    return f"POINT ({java_double(float(lon))} {java_double(float(lat))})"
 
 
 def _ip_text(value: Any) -> Any:
