@@ -216,13 +216,36 @@ def test_adjust_pure_negative_false_through_the_service(opt) -> None:
     assert r.json()["count"] == 0
 
 
-@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
-def test_a_format_on_a_keyword_field_value_is_refused(opt, key) -> None:
-    r = opt.post("/opt/_search", json={key: [{"field": "tag", "format": "0.0"}]})
-    assert r.status_code == 400 and "does not support custom formats" in r.text
-    ok = opt.post("/opt/_search", json={key: [{"field": "n", "format": "0.0"}], "size": 1,
-                                        "sort": ["n"]})
+@pytest.mark.parametrize("field,ftype", [("tag", "keyword"), ("n", "long")])
+def test_the_fields_api_refuses_a_format_on_fields_whose_value_fetcher_takes_none(
+        opt, field, ftype) -> None:
+    """Elasticsearch's value fetchers: only dates and geo points take a format in `fields`."""
+    r = opt.post("/opt/_search", json={"fields": [{"field": field, "format": "0.0"}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["root_cause"][0]["reason"] == (
+        f"error fetching [{field}]: Field [{field}] of type [{ftype}] doesn't support formats.")
+    r = opt.post("/opt/_search", json={"fields": [{"field": "*", "format": "0.0"}]})
+    assert "which matched [*]: Field [" in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_docvalue_fields_refuse_a_format_on_a_keyword_in_their_own_words(opt) -> None:
+    r = opt.post("/opt/_search", json={"docvalue_fields": [{"field": "tag", "format": "0.0"}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["root_cause"][0]["reason"] == (
+        "Field [tag] of type [keyword] does not support custom formats")
+
+
+def test_docvalue_fields_print_a_number_with_a_decimal_format(opt) -> None:
+    ok = opt.post("/opt/_search", json={"docvalue_fields": [{"field": "n", "format": "0.0"}],
+                                        "size": 1, "sort": ["n"]})
     assert ok.json()["hits"]["hits"][0]["fields"]["n"] == ["0.0"]
+
+
+def test_a_format_is_refused_even_when_the_hit_has_no_value_for_the_field(opt) -> None:
+    opt.put("/opt/_doc/bare", params={"refresh": "true"}, json={"n": 9})
+    r = opt.post("/opt/_search", json={"query": {"ids": {"values": ["bare"]}},
+                                       "fields": [{"field": "tag", "format": "x"}]})
+    assert r.status_code == 400 and "doesn't support formats." in r.text
 
 
 @pytest.fixture

@@ -1,12 +1,21 @@
 """The ``format`` of a ``fields`` / ``docvalue_fields`` entry: which field types take one, and
-the values it prints (numbers: ``DecimalFormat``; dates: a date format; geo points: ``geojson``,
-the default, or ``wkt``)."""
+the values it prints.
+
+Elasticsearch checks the two lists differently, and says so in different words. The fields
+API builds a value fetcher per field: dates take a date format, geo points ``geojson`` or
+``wkt``, every other type refuses ("error fetching [n]: Field [n] of type [long] doesn't
+support formats."). ``docvalue_fields`` builds a ``DocValueFormat``: numbers take a
+``DecimalFormat`` pattern, dates a date format, others refuse ("Field [s] of type [keyword]
+does not support custom formats"). Both refuse before any value is read, so a document
+without the field fails the same way.
+"""
 from __future__ import annotations
 
 import fnmatch
 from typing import Any
 
 from ..engine.dates import format_date, parse_date
+from ..engine.field_types import METADATA_FIELDS
 from ..engine.geo import geojson_points
 from ..engine.ip import parse_ip, render as ip_render
 from ..engine.numformat import decimal_format, java_double
@@ -25,21 +34,43 @@ def spec_format(spec: Any) -> str | None:
 
 
 def check_formats(specs: list[tuple[Any, str]], mapping: Any) -> None:
-    """Refuse an entry whose format a mapped field it names cannot take."""
-    for spec, _api in specs:
+    """Refuse every entry whose format a mapped field it names cannot take, as Elasticsearch
+    does when it builds the fetch phase (before reading a value)."""
+    for spec, api in specs:
         fmt = spec_format(spec)
         if fmt is None:
             continue
         pattern = spec.get("field")
+        wildcard = isinstance(pattern, str) and "*" in pattern
         for path in mapping.fields:
-            if path != pattern and not fnmatch.fnmatchcase(path, pattern):
+            if path != pattern and not (wildcard and fnmatch.fnmatchcase(path, pattern)):
                 continue
             ft = mapping.get(path)
-            if ft is not None and ft.kind == "geo" and fmt not in GEO_FORMATS:
-                raise IllegalArgument(f"Unrecognized geometry format [{fmt}].")
-            if ft is not None and ft.kind not in ("numeric", "date", "geo"):
-                raise IllegalArgument(f"Field [{path}] of type [{ft.type}] does not support "
-                                      "custom formats")
+            if ft is None or (wildcard and path in METADATA_FIELDS):
+                continue
+            reason = _refusal(api, fmt, ft)
+            if reason is not None and api == FIELDS:
+                which = f" which matched [{pattern}]" if wildcard else ""
+                reason = f"error fetching [{path}]{which}: {reason}"
+            if reason is not None:
+                raise IllegalArgument(reason)
+
+
+def _refusal(api: str, fmt: str, ft: Any) -> str | None:
+    """Why field ``ft`` cannot print values in ``fmt`` through ``api`` (None: it can). An
+    alias is named by its target, as Elasticsearch's field type is the target's."""
+    path = ft.path
+    if ft.kind == "date":
+        return None
+    if ft.kind == "geo":
+        return None if fmt in GEO_FORMATS else f"Unrecognized geometry format [{fmt}]."
+    if api == DOCVALUE_FIELDS:
+        if ft.kind == "numeric":
+            return None
+        return f"Field [{path}] of type [{ft.type}] does not support custom formats"
+    if ft.kind in ("text", "binary"):        # SourceValueFetcher.toString / identity
+        return f"Field [{path}] doesn't support formats."
+    return f"Field [{path}] of type [{ft.type}] doesn't support formats."
 
 
 def formatted(vals: list[Any], fmt: str | None, ft: Any) -> list[Any]:
