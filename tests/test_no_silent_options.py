@@ -274,3 +274,20 @@ def test_a_geo_format_elasticsearch_does_not_know_is_refused_naming_it(places) -
     r = places.post("/places/_search", json={"fields": [{"field": "p", "format": "kml"}]})
     assert r.status_code == 400
     assert "Unrecognized geometry format [kml]." in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_a_sort_format_is_for_dates_and_refused_elsewhere_in_elasticsearchs_words() -> None:
+    """FieldSortBuilder: a number's DecimalFormat is not a date_time formatter; a boolean
+    has no custom format at all."""
+    with pytest.raises(IllegalArgument, match=r"require a date_time formatter; got \[decimal\]"):
+        check_sortable(_sort({"format": "0.00"}), LONG, "i")
+    with pytest.raises(IllegalArgument, match=r"Field \[f\] of type \[boolean\] does not "
+                                              "support custom formats"):
+        check_sortable(_sort({"format": "0.00"}), FieldType("f", "boolean"), "i")
+    check_sortable(_sort({"format": "yyyy"}), DATE, "i")
+
+
+def test_a_number_sort_with_a_format_is_a_400_through_the_service(opt) -> None:
+    r = opt.post("/opt/_search", json={"sort": [{"n": {"format": "0.00"}}]})
+    assert r.status_code == 400
+    assert "require a date_time formatter" in r.json()["error"]["root_cause"][0]["reason"]
