@@ -291,3 +291,21 @@ def test_a_number_sort_with_a_format_is_a_400_through_the_service(opt) -> None:
     r = opt.post("/opt/_search", json={"sort": [{"n": {"format": "0.00"}}]})
     assert r.status_code == 400
     assert "require a date_time formatter" in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_an_object_mapped_enabled_false_stays_in_source_only(es) -> None:
+    """Not parsed, mapped or indexed, even with dynamic mapping on; any value is taken."""
+    es.put("/off", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                         "mappings": {"properties": {"raw": {"type": "object",
+                                                             "enabled": False}}}})
+    r = es.post("/off/_bulk", params={"refresh": "true"},
+                content='{"index":{"_id":"1"}}\n{"raw":{"x":1,"y":{"z":"a"}}}\n'
+                        '{"index":{"_id":"2"}}\n{"raw":"just text"}\n',
+                headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"]
+    assert es.get("/off/_mapping").json()["off"]["mappings"] == {
+        "properties": {"raw": {"type": "object", "enabled": False}}}
+    assert es.post("/off/_count", json={"query": {"term": {"raw.x": 1}}}).json()["count"] == 0
+    got = _fields(es, "off", {"query": {"ids": {"values": ["1"]}},
+                              "fields": [{"field": "raw.*", "include_unmapped": True}]})
+    assert got == {"raw.x": [1], "raw.y.z": ["a"]}
