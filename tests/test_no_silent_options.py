@@ -1,8 +1,10 @@
 """Options inside a search that were accepted and ignored, now built or refused by name
 (README, "What we refuse"): a sort's ``mode``, ``format`` and ``numeric_type`` on keywords and
 numbers, an aggregation's ``format`` on a keyword and ``show_term_doc_count_error``, and the
-``format`` and ``pretty`` URL parameters of every route. Pure checks first, then through the
-service (real Ray, real uvicorn).
+``format`` and ``pretty`` URL parameters of every route; ``fields``' ``include_unmapped``,
+the formats ``fields`` and ``docvalue_fields`` take (each list in Elasticsearch's own words) and
+objects mapped ``enabled: false``. Pure checks first, then through the service (real Ray, real
+uvicorn).
 """
 from __future__ import annotations
 
