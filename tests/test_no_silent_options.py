@@ -1,8 +1,10 @@
 """Options inside a search that were accepted and ignored, now built or refused by name
 (README, "What we refuse"): a sort's ``mode``, ``format`` and ``numeric_type`` on keywords and
 numbers, an aggregation's ``format`` on a keyword and ``show_term_doc_count_error``, and the
-``format`` and ``pretty`` URL parameters of every route. Pure checks first, then through the
-service (real Ray, real uvicorn).
+``format`` and ``pretty`` URL parameters of every route; ``fields``' ``include_unmapped``,
+the formats ``fields`` and ``docvalue_fields`` take (each list in Elasticsearch's own words) and
+objects mapped ``enabled: false``. Pure checks first, then through the service (real Ray, real
+uvicorn).
 """
 from __future__ import annotations
 
@@ -150,13 +152,61 @@ def test_an_unknown_source_filter_key_is_refused_as_elasticsearch_does() -> None
 
 
 @pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
-def test_a_field_entry_refuses_unknown_keys_and_include_unmapped(key) -> None:
+def test_a_field_entry_refuses_unknown_keys_and_reads_include_unmapped_as_a_boolean(key) -> None:
     from shardsearch.cluster.search.request import parse_search
     with pytest.raises(SearchError, match=r"\[fetch_field_and_format\] unknown field"):
         parse_search(("i",), {}, {key: [{"field": "n", "formt": "0.0"}]})
-    with pytest.raises(IllegalArgument, match=r"\[include_unmapped\]"):
-        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": True}]})
-    assert parse_search(("i",), {}, {key: [{"field": "n", "format": "0.0"}, "tag"]})
+    with pytest.raises(SearchError, match=r"only \[true\] or \[false\] are allowed"):
+        parse_search(("i",), {}, {key: [{"field": "n", "include_unmapped": "maybe"}]})
+    for flag in (True, "true", False):
+        assert parse_search(("i",), {}, {key: [{"field": "*", "include_unmapped": flag}]})
+
+
+@pytest.fixture
+def loose(es: httpx.Client) -> httpx.Client:
+    """Fields that are in _source but not mapped: under an enabled=false object, and a new
+    top-level field left out by dynamic=false."""
+    es.put("/loose", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                           "mappings": {"dynamic": False, "properties": {
+                               "tag": {"type": "keyword"}, "n": {"type": "long"},
+                               "raw": {"type": "object", "enabled": False}}}})
+    r = es.put("/loose/_doc/1", params={"refresh": "true"}, json={
+        "tag": "a", "n": 3, "raw": {"x": 1, "y": ["u", "v"], "deep": {"z": True}},
+        "extra": "e"})
+    assert r.status_code == 201
+    return es
+
+
+def _fields(es: httpx.Client, index: str, body: dict) -> dict:
+    r = es.post(f"/{index}/_search", json=body)
+    assert r.status_code == 200, r.text
+    return r.json()["hits"]["hits"][0].get("fields", {})
+
+
+def test_the_fields_option_returns_only_mapped_fields_without_include_unmapped(loose) -> None:
+    assert _fields(loose, "loose", {"fields": ["*"]}) == {"tag": ["a"], "n": [3]}
+    assert _fields(loose, "loose", {"fields": ["extra", "raw.x"]}) == {}
+    assert _fields(loose, "loose", {"docvalue_fields": ["extra"]}) == {}
+
+
+@pytest.mark.parametrize("flag", [True, "true"])
+def test_include_unmapped_adds_the_unmapped_source_leaves_a_pattern_matches(loose, flag) -> None:
+    """What Kibana Discover sends: the unmapped values come as they are in _source."""
+    got = _fields(loose, "loose", {"fields": [{"field": "*", "include_unmapped": flag}]})
+    assert got == {"tag": ["a"], "n": [3], "raw.x": [1], "raw.y": ["u", "v"],
+                   "raw.deep.z": [True], "extra": ["e"]}
+    got = _fields(loose, "loose", {"fields": [{"field": "raw.*", "include_unmapped": flag}]})
+    assert got == {"raw.x": [1], "raw.y": ["u", "v"], "raw.deep.z": [True]}
+    got = _fields(loose, "loose", {"fields": [{"field": "extra", "include_unmapped": flag}]})
+    assert got == {"extra": ["e"]}
+
+
+def test_include_unmapped_false_or_on_docvalue_fields_adds_nothing(loose) -> None:
+    """Unmapped fields have no doc values: Elasticsearch's docvalue_fields never show them."""
+    assert _fields(loose, "loose", {"fields": [{"field": "*", "include_unmapped": False}]}) \
+        == {"tag": ["a"], "n": [3]}
+    assert _fields(loose, "loose", {"docvalue_fields": [{"field": "extra",
+                                                         "include_unmapped": True}]}) == {}
 
 
 def test_adjust_pure_negative_false_through_the_service(opt) -> None:
@@ -168,10 +218,96 @@ def test_adjust_pure_negative_false_through_the_service(opt) -> None:
     assert r.json()["count"] == 0
 
 
-@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
-def test_a_format_on_a_keyword_field_value_is_refused(opt, key) -> None:
-    r = opt.post("/opt/_search", json={key: [{"field": "tag", "format": "0.0"}]})
-    assert r.status_code == 400 and "does not support custom formats" in r.text
-    ok = opt.post("/opt/_search", json={key: [{"field": "n", "format": "0.0"}], "size": 1,
-                                        "sort": ["n"]})
+@pytest.mark.parametrize("field,ftype", [("tag", "keyword"), ("n", "long")])
+def test_the_fields_api_refuses_a_format_on_fields_whose_value_fetcher_takes_none(
+        opt, field, ftype) -> None:
+    """Elasticsearch's value fetchers: only dates and geo points take a format in `fields`."""
+    r = opt.post("/opt/_search", json={"fields": [{"field": field, "format": "0.0"}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["root_cause"][0]["reason"] == (
+        f"error fetching [{field}]: Field [{field}] of type [{ftype}] doesn't support formats.")
+    r = opt.post("/opt/_search", json={"fields": [{"field": "*", "format": "0.0"}]})
+    assert "which matched [*]: Field [" in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_docvalue_fields_refuse_a_format_on_a_keyword_in_their_own_words(opt) -> None:
+    r = opt.post("/opt/_search", json={"docvalue_fields": [{"field": "tag", "format": "0.0"}]})
+    assert r.status_code == 400
+    assert r.json()["error"]["root_cause"][0]["reason"] == (
+        "Field [tag] of type [keyword] does not support custom formats")
+
+
+def test_docvalue_fields_print_a_number_with_a_decimal_format(opt) -> None:
+    ok = opt.post("/opt/_search", json={"docvalue_fields": [{"field": "n", "format": "0.0"}],
+                                        "size": 1, "sort": ["n"]})
     assert ok.json()["hits"]["hits"][0]["fields"]["n"] == ["0.0"]
+
+
+def test_a_format_is_refused_even_when_the_hit_has_no_value_for_the_field(opt) -> None:
+    opt.put("/opt/_doc/bare", params={"refresh": "true"}, json={"n": 9})
+    r = opt.post("/opt/_search", json={"query": {"ids": {"values": ["bare"]}},
+                                       "fields": [{"field": "tag", "format": "x"}]})
+    assert r.status_code == 400 and "doesn't support formats." in r.text
+
+
+@pytest.fixture
+def places(es: httpx.Client) -> httpx.Client:
+    es.put("/places", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                            "mappings": {"properties": {"p": {"type": "geo_point"},
+                                                        "tag": {"type": "keyword"}}}})
+    r = es.put("/places/_doc/1", params={"refresh": "true"},
+               json={"p": [{"lat": 1.5, "lon": 2}, "0.0001,-73.5"], "tag": "a"})
+    assert r.status_code == 201
+    return es
+
+
+@pytest.mark.parametrize("key", ["fields", "docvalue_fields"])
+def test_a_geo_point_prints_as_geojson_by_default_and_as_wkt_on_request(places, key) -> None:
+    geojson = [{"type": "Point", "coordinates": [2.0, 1.5]},
+               {"type": "Point", "coordinates": [-73.5, 0.0001]}]
+    assert _fields(places, "places", {key: ["p"]}) == {"p": geojson}
+    assert _fields(places, "places", {key: [{"field": "p", "format": "geojson"}]}) == {
+        "p": geojson}
+    assert _fields(places, "places", {key: [{"field": "p", "format": "wkt"}]}) == {
+        "p": ["POINT (2.0 1.5)", "POINT (-73.5 1.0E-4)"]}
+
+
+def test_a_geo_format_elasticsearch_does_not_know_is_refused_naming_it(places) -> None:
+    r = places.post("/places/_search", json={"fields": [{"field": "p", "format": "kml"}]})
+    assert r.status_code == 400
+    assert "Unrecognized geometry format [kml]." in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_a_sort_format_is_for_dates_and_refused_elsewhere_in_elasticsearchs_words() -> None:
+    """FieldSortBuilder: a number's DecimalFormat is not a date_time formatter; a boolean
+    has no custom format at all."""
+    with pytest.raises(IllegalArgument, match=r"require a date_time formatter; got \[decimal\]"):
+        check_sortable(_sort({"format": "0.00"}), LONG, "i")
+    with pytest.raises(IllegalArgument, match=r"Field \[f\] of type \[boolean\] does not "
+                                              "support custom formats"):
+        check_sortable(_sort({"format": "0.00"}), FieldType("f", "boolean"), "i")
+    check_sortable(_sort({"format": "yyyy"}), DATE, "i")
+
+
+def test_a_number_sort_with_a_format_is_a_400_through_the_service(opt) -> None:
+    r = opt.post("/opt/_search", json={"sort": [{"n": {"format": "0.00"}}]})
+    assert r.status_code == 400
+    assert "require a date_time formatter" in r.json()["error"]["root_cause"][0]["reason"]
+
+
+def test_an_object_mapped_enabled_false_stays_in_source_only(es) -> None:
+    """Not parsed, mapped or indexed, even with dynamic mapping on; any value is taken."""
+    es.put("/off", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                         "mappings": {"properties": {"raw": {"type": "object",
+                                                             "enabled": False}}}})
+    r = es.post("/off/_bulk", params={"refresh": "true"},
+                content='{"index":{"_id":"1"}}\n{"raw":{"x":1,"y":{"z":"a"}}}\n'
+                        '{"index":{"_id":"2"}}\n{"raw":"just text"}\n',
+                headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"]
+    assert es.get("/off/_mapping").json()["off"]["mappings"] == {
+        "properties": {"raw": {"type": "object", "enabled": False}}}
+    assert es.post("/off/_count", json={"query": {"term": {"raw.x": 1}}}).json()["count"] == 0
+    got = _fields(es, "off", {"query": {"ids": {"values": ["1"]}},
+                              "fields": [{"field": "raw.*", "include_unmapped": True}]})
+    assert got == {"raw.x": [1], "raw.y.z": ["a"]}

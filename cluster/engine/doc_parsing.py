@@ -183,12 +183,13 @@ class _DocumentParser:
 
     __slots__ = ("doc_id", "fields", "objects", "multi", "allow_dynamic", "strict", "parsed",
                  "new_props", "pending", "pending_multi", "nested", "children", "up", "root",
-                 "ignore_default", "ignored", "last")
+                 "ignore_default", "ignored", "last", "disabled")
 
     def __init__(self, mapping: Mapping, doc_id: str | None, dynamic: bool) -> None:
         self.doc_id = doc_id
         self.fields = mapping.fields
         self.objects = mapping.objects
+        self.disabled = mapping.disabled
         self.multi = mapping.multi
         self.allow_dynamic = dynamic and mapping.dynamic not in (False, "false", "strict")
         self.strict = mapping.dynamic in ("strict",)
@@ -262,6 +263,8 @@ class _DocumentParser:
                 if item is not None:
                     self.parsed.setdefault(path, []).extend(range_pair(item, ft, self.doc_id))
             return
+        if self.disabled and path in self.disabled:
+            return                  # enabled: false: kept in _source only, whatever it holds
         if self.nested and path in self.nested:
             self._nested(path, val, level)
         elif isinstance(val, dict):

@@ -16,7 +16,8 @@ from .doc_shape import Shape, shape_fits
 from .field_alias import alias_targets, check_alias_targets
 from .field_types import IGNORED_FIELD, METADATA_FIELDS, FieldType
 from .nested import NestedPath, check_nested_mapping, nested_paths
-from .properties import flatten_properties, merge_properties, validate_properties
+from .properties import (disabled_objects, flatten_properties, merge_properties,
+                         validate_properties)
 
 
 @dataclass
@@ -37,6 +38,7 @@ class Mapping:
         self._plan: dict[str, str] | None = None
         self._nested: dict[str, NestedPath] | None = None
         self._aliases: dict[str, str] | None = None
+        self._disabled: frozenset[str] | None = None
 
     @classmethod
     def from_body(cls, body: dict[str, Any] | None, whole: bool = True) -> Mapping:
@@ -93,6 +95,7 @@ class Mapping:
         self._plan = None
         self._nested = None
         self._aliases = None
+        self._disabled = None
         self.version += 1
 
     @property
@@ -131,6 +134,13 @@ class Mapping:
         if self._aliases is None:
             self._aliases = alias_targets(self.properties)
         return self._aliases
+
+    @property
+    def disabled(self) -> frozenset[str]:
+        """Objects mapped ``enabled: false`` (``properties.disabled_objects``)."""
+        if self._disabled is None:
+            self._disabled = disabled_objects(self.properties)
+        return self._disabled
 
     def resolve(self, path: str) -> str:
         """The concrete field a name reads: an alias's target, any other name itself."""
@@ -192,6 +202,7 @@ class Mapping:
         self._plan = None
         self._nested = None
         self._aliases = None
+        self._disabled = None
 
 
 ROOT_KEYS = ("properties", "dynamic", "_source")

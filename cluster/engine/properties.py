@@ -122,6 +122,20 @@ def flatten_properties(props: dict[str, Any], prefix: str, flat: dict[str, Field
             multi.setdefault(path, []).append(f"{path}.{sub}")
 
 
+def disabled_objects(props: dict[str, Any], prefix: str = "") -> frozenset[str]:
+    """Objects mapped ``enabled: false``: Elasticsearch keeps their content in ``_source``
+    only (neither parsed, indexed nor mapped)."""
+    out: set[str] = set()
+    for name, spec in props.items():
+        if not isinstance(spec, dict):
+            continue
+        if spec.get("enabled") in (False, "false"):
+            out.add(prefix + name)
+        elif isinstance(spec.get("properties"), dict):
+            out |= disabled_objects(spec["properties"], prefix + name + ".")
+    return frozenset(out)
+
+
 def count_objects(props: dict[str, Any]) -> int:
     n = 0
     for spec in props.values():

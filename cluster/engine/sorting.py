@@ -160,6 +160,8 @@ def check_sortable(sf: SortField, ft: FieldType | None, index: str) -> None:
         _check_keyword_sort(sf, ft, index)
     elif sf.numeric_type is not None:
         _check_numeric_type(sf, ft)
+    if sf.format is not None and ft.kind not in ("date", "keyword", "text"):
+        _refuse_sort_format(sf, ft, index)
     if ft.kind == "text":
         raise IllegalArgument(
             f"Fielddata is disabled on [{sf.field}] in [{index}]. Text fields are not optimised "
@@ -181,6 +183,16 @@ def _check_keyword_sort(sf: SortField, ft: FieldType, index: str) -> None:
     if sf.format is not None:
         raise IllegalArgument(f"Field [{sf.field}] of type [{ft.type}] does not support custom "
                               "formats", index=index)
+
+
+def _refuse_sort_format(sf: SortField, ft: FieldType, index: str) -> None:
+    """A sort ``format`` prints dates only. Elasticsearch builds the field's doc value format
+    and then asks for a date one: a number's ``DecimalFormat`` fails that second step, a
+    boolean's or an ip's the first."""
+    if ft.kind == "numeric":
+        raise IllegalArgument("require a date_time formatter; got [decimal]", index=index)
+    raise IllegalArgument(f"Field [{sf.field}] of type [{ft.type}] does not support custom "
+                          "formats", index=index)
 
 
 SORT_NUMERIC_TYPES = ("date", "date_nanos", "double", "long")

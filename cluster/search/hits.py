@@ -12,11 +12,9 @@ from typing import Any
 import orjson
 
 from ..engine.geo import geojson_points
-from ..errors import IllegalArgument
-from ..engine.ip import parse_ip, render as ip_render
+from .field_formats import FIELDS, DOCVALUE_FIELDS, check_formats, formatted, spec_format
 from .nested_fields import group_nested
-from ..engine.dates import format_date, parse_date
-from ..engine.numformat import decimal_format
+from ..values import parse_bool
 from ..engine.shard_messages import ShardHits
 from ..engine.sorting import SortField, score_only, sort_value_out
 from ..engine.source_filter import filter_source
@@ -50,8 +48,9 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
                                                         req.source.includes,
                                                         req.source.excludes))
     if req.fields or req.docvalue_fields:
-        fields_out = fields_section(orjson.loads(doc.source),
-                                    list(req.fields) + list(req.docvalue_fields), meta)
+        specs = [(s, FIELDS) for s in req.fields] + [(s, DOCVALUE_FIELDS)
+                                                     for s in req.docvalue_fields]
+        fields_out = fields_section(orjson.loads(doc.source), specs, meta)
         if fields_out:
             hit["fields"] = fields_out
     if req.script_fields:
@@ -71,9 +70,12 @@ def render_hit(req: SearchRequest, sort: tuple[SortField, ...], h: ShardHits, ro
     return hit
 
 
-def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) -> dict[str, Any]:
+def fields_section(source: dict[str, Any], specs: list[tuple[Any, str]], meta: IndexMeta
+                   ) -> dict[str, Any]:
     """The ``fields`` / ``docvalue_fields`` section: values of the requested paths as lists;
-    under a nested path, an array of objects per child (``nested_fields.py``)."""
+    under a nested path, an array of objects per child (``nested_fields.py``). ``specs`` are
+    ``(entry, "fields" | "docvalue_fields")``: the two lists check formats differently."""
+    check_formats(specs, meta.mapping)
     out = _flat_fields(source, "", specs, meta)
     if not meta.mapping.nested:
         return out
@@ -81,8 +83,12 @@ def fields_section(source: dict[str, Any], specs: list[Any], meta: IndexMeta) ->
                         lambda obj, prefix: _flat_fields(obj, prefix, specs, meta))
 
 
-def _flat_fields(source: dict[str, Any], start: str, specs: list[Any], meta: IndexMeta
-                 ) -> dict[str, Any]:
+def _flat_fields(source: dict[str, Any], start: str, specs: list[tuple[Any, str]],
+                 meta: IndexMeta) -> dict[str, Any]:
+    """Mapped fields matching each entry; with ``include_unmapped`` (``fields`` only: doc
+    values exist only for mapped fields), also the ``_source`` leaves no field maps (under an
+    ``enabled: false`` object, or left out by ``dynamic: false``), as they are in ``_source``,
+    as Elasticsearch's ``UnmappedFieldFetcher`` returns them."""
     out: dict[str, Any] = {}
     flat: dict[str, list[Any]] = {}
 
@@ -99,19 +105,32 @@ def _flat_fields(source: dict[str, Any], start: str, specs: list[Any], meta: Ind
         elif node is not None:
             flat.setdefault(prefix[:-1], []).append(node)
     walk(source, start)
-    for spec in specs:
+    for spec, api in specs:
         pat = spec.get("field") if isinstance(spec, dict) else spec
         if not isinstance(pat, str):
             continue
+        unmapped = api == FIELDS and include_unmapped(spec)
         for path, vals in flat.items():
-            if path == pat or fnmatch.fnmatchcase(path, pat):
-                out[path] = _formatted(vals, spec, meta.mapping.get(path))
+            if path != pat and not fnmatch.fnmatchcase(path, pat):
+                continue
+            ft = meta.mapping.get(path)
+            if ft is not None:
+                out[path] = formatted(vals, spec_format(spec), ft)
+            elif unmapped and path not in meta.mapping.aliases:
+                out[path] = vals
         for path in list(meta.mapping.multi):
             for sub in meta.mapping.multi[path]:
                 if (sub == pat or fnmatch.fnmatchcase(sub, pat)) and path in flat:
                     out[sub] = flat[path]
         out.update(_alias_values(flat, pat, spec, meta.mapping))
     return out
+
+
+def include_unmapped(spec: Any) -> bool:
+    """An entry's ``include_unmapped`` (a boolean, or ``"true"`` as Kibana sends it)."""
+    if not isinstance(spec, dict):
+        return False
+    return parse_bool(spec.get("include_unmapped", False), "include_unmapped")
 
 
 def _alias_values(flat: dict[str, list[Any]], pat: str, spec: Any, mapping: Any
@@ -124,46 +143,5 @@ def _alias_values(flat: dict[str, list[Any]], pat: str, spec: Any, mapping: Any
             continue
         source = next((p for p, subs in mapping.multi.items() if target in subs), target)
         if source in flat:
-            out[alias] = _formatted(flat[source], spec, mapping.get(alias))
-    return out
-
-
-def _formatted(vals: list[Any], spec: Any, ft: Any) -> list[Any]:
-    """``{"field": f, "format": "#.0"}`` on a numeric field: ``DecimalFormat`` strings."""
-    fmt = spec.get("format") if isinstance(spec, dict) else None
-    if ft is not None and ft.type == "ip":
-        return [_ip_text(v) for v in vals]
-    if ft is not None and ft.kind == "date":
-        return _dates_formatted(vals, ft, None if fmt == "use_field_mapping" else fmt)
-    if ft is not None and ft.kind == "geo" and vals and isinstance(vals[0], str):
-        return geojson_points(vals, ft)      # strings are points too ("lat,lon", WKT)
-    if fmt and fmt != "use_field_mapping" and ft is not None and ft.kind != "numeric":
-        raise IllegalArgument(f"Field [{ft.path}] of type [{ft.type}] does not support custom "
-                              "formats")
-    if not fmt or ft is None or ft.kind != "numeric" or fmt == "use_field_mapping":
-        return vals
-    return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
-            else v for v in vals]
-
-
-def _ip_text(value: Any) -> Any:
-    """An address from ``_source`` as ES renders an ip field's value (``::1``, ``10.0.0.1``)."""
-    try:
-        return ip_render(parse_ip(value))
-    except ValueError:
-        return value
-
-
-def _dates_formatted(vals: list[Any], ft: Any, fmt: str | None) -> list[Any]:
-    """Dates as Elasticsearch prints them: parsed under the mapping, printed with ``format``
-    or the mapping's (``date_nanos``: ``strict_date_optional_time_nanos``). Values the mapping
-    cannot read (skipped by ``ignore_malformed``) are not doc values and are left out."""
-    default = "strict_date_optional_time_nanos" if ft.type == "date_nanos" else None
-    out = []
-    for v in vals:
-        try:
-            stored = parse_date(v, ft)
-        except (ValueError, OverflowError):
-            continue
-        out.append(format_date(stored, ft, fmt or ft.format or default))
+            out[alias] = formatted(flat[source], spec_format(spec), mapping.get(alias))
     return out

@@ -410,8 +410,8 @@ _FIELD_SPEC_KEYS = ("field", "format", "include_unmapped")
 
 def _field_specs(value: Any) -> tuple[Any, ...]:
     """``fields`` / ``docvalue_fields`` entries: a name or ``{field, format}``, checked as
-    Elasticsearch's ``fetch_field_and_format`` parser checks them. ``include_unmapped: true``
-    (values of unmapped fields from ``_source``) is not built and is refused by name."""
+    Elasticsearch's ``fetch_field_and_format`` parser checks them; ``include_unmapped`` must
+    read as a boolean (``hits.py`` builds it)."""
     specs = tuple(value or ())
     for spec in specs:
         if not isinstance(spec, dict):
@@ -421,8 +421,7 @@ def _field_specs(value: Any) -> tuple[Any, ...]:
                 raise XContentParseError(f"[fetch_field_and_format] unknown field [{key}]")
         if "field" not in spec:
             raise XContentParseError("[fetch_field_and_format] Required [field]")
-        if parse_bool(spec.get("include_unmapped", False), "include_unmapped"):
-            raise IllegalArgument("[include_unmapped] is not supported by this server")
+        parse_bool(spec.get("include_unmapped", False), "include_unmapped")
     return specs
 
 
