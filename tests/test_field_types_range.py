@@ -139,3 +139,13 @@ def test_range_types_are_never_mapped_dynamically():
     cl.index("dyn", {"1": {"span": {"gte": 1, "lte": 2}}})
     props = cl.coord.get_mapping("dyn")["dyn"]["mappings"]["properties"]
     assert props["span"]["properties"]["gte"]["type"] == "long"
+
+
+def test_the_fields_option_returns_a_range_whole_with_its_bounds_printed(c):
+    hits = c.search("rg", {"query": {"ids": {"values": ["1", "2"]}}, "sort": ["_doc"],
+                           "fields": ["l", "r"], "_source": False})["hits"]["hits"]
+    got = {h["_id"]: h["fields"] for h in hits}
+    assert got["1"] == {"l": [{"gte": 1, "lte": 5}],
+                        "r": [{"gte": "2016-01-01T00:00:00.000Z", "lt": "2016-01-02T00:00:00.000Z"}]}
+    assert got["2"]["l"] == [{"gt": 10, "lt": 20}, {"gte": 30}]
+    assert "l.gte" not in got["2"] and "r.gte" not in got["2"]

@@ -15,7 +15,7 @@ import fnmatch
 from typing import Any
 
 from ..engine.dates import format_date, parse_date
-from ..engine.field_types import METADATA_FIELDS
+from ..engine.field_types import METADATA_FIELDS, RANGE_TYPES
 from ..engine.geo import geojson_points
 from ..engine.ip import parse_ip, render as ip_render
 from ..engine.numformat import decimal_format, java_double
@@ -24,6 +24,9 @@ from ..errors import IllegalArgument
 FIELDS = "fields"
 DOCVALUE_FIELDS = "docvalue_fields"
 GEO_FORMATS = ("geojson", "wkt")
+#: types whose one value is an object (or a string): the ``fields`` section returns it whole,
+#: not its keys as fields of their own
+OBJECT_VALUED = RANGE_TYPES | {"completion", "rank_features", "sparse_vector", "flattened"}
 
 
 def spec_format(spec: Any) -> str | None:
@@ -83,6 +86,8 @@ def formatted(vals: list[Any], fmt: str | None, ft: Any) -> list[Any]:
         return [_ip_text(v) for v in vals]
     if ft.kind == "date":
         return _dates_formatted(vals, ft, fmt)
+    if ft.kind == "range":
+        return [_range_formatted(v, ft) for v in vals]
     if ft.kind == "geo":
         points = geojson_points(vals, ft) if vals and isinstance(vals[0], str) else vals
         return [wkt_point(p) for p in points] if fmt == "wkt" else points
@@ -90,6 +95,25 @@ def formatted(vals: list[Any], fmt: str | None, ft: Any) -> list[Any]:
         return vals
     return [decimal_format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool)
             else v for v in vals]
+
+
+def _range_formatted(value: Any, ft: Any) -> Any:
+    """A range as Elasticsearch's range value fetcher returns it: its keys as given, each
+    bound parsed and printed (a ``date_range``'s in the field's format, numbers as numbers)."""
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, bound in value.items():
+        try:
+            if ft.type == "date_range":
+                bound = format_date(parse_date(bound, ft), ft, ft.format)
+            elif isinstance(bound, str):
+                bound = float(bound) if ft.type in ("float_range", "double_range") \
+                    else int(bound)
+        except (ValueError, OverflowError):
+            pass
+        out[key] = bound
+    return out
 
 
 def wkt_point(point: dict[str, Any]) -> str:

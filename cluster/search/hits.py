@@ -12,7 +12,8 @@ from typing import Any
 import orjson
 
 from ..engine.geo import geojson_points
-from .field_formats import FIELDS, DOCVALUE_FIELDS, check_formats, formatted, spec_format
+from .field_formats import (FIELDS, DOCVALUE_FIELDS, OBJECT_VALUED, check_formats, formatted,
+                            spec_format)
 from .nested_fields import group_nested
 from ..values import parse_bool
 from ..engine.shard_messages import ShardHits
@@ -96,6 +97,9 @@ def _flat_fields(source: dict[str, Any], start: str, specs: list[tuple[Any, str]
         ft = meta.mapping.get(prefix[:-1]) if isinstance(node, (dict, list)) else None
         if ft is not None and ft.kind == "geo":     # a point is one value, whatever its form
             flat.setdefault(prefix[:-1], []).extend(geojson_points(node, ft))
+        elif ft is not None and ft.type in OBJECT_VALUED:   # one value, not its keys
+            values = node if isinstance(node, list) else [node]
+            flat.setdefault(prefix[:-1], []).extend(v for v in values if v is not None)
         elif isinstance(node, dict):
             for k, v in node.items():
                 walk(v, prefix + k + ".")
