@@ -63,8 +63,13 @@ def test_numeric_type_double_prints_an_integer_fields_sort_values_as_doubles() -
 @pytest.mark.parametrize("path,query,refused", [
     ("/i/_doc/1", b"format=yaml", True), ("/i/_search", b"format=cbor", True),
     ("/_cluster/health", b"format=smile", True), ("/i/_doc/1", b"format=json", False),
-    ("/_cat/indices", b"format=yaml", False), ("/i/_doc/1", b"pretty", False)])
-def test_a_format_other_than_json_is_refused_outside_cat(path, query, refused) -> None:
+    ("/_cat/indices", b"format=yaml", False), ("/i/_doc/1", b"pretty", False),
+    ("/i/_doc/1", b"format=YAML", True), ("/i/_doc/1", b"format=JSON", False),
+    ("/i/_search", b"format=txt", False)])
+def test_only_yaml_cbor_and_smile_are_refused_outside_cat_without_case(path, query,
+                                                                       refused) -> None:
+    """Elasticsearch's ``XContentType.fromFormat`` ignores case and answers JSON for a name it
+    does not know; only its other output formats are refused here."""
     reason = format_refusal(path, query)
     assert (reason is not None) == refused
     if refused:
@@ -120,6 +125,14 @@ def test_show_term_doc_count_error_adds_each_buckets_error_bound(opt) -> None:
 def test_format_yaml_on_a_document_get_is_refused_naming_it(opt) -> None:
     r = opt.get("/opt/_doc/1", params={"format": "yaml"})
     assert r.status_code == 400 and "[format=yaml]" in r.json()["error"]["reason"]
+
+
+@pytest.mark.parametrize("fmt", ["JSON", "txt", "Json"])
+def test_format_json_in_any_case_or_an_unknown_name_answers_json(opt, fmt) -> None:
+    for path in ("/opt/_doc/1", "/opt/_search", "/_cluster/health"):
+        r = opt.get(path, params={"format": fmt})
+        assert r.status_code == 200 and r.headers["content-type"].startswith(
+            "application/json"), (path, r.text)
 
 
 @pytest.mark.parametrize("path", ["/opt/_doc/1", "/opt/_mapping", "/_cluster/health",

@@ -16,6 +16,7 @@ from ...cluster.documents.get import get_options
 from ...cluster.documents.update import parse_update
 from ...cluster.documents.versioning import INTERNAL_VERSION, write_conditions
 from ...cluster.engine.source_filter import SourceFilter
+from ...cluster.values import check_format
 from ..body import parse_json, read_body
 from ..deps import Coord
 from ..json import JSONResponse
@@ -59,12 +60,6 @@ def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -
     if item.get("result") == "not_found":
         return JSONResponse(item, status_code=404, pretty=pretty)
     return JSONResponse(item, status_code=status, pretty=pretty)
-
-
-def _json_only(params: dict[str, str]) -> None:
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
 
 
 async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
@@ -113,7 +108,7 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
     params = query_params(request)
     check_params(params, _UPDATE_PARAMS, request.url.path)
     check_active_shards(params)
-    _json_only(params)
+    check_format(params)
     if "version" in params or "version_type" in params:
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
