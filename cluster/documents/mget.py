@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.query.parse_helpers import token_name
-from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, SearchError
+from ..errors import ActionRequestValidation, ParsingError, SearchError
 from ..values import check_format
 from ..indices.catalog import IndexMeta
 from .get import get_doc, get_options
