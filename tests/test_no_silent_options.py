@@ -144,6 +144,39 @@ def test_pretty_indents_the_answer_of_every_route(opt, path) -> None:
     assert opt.get(path, params={"pretty": "false"}).text.count("\n") == 0
 
 
+_NDJSON = {"content-type": "application/x-ndjson"}
+
+
+def _cursor_and_multi_requests(es: httpx.Client) -> list[tuple[str, str, dict]]:
+    """One request per route that used to indent on its own (search, scroll, PIT, mget,
+    msearch, msearch template, cluster settings): each must follow ``pretty`` as the edge
+    reads it."""
+    scroll = es.post("/opt/_search", params={"scroll": "1m"}, json={"size": 1}).json()
+    pit = es.post("/opt/_pit", params={"keep_alive": "1m"}).json()["id"]
+    return [("POST", "/opt/_search", {"json": {"size": 1}}),
+            ("POST", "/_search/scroll", {"json": {"scroll_id": scroll["_scroll_id"]}}),
+            ("GET", "/_search/point_in_time/_all", {}),
+            ("DELETE", "/_pit", {"json": {"id": pit}}),
+            ("DELETE", "/_search/scroll", {"json": {"scroll_id": scroll["_scroll_id"]}}),
+            ("POST", "/_mget", {"json": {"docs": [{"_index": "opt", "_id": "1"}]}}),
+            ("POST", "/_msearch", {"content": '{"index": "opt"}\n{"size": 1}\n',
+                                   "headers": _NDJSON}),
+            ("POST", "/_msearch/template", {
+                "content": '{"index": "opt"}\n{"source": {"size": 1}}\n',
+                "headers": _NDJSON}),
+            ("GET", "/_cluster/settings", {}),
+            ("PUT", "/_cluster/settings", {"json": {"persistent": {}}})]
+
+
+def test_pretty_false_never_indents_search_cursor_and_multi_routes(opt) -> None:
+    for method, path, kw in _cursor_and_multi_requests(opt):
+        r = opt.request(method, path, params={"pretty": "false"}, **kw)
+        assert r.status_code < 400 and "\n" not in r.text, (method, path, r.text)
+    for method, path, kw in _cursor_and_multi_requests(opt):
+        r = opt.request(method, path, params={"pretty": "true"}, **kw)
+        assert r.status_code < 400 and "\n  " in r.text, (method, path, r.text)
+
+
 def test_a_pure_negative_bool_without_adjust_pure_negative_matches_nothing() -> None:
     from shardsearch.cluster.engine.query.dsl import parse_query
     from shardsearch.cluster.engine.query.nodes import Bool, MatchNone

@@ -49,8 +49,7 @@ _META_KEYS = {"_index", "_id", "routing", "_routing", "if_seq_no", "if_primary_t
               "require_data_stream"}
 
 
-def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -> JSONResponse:
-    pretty = params is not None and "pretty" in params
+def _single_result(item: dict[str, Any]) -> JSONResponse:
     if "error" in item:
         err = item["error"]
         raise SearchError(err.get("reason", ""), es_type=err.get("type", "exception"),
@@ -58,8 +57,8 @@ def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -
                                                     if k not in ("type", "reason")})
     status = item.pop("status")
     if item.get("result") == "not_found":
-        return JSONResponse(item, status_code=404, pretty=pretty)
-    return JSONResponse(item, status_code=status, pretty=pretty)
+        return JSONResponse(item, status_code=404)
+    return JSONResponse(item, status_code=status)
 
 
 async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
@@ -129,10 +128,9 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                "refresh": refresh_param(params),
                "require_alias": bool_param(params, "require_alias")}
     if scripted:   # compiled and run where the document is read: the coordinator
-        return _single_result(await coord.call("update_script", index, doc_id, body, options),
-                              params)
+        return _single_result(await coord.call("update_script", index, doc_id, body, options))
     req = parse_update(index, doc_id, body, **options)
-    return _single_result(await coord.call("update", req), params)
+    return _single_result(await coord.call("update", req))
 
 
 async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
