@@ -70,7 +70,8 @@ class Coordinator:
     # the remote interface: the only methods the actor (and its fast lane) runs by name
     VERBS = frozenset({
         # indices
-        "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
+        "create_index", "delete_index", "resolve", "write_targets", "get_index", "index_exists",
+        "get_mapping",
         "put_mapping", "get_field_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
@@ -114,8 +115,9 @@ class Coordinator:
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
-    def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.admin.create_index(name, body)
+    def create_index(self, name: str, body: dict[str, Any] | None = None,
+                     wait_for_active_shards: Any = None) -> dict[str, Any]:
+        return self.admin.create_index(name, body, wait_for_active_shards)
 
     def delete_index(self, expr: str, **options: bool) -> dict[str, Any]:
         """Delete the indices (``options``: the resolver's) and the cursors that read them."""
@@ -124,6 +126,10 @@ class Coordinator:
 
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
         return self.admin.resolve(expr, **options)
+
+    def write_targets(self, names: list[tuple[str, bool]]) -> list[str]:
+        """The indices writes to ``names`` land in (``indices/admin.py``)."""
+        return self.admin.write_targets(names)
 
     def get_index(self, expr: str, **options: bool) -> dict[str, Any]:
         return self.admin.get_index(expr, **options)

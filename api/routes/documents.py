@@ -18,9 +18,10 @@ from ...cluster.documents.versioning import INTERNAL_VERSION, write_conditions
 from ...cluster.engine.source_filter import SourceFilter
 from ...cluster.values import check_format
 from ..body import parse_json, read_body
+from ..active_shards import before_write, requested_count
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import (COMMON, bool_param, check_active_shards, int_param, query_params,
+from ..params import (COMMON, bool_param, int_param, query_params,
                       refresh_param)
 from ..stored_scripts import body_with_stored_scripts, resolve_bulk_scripts
 
@@ -65,7 +66,7 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
                  action: str) -> JSONResponse:
     params = query_params(request)
     check_params(params, _WRITE_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     if params.get("op_type") == "create":
         action = "create"
     elif params.get("op_type") not in (None, "index"):
@@ -81,6 +82,7 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
             "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
             "version": params.get("version"), "version_type": params.get("version_type")}
+    await before_write(coord, params, [(index, not item["require_alias"])])
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0][action])
 
@@ -106,7 +108,7 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _UPDATE_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     check_format(params)
     if "version" in params or "version_type" in params:
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
@@ -127,6 +129,7 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                "source": source_from_params(params, SourceFilter()) if wants_source else None,
                "refresh": refresh_param(params),
                "require_alias": bool_param(params, "require_alias")}
+    await before_write(coord, params, [(index, not options["require_alias"])])
     if scripted:   # compiled and run where the document is read: the coordinator
         return _single_result(await coord.call("update_script", index, doc_id, body, options))
     req = parse_update(index, doc_id, body, **options)
@@ -174,11 +177,12 @@ async def get_source(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _DELETE_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
             "version": params.get("version"), "version_type": params.get("version_type")}
+    await before_write(coord, params, [(index, False)])
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0]["delete"])
 
@@ -332,7 +336,7 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _BULK_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     _refuse_ingest(params)
     raw = await read_body(request)
     if not raw.strip():
@@ -350,6 +354,9 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
         for item in items:
             item.setdefault("require_alias", True)
     good = [it for it in items if "error" not in it]
+    await before_write(coord, params, sorted({
+        (it["index"], it["action"] != "delete" and not it.get("require_alias"))
+        for it in good if it.get("index")}))
     # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
     resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),
                             True) if good else \

@@ -10,9 +10,10 @@ from ...cluster.engine.gcpause import release_free_memory
 from ...cluster.errors import IllegalArgument
 from ...cluster.values import flatten
 from ..body import json_body
+from ..active_shards import needs_waiting, requested_count, wait_for_copies
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import (COMMON, admin_params, bool_param, check_active_shards, index_options,
+from ..params import (COMMON, admin_params, bool_param, index_options,
                       query_params)
 from ...cluster.indices.field_caps import parse_fields, parse_filters
 from ...cluster.search.request import check_params
@@ -189,10 +190,19 @@ async def segments_all(request: Request, coord: Coord) -> JSONResponse:
 
 @router.put("/{index}")
 async def create_index(index: str, request: Request, coord: Coord) -> JSONResponse:
+    """Create the index, then wait (bounded by ``timeout``) for ``wait_for_active_shards``
+    copies of each shard: when they do not start in time the index stays and the answer says
+    ``shards_acknowledged: false``, as Elasticsearch's."""
     params = admin_params(request, _CREATE_PARAMS)
-    check_active_shards(params)
+    count = requested_count(params)
     body = await json_body(request)
-    return JSONResponse(await coord.call("create_index", index, body))
+    out = await coord.call("create_index", index, body, count)
+    if needs_waiting(count):
+        assert count is not None
+        short = await wait_for_copies(coord, [out["index"]], count,
+                                      params.get("timeout", "30s"))
+        out["shards_acknowledged"] = short is None
+    return JSONResponse(out)
 
 
 @router.get("/{index}")
