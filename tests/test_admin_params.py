@@ -43,8 +43,7 @@ def test_an_admin_route_refuses_a_parameter_it_does_not_read_naming_it(adm, meth
 
 @pytest.mark.parametrize("method,path,param", [
     ("PUT", "/adm/_settings", "preserve_existing"), ("PUT", "/adm/_settings", "reopen"),
-    ("GET", "/adm/_segments", "verbose"), ("GET", "/adm/_mapping", "ignore_unavailable"),
-    ("POST", "/adm/_refresh", "expand_wildcards")])
+    ("GET", "/adm/_segments", "verbose")])
 def test_an_elasticsearch_option_we_do_not_build_is_refused_naming_it(adm, method, path,
                                                                       param) -> None:
     body = {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
@@ -82,6 +81,41 @@ def test_flat_settings_gives_dotted_setting_names(adm, path) -> None:
 def test_include_defaults_on_get_index_is_refused_naming_it(adm) -> None:
     r = adm.get("/adm", params={"include_defaults": "true"})
     assert r.status_code == 400 and "[include_defaults=true]" in r.text
+
+
+def test_index_options_on_mapping_settings_exists_and_refresh_are_built(adm) -> None:
+    assert adm.get("/adm,missing/_mapping").status_code == 404
+    r = adm.get("/adm,missing/_mapping", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and set(r.json()) == {"adm"}
+    r = adm.get("/ad*/_mapping", params={"expand_wildcards": "none", "allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+    assert set(adm.get("/ad*/_mapping", params={"expand_wildcards": "all"}).json()) == {"adm"}
+    assert set(adm.get("/ad*/_settings", params={"expand_wildcards": "open"}).json()) == {"adm"}
+    assert adm.head("/adm,missing").status_code == 404
+    assert adm.head("/adm,missing", params={"ignore_unavailable": "true"}).status_code == 200
+    assert adm.head("/missing", params={"ignore_unavailable": "true"}).status_code == 404
+    assert adm.post("/nothing*/_refresh", params={"allow_no_indices": "false"}).status_code == 404
+    r = adm.post("/nothing*/_refresh", params={"allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json()["_shards"]["total"] == 0
+
+
+def test_put_mapping_write_index_only_changes_only_the_aliass_write_index(adm) -> None:
+    adm.put("/adm-b", json={"settings": {"number_of_replicas": 0},
+                            "aliases": {"adm-alias": {"is_write_index": True}}})
+    field = {"properties": {"w": {"type": "keyword"}}}
+    r = adm.put("/adm-alias/_mapping", params={"write_index_only": "true"}, json=field)
+    assert r.status_code == 200, r.text
+    mappings = adm.get("/adm,adm-b/_mapping").json()
+    assert "w" in mappings["adm-b"]["mappings"]["properties"]
+    assert "w" not in mappings["adm"]["mappings"]["properties"]
+    r = adm.put("/adm/_mapping", params={"write_index_only": "true"}, json=field)
+    assert r.status_code == 200 and "w" in adm.get("/adm/_mapping").json()["adm"][
+        "mappings"]["properties"]
+
+
+def test_legacy_templates_accept_flat_settings(adm) -> None:
+    assert adm.get("/_template", params={"flat_settings": "true"}).json() == {}
+    assert adm.get("/_template", params={"flat_settings": "maybe"}).status_code == 400
 
 
 def test_get_index_with_ignore_unavailable_skips_a_missing_name(adm) -> None:

@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.engine.gcpause import release_free_memory
-from ...cluster.errors import IllegalArgument
+from ...cluster.errors import IllegalArgument, SearchError
 from ...cluster.values import flatten
 from ..body import json_body
 from ..active_shards import needs_waiting, requested_count, wait_for_copies
@@ -28,7 +28,17 @@ _GET_INDEX_PARAMS = COMMON | _RESOLVE | {"master_timeout", "local", "include_def
 _DELETE_INDEX_PARAMS = COMMON | _RESOLVE | {"timeout", "master_timeout"}
 _GET_PARAMS = COMMON | {"master_timeout", "local"}     # _mapping, _settings
 _ACK_PARAMS = COMMON | {"timeout", "master_timeout"}   # PUT _mapping, PUT _settings
+_GET_MAPPING_PARAMS = _GET_PARAMS | _RESOLVE
+_GET_ALL_SETTINGS_PARAMS = _GET_PARAMS | {"flat_settings"}
+_GET_SETTINGS_PARAMS = _GET_ALL_SETTINGS_PARAMS | _RESOLVE
 _FEATURES = ("aliases", "mappings", "settings")
+
+
+async def _targets(coord: Coord, index: str, params: dict[str, str]) -> str | None:
+    """The concrete indices ``index`` names under the request's index options, comma-joined,
+    or None when the options let it match none (the answer is then empty)."""
+    names = await coord.call("resolve", index, **index_options(params, allow_no_indices=False))
+    return ",".join(names) if names else None
 
 
 @router.post("/_refresh")
@@ -43,10 +53,11 @@ async def refresh_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_refresh")
 @router.get("/{index}/_refresh")
 async def refresh(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, COMMON | {"ignore_unavailable"})
-    if not bool_param(params, "ignore_unavailable"):
-        await coord.call("resolve", index)
-    out = await coord.call("refresh", index)
+    params = admin_params(request, COMMON | _RESOLVE)
+    names = await coord.call("resolve", index, **index_options(params))
+    if not names:
+        return JSONResponse({"_shards": {"total": 0, "successful": 0, "failed": 0}})
+    out = await coord.call("refresh", ",".join(names))
     release_free_memory()   # a refresh usually ends a bulk load: its bodies' freed heap
     return JSONResponse(out)
 
@@ -59,9 +70,8 @@ async def get_all_mappings(request: Request, coord: Coord) -> JSONResponse:
 
 @router.get("/{index}/_mapping")
 async def get_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
-    admin_params(request, _GET_PARAMS)
-    await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(await coord.call("get_mapping", index))
+    targets = await _targets(coord, index, admin_params(request, _GET_MAPPING_PARAMS))
+    return JSONResponse({} if targets is None else await coord.call("get_mapping", targets))
 
 
 @router.get("/_mapping/field/{fields}")
@@ -83,24 +93,40 @@ async def get_field_mappings(index: str, fields: str, request: Request,
 @router.put("/{index}/_mapping")
 @router.post("/{index}/_mapping")
 async def put_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
-    admin_params(request, _ACK_PARAMS)
+    """``write_index_only=true``: an alias named in ``index`` stands for its write index only
+    (Elasticsearch's option for rolled-over indices); a concrete index stays itself."""
+    params = admin_params(request, _ACK_PARAMS | {"write_index_only"})
     body = await json_body(request)
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required", es_type="action_request_validation_exception")
+    if bool_param(params, "write_index_only"):
+        index = ",".join([await _write_index_of(coord, part) for part in index.split(",")])
     return JSONResponse(await coord.call("put_mapping", index, body))
+
+
+async def _write_index_of(coord: Coord, part: str) -> str:
+    """The write index of an alias ``part`` (a pattern or an index stays as it is)."""
+    if "*" in part:
+        return part
+    targets = await coord.call("write_targets", [(part, False)])
+    return targets[0] if targets else part
 
 
 @router.get("/_settings")
 async def get_all_settings(request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
-    return JSONResponse(_flat_if_asked(await coord.call("get_settings", None), params))
+    params = admin_params(request, _GET_ALL_SETTINGS_PARAMS)
+    out = await coord.call("get_settings", None)
+    return JSONResponse(_flat_if_asked(out, params))
 
 
 @router.get("/{index}/_settings")
 async def get_settings(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
-    await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(_flat_if_asked(await coord.call("get_settings", index), params))
+    params = admin_params(request, _GET_SETTINGS_PARAMS)
+    targets = await _targets(coord, index, params)
+    if targets is None:
+        return JSONResponse({})
+    out = await coord.call("get_settings", targets)
+    return JSONResponse(_flat_if_asked(out, params))
 
 
 @router.put("/_settings")
@@ -245,8 +271,18 @@ def _flat_if_asked(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any
 
 @router.head("/{index}")
 async def index_exists(index: str, request: Request, coord: Coord) -> Response:
-    admin_params(request, COMMON | {"local"})
-    exists = await coord.call("index_exists", index)
+    """200 when ``index`` names at least one index under the request's index options."""
+    params = admin_params(request, COMMON | _RESOLVE | {"local", "include_defaults",
+                                                         "flat_settings"})
+    bool_param(params, "include_defaults")   # what a GET would show: no effect on existence
+    bool_param(params, "flat_settings")
+    options = index_options(params, allow_no_indices=False)
+    try:
+        exists = bool(await coord.call("resolve", index, **options))
+    except SearchError as e:
+        if e.status != 404:
+            raise
+        exists = False
     return Response(status_code=200 if exists else 404)
 
 
