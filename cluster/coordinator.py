@@ -149,8 +149,8 @@ class Coordinator:
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.admin.put_mapping(expr, body)
 
-    def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return self.admin.get_settings(expr)
+    def get_settings(self, expr: str | None, include_defaults: bool = False) -> dict[str, Any]:
+        return self.admin.get_settings(expr, include_defaults)
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         return self.admin.put_settings(expr, body)
@@ -373,8 +373,8 @@ class Coordinator:
     async def clear_scroll(self, ids: list[str]) -> dict[str, Any]:
         return await self.cursor_ops.clear_scroll(ids)
 
-    def get_cluster_settings(self) -> dict[str, Any]:
-        return self.search_settings.get()
+    def get_cluster_settings(self, include_defaults: bool = False) -> dict[str, Any]:
+        return self.search_settings.get(include_defaults)
 
     def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.search_settings.put(body)

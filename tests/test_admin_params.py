@@ -78,9 +78,18 @@ def test_flat_settings_gives_dotted_setting_names(adm, path) -> None:
     assert nested["index"]["number_of_shards"] == "1"
 
 
-def test_include_defaults_on_get_index_is_refused_naming_it(adm) -> None:
-    r = adm.get("/adm", params={"include_defaults": "true"})
-    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+@pytest.mark.parametrize("path", ["/adm", "/adm/_settings"])
+def test_include_defaults_adds_the_defaults_the_index_runs_with(adm, path) -> None:
+    adm.put("/adm/_settings", json={"index": {"max_result_window": 50}})
+    body = adm.get(path, params={"include_defaults": "true"}).json()["adm"]
+    defaults = body["defaults"]["index"]
+    assert defaults["refresh_interval"] == "1s"
+    assert defaults["max_rescore_window"] == "50"      # follows the index's result window
+    assert "max_result_window" not in defaults          # set on the index: not a default
+    assert body["settings"]["index"]["max_result_window"] == "50"
+    assert "defaults" not in adm.get(path).json()["adm"]
+    flat = adm.get(path, params={"include_defaults": "true", "flat_settings": "true"}).json()
+    assert flat["adm"]["defaults"]["index.translog.durability"] == "request"
 
 
 def test_index_options_on_mapping_settings_exists_and_refresh_are_built(adm) -> None:
@@ -298,6 +307,18 @@ def test_cluster_settings_flat_settings_gives_dotted_names(adm) -> None:
         adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})
 
 
-def test_cluster_settings_include_defaults_is_refused_naming_it(adm) -> None:
-    r = adm.get("/_cluster/settings", params={"include_defaults": "true"})
-    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+def test_cluster_settings_include_defaults_lists_the_cluster_settings_the_server_reads(
+        adm) -> None:
+    body = {"persistent": {"search.max_keep_alive": "2h"}}
+    adm.put("/_cluster/settings", json=body)
+    try:
+        out = adm.get("/_cluster/settings", params={"include_defaults": "true"}).json()
+        assert out["defaults"]["search"]["max_buckets"] == "65536"
+        assert out["defaults"]["search"]["allow_expensive_queries"] == "true"
+        assert "max_keep_alive" not in out["defaults"]["search"]   # set: not a default
+        assert "defaults" not in adm.get("/_cluster/settings").json()
+        flat = adm.get("/_cluster/settings", params={"include_defaults": "true",
+                                                     "flat_settings": "true"}).json()
+        assert flat["defaults"]["search.aggs.max_shard_terms"] == "1000000"
+    finally:
+        adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})

@@ -222,16 +222,14 @@ async def get_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout",
                                    "include_defaults", "local"}, request.url.path)
-    if bool_param(params, "include_defaults"):
-        raise IllegalArgument("[include_defaults=true] is not supported by this server's "
-                              "cluster settings: only the settings that were set are kept")
-    return JSONResponse(_flat_settings(await coord.call("get_cluster_settings"), params))
+    out = await coord.call("get_cluster_settings", bool_param(params, "include_defaults"))
+    return JSONResponse(_flat_settings(out, params))
 
 
 def _flat_settings(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
     """``flat_settings=true``: ``persistent`` and ``transient`` as dotted names."""
     if bool_param(params, "flat_settings"):
-        for scope in ("persistent", "transient"):
+        for scope in ("persistent", "transient", "defaults"):
             if isinstance(out.get(scope), dict):
                 out[scope] = flatten(out[scope])
     return out

@@ -29,7 +29,7 @@ _DELETE_INDEX_PARAMS = COMMON | _RESOLVE | {"timeout", "master_timeout"}
 _GET_PARAMS = COMMON | {"master_timeout", "local"}     # _mapping, _settings
 _ACK_PARAMS = COMMON | {"timeout", "master_timeout"}   # PUT _mapping, PUT _settings
 _GET_MAPPING_PARAMS = _GET_PARAMS | _RESOLVE
-_GET_ALL_SETTINGS_PARAMS = _GET_PARAMS | {"flat_settings"}
+_GET_ALL_SETTINGS_PARAMS = _GET_PARAMS | {"flat_settings", "include_defaults"}
 _GET_SETTINGS_PARAMS = _GET_ALL_SETTINGS_PARAMS | _RESOLVE
 _FEATURES = ("aliases", "mappings", "settings")
 
@@ -115,7 +115,7 @@ async def _write_index_of(coord: Coord, part: str) -> str:
 @router.get("/_settings")
 async def get_all_settings(request: Request, coord: Coord) -> JSONResponse:
     params = admin_params(request, _GET_ALL_SETTINGS_PARAMS)
-    out = await coord.call("get_settings", None)
+    out = await coord.call("get_settings", None, bool_param(params, "include_defaults"))
     return JSONResponse(_flat_if_asked(out, params))
 
 
@@ -125,7 +125,7 @@ async def get_settings(index: str, request: Request, coord: Coord) -> JSONRespon
     targets = await _targets(coord, index, params)
     if targets is None:
         return JSONResponse({})
-    out = await coord.call("get_settings", targets)
+    out = await coord.call("get_settings", targets, bool_param(params, "include_defaults"))
     return JSONResponse(_flat_if_asked(out, params))
 
 
@@ -234,18 +234,18 @@ async def create_index(index: str, request: Request, coord: Coord) -> JSONRespon
 @router.get("/{index}")
 async def get_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     """The named indices; ``features`` keeps some of their parts, ``flat_settings`` flattens
-    their settings; ``include_defaults=true`` is refused (only given settings are kept)."""
+    their settings; ``include_defaults=true`` adds the defaults each index runs with."""
     params = admin_params(request, _GET_INDEX_PARAMS)
     features = _features(params.get("features"))
-    if bool_param(params, "include_defaults"):
-        raise IllegalArgument("[include_defaults=true] is not supported by this server: "
-                              "only the settings an index was given are kept")
     out = await coord.call("get_index", index,
-                           **index_options(params, allow_no_indices=False))
+                           **index_options(params, allow_no_indices=False),
+                           include_defaults=bool_param(params, "include_defaults"))
     for body in out.values():
         for feature in _FEATURES:
             if feature not in features:
                 body.pop(feature, None)
+        if "settings" not in features:
+            body.pop("defaults", None)
     return JSONResponse(_flat_if_asked(out, params))
 
 
@@ -264,8 +264,9 @@ def _flat_if_asked(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any
     """``flat_settings=true``: each index's settings as dotted keys (``index.number_of_shards``)."""
     if bool_param(params, "flat_settings"):
         for body in out.values():
-            if "settings" in body:
-                body["settings"] = flatten(body["settings"])
+            for key in ("settings", "defaults"):
+                if key in body:
+                    body[key] = flatten(body[key])
     return out
 
 
