@@ -150,6 +150,15 @@ def test_delete_index_with_ignore_unavailable_deletes_the_indices_that_exist(adm
     assert adm.head("/adm").status_code == 404
 
 
+@pytest.mark.parametrize("expr", ["ad*", "nomatch*", "_all", "*", "adm,a*"])
+def test_delete_index_refuses_patterns_as_elasticsearch_8_does(adm, expr) -> None:
+    """Elasticsearch 8's default ``action.destructive_requires_name: true``."""
+    r = adm.delete(f"/{expr}", params={"allow_no_indices": "true"})
+    assert r.status_code == 400
+    assert r.json()["error"]["reason"] == "Wildcard expressions or all indices are not allowed"
+    assert adm.head("/adm").status_code == 200
+
+
 def test_delete_index_with_ignore_unavailable_acknowledges_a_missing_name(adm) -> None:
     r = adm.delete("/missing", params={"ignore_unavailable": "true"})
     assert r.status_code == 200 and r.json() == {"acknowledged": True}

@@ -290,13 +290,13 @@ async def index_exists(index: str, request: Request, coord: Coord) -> Response:
 @router.delete("/{index}")
 async def delete_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     params = admin_params(request, _DELETE_INDEX_PARAMS)
-    if index in ("_all", "*"):
+    # Elasticsearch 8 (action.destructive_requires_name defaults to true there): a delete
+    # names its indices, so any pattern or _all is refused with its text; the index options
+    # then keep DeleteIndexRequest's defaults (allow_no_indices=true: names all skipped by
+    # ignore_unavailable are acknowledged; a missing name without it is a 404)
+    if any(part == "_all" or "*" in part for part in index.split(",")):
         raise IllegalArgument("Wildcard expressions or all indices are not allowed")
-    # nothing left to delete is acknowledged once missing names may be skipped (Elasticsearch's
-    # default, allow_no_indices=true); else a name or pattern that matches nothing is a 404
-    lenient = bool_param(params, "ignore_unavailable")
-    return JSONResponse(await coord.call("delete_index", index,
-                                         **index_options(params, allow_no_indices=lenient)))
+    return JSONResponse(await coord.call("delete_index", index, **index_options(params)))
 
 
 # --- merges ------------------------------------------------------------------------------------
