@@ -45,6 +45,7 @@ from .search.phases import SearchPath
 from .search.request import SearchRequest
 from .search.settings import SearchSettings
 from .search.tuning import SearchTuning
+from .setting_defaults import index_defaults
 
 
 class _Delegated:
@@ -131,8 +132,9 @@ class Coordinator:
         """The indices writes to ``names`` land in (``indices/admin.py``)."""
         return self.admin.write_targets(names)
 
-    def get_index(self, expr: str, **options: bool) -> dict[str, Any]:
-        return self.admin.get_index(expr, **options)
+    def get_index(self, expr: str, include_defaults: bool = False,
+                  **options: bool) -> dict[str, Any]:
+        return self._with_defaults(self.admin.get_index(expr, **options), include_defaults)
 
     def index_exists(self, expr: str) -> bool:
         return self.admin.index_exists(expr)
@@ -150,7 +152,14 @@ class Coordinator:
         return await self.admin.put_mapping(expr, body)
 
     def get_settings(self, expr: str | None, include_defaults: bool = False) -> dict[str, Any]:
-        return self.admin.get_settings(expr, include_defaults)
+        return self._with_defaults(self.admin.get_settings(expr), include_defaults)
+
+    def _with_defaults(self, out: dict[str, Any], include_defaults: bool) -> dict[str, Any]:
+        """``include_defaults=true``: each index's ``defaults`` (``setting_defaults.py``)."""
+        if include_defaults:
+            for name, body in out.items():
+                body["defaults"] = index_defaults(self.indices[name])
+        return out
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         return self.admin.put_settings(expr, body)

@@ -6,7 +6,7 @@ from shardsearch.cluster.distribution.translog_settings import translog_settings
 from shardsearch.cluster.engine.mapping import Mapping
 from shardsearch.cluster.engine.merge_policy import MergePolicy
 from shardsearch.cluster.indices.catalog import IndexMeta, refresh_interval_s
-from shardsearch.cluster.indices.setting_defaults import FIXED_DEFAULTS, index_defaults
+from shardsearch.cluster.setting_defaults import FIXED_DEFAULTS, index_defaults
 from shardsearch.cluster.values import nest
 
 

@@ -25,7 +25,6 @@ from ..errors import (IllegalArgument, IndexClosed, IndexNotFound, MapperParsing
                       ResourceAlreadyExists, SearchError)
 from . import aliases as alias_rules
 from .active_shards import ActiveShardCount, check_creatable
-from .setting_defaults import index_defaults
 from . import component_templates as components
 from . import template_simulation as simulation
 from . import templates
@@ -201,18 +200,13 @@ class IndexAdmin:
         return resolve_access(self.indices, expr, unopenable=self.unopenable, **options)
 
     def get_index(self, expr: str, *, ignore_unavailable: bool = False,
-                  allow_no_indices: bool = False, expand_wildcards: bool = True,
-                  include_defaults: bool = False) -> dict[str, Any]:
+                  allow_no_indices: bool = False, expand_wildcards: bool = True
+                  ) -> dict[str, Any]:
         names = self.resolve(expr, ignore_unavailable=ignore_unavailable,
                              allow_no_indices=allow_no_indices, expand_wildcards=expand_wildcards)
-        out = {n: {"aliases": self.indices[n].aliases,
-                   "mappings": self.indices[n].mapping.to_body(),
-                   "settings": {"index": self.settings_out(self.indices[n])}}
-               for n in names}
-        if include_defaults:
-            for n, body in out.items():
-                body["defaults"] = index_defaults(self.indices[n])
-        return out
+        return {n: {"aliases": self.indices[n].aliases, "mappings": self.indices[n].mapping.to_body(),
+                    "settings": {"index": self.settings_out(self.indices[n])}}
+                for n in names}
 
     def settings_out(self, meta: IndexMeta) -> dict[str, Any]:
         out: dict[str, Any] = {k: str(v) for k, v in meta.settings.items()}
@@ -261,14 +255,9 @@ class IndexAdmin:
                                    for s in meta.shards))
         return {"acknowledged": True}
 
-    def get_settings(self, expr: str | None, include_defaults: bool = False) -> dict[str, Any]:
-        """Each index's settings; ``include_defaults``: and the defaults it runs with."""
-        out: dict[str, Any] = {}
-        for n in self.resolve(expr or "_all"):
-            out[n] = {"settings": {"index": self.settings_out(self.indices[n])}}
-            if include_defaults:
-                out[n]["defaults"] = index_defaults(self.indices[n])
-        return out
+    def get_settings(self, expr: str | None) -> dict[str, Any]:
+        return {n: {"settings": {"index": self.settings_out(self.indices[n])}}
+                for n in self.resolve(expr or "_all")}
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         names = self.resolve(expr or "_all", allow_no_indices=False)

@@ -3,18 +3,19 @@
 Only settings this server reads, each with the value it uses when an index does not set it
 (the constant the reading code falls back to), never Elasticsearch's list: a setting the
 server ignores is not shown as if it applied. Flat names without ``index.``, as an index's
-own settings are kept (``catalog.flat_settings``).
+own settings are kept (``catalog.flat_settings``). It sits above the layers whose readers
+it names; the coordinator adds it to the answers.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from ..distribution.translog_settings import DEFAULT_FLUSH_THRESHOLD
-from ..engine.merge_policy import MergePolicy
-from ..engine.query.validation import MAX_TERMS_COUNT
-from ..search.slicing import DEFAULT_MAX_SLICES_PER_SCROLL
-from ..values import nest
-from .catalog import DEFAULT_MAX_RESULT_WINDOW, IndexMeta
+from .distribution.translog_settings import DEFAULT_FLUSH_THRESHOLD
+from .engine.merge_policy import MergePolicy
+from .engine.query.validation import MAX_TERMS_COUNT
+from .indices.catalog import DEFAULT_MAX_RESULT_WINDOW, IndexMeta
+from .search.slicing import DEFAULT_MAX_SLICES_PER_SCROLL
+from .values import nest
 
 _MERGE = MergePolicy()
 
