@@ -3,7 +3,8 @@
 * A body whose ``Content-Type`` is not one we parse, or is missing: 406, as Elasticsearch answers
   (``{"error": "Content-Type header [text/plain] is not supported", "status": 406}``;
   ``"Content-Type header is missing"``).
-* ``format`` other than ``json`` (outside ``_cat``): a 400 naming it, since we write JSON only.
+* ``format`` naming ``yaml``, ``cbor`` or ``smile`` (outside ``_cat``): a 400 naming it, since
+  we write JSON only (any other name answers JSON, as in Elasticsearch).
 * An unexpected exception: a 500 in the error envelope *without* dropping the keep-alive
   connection (Starlette's own 500 handler re-raises, and uvicorn then closes it).
 * Malformed HTTP: uvicorn's parser answers a plain-text 400; :class:`ESHttpToolsProtocol` answers
@@ -19,6 +20,7 @@ import orjson
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ..cluster.errors import IllegalArgument, SearchError
+from ..cluster.values import format_refusal as format_refusal_of
 from .date_math_paths import resolve_path
 from .errors import envelope, unwrap
 
@@ -45,15 +47,13 @@ def content_type_refusal(ctype: str | None) -> str | None:
 
 
 def format_refusal(path: str, query: bytes) -> str | None:
-    """Why a ``format`` URL parameter is refused: Elasticsearch answers ``yaml``, ``cbor`` or
-    ``smile`` in that format; we write JSON only (``_cat`` also writes text and checks its own)."""
+    """Why a ``format`` URL parameter is refused (``_cat`` also writes text and checks its
+    own)."""
     if b"format" not in query or path.startswith("/_cat"):
         return None
     values = [v for k, v in parse_qsl(query.decode("latin-1"), keep_blank_values=True)
               if k == "format"]
-    if values and values[-1] != "json":
-        return f"[format={values[-1]}] is not supported by this server (JSON only)"
-    return None
+    return format_refusal_of(values[-1]) if values else None
 
 
 async def _send_json(send: Any, status: int, body: dict[str, Any], head: bool) -> None:

@@ -30,20 +30,18 @@ def _fragment(obj: Any) -> Any:
     raise TypeError(f"Type is not JSON serializable: {type(obj).__name__}")
 
 
-def dumps(content: Any, pretty: bool = False) -> bytes:
-    opts = orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
-    if pretty:
-        opts |= orjson.OPT_INDENT_2
-    return orjson.dumps(content, default=_fragment, option=opts)
+def dumps(content: Any) -> bytes:
+    """Compact JSON; ``pretty`` is applied at the edge (``filter_path.py``) for every route."""
+    return orjson.dumps(content, default=_fragment,
+                        option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
 
 
 class JSONResponse(Response):
     media_type = "application/json"
 
     def __init__(self, content: Any, status_code: int = 200,
-                 headers: dict[str, str] | None = None, pretty: bool = False) -> None:
-        self._pretty = pretty
+                 headers: dict[str, str] | None = None) -> None:
         super().__init__(content=content, status_code=status_code, headers=headers)
 
     def render(self, content: Any) -> bytes:
-        return dumps(content, getattr(self, "_pretty", False))
+        return dumps(content)

@@ -62,13 +62,3 @@ def index_options(params: dict[str, str], allow_no_indices: bool = True) -> dict
     return {"ignore_unavailable": bool_param(params, "ignore_unavailable"),
             "allow_no_indices": bool_param(params, "allow_no_indices", allow_no_indices),
             "expand_wildcards": expands_open_indices(params.get("expand_wildcards", "open"))}
-
-
-def check_active_shards(params: dict[str, str]) -> None:
-    """``wait_for_active_shards`` of a write or an index creation: ``0`` and ``1`` (the
-    default: the primary) hold whenever the write can be made; waiting for more copies (and
-    failing after ``timeout`` without them) is not built, so other values are refused."""
-    value = params.get("wait_for_active_shards")
-    if value is not None and value not in ("0", "1"):
-        raise IllegalArgument(f"[wait_for_active_shards={value}] is not supported by this "
-                              "server: a write does not wait for copies to start")

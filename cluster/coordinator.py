@@ -45,6 +45,7 @@ from .search.phases import SearchPath
 from .search.request import SearchRequest
 from .search.settings import SearchSettings
 from .search.tuning import SearchTuning
+from .setting_defaults import index_defaults
 
 
 class _Delegated:
@@ -70,7 +71,8 @@ class Coordinator:
     # the remote interface: the only methods the actor (and its fast lane) runs by name
     VERBS = frozenset({
         # indices
-        "create_index", "delete_index", "resolve", "get_index", "index_exists", "get_mapping",
+        "create_index", "delete_index", "resolve", "write_targets", "get_index", "index_exists",
+        "get_mapping",
         "put_mapping", "get_field_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
@@ -114,8 +116,9 @@ class Coordinator:
 
     # --- indices (indices/admin.py) -------------------------------------------------------------
 
-    def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self.admin.create_index(name, body)
+    def create_index(self, name: str, body: dict[str, Any] | None = None,
+                     wait_for_active_shards: Any = None) -> dict[str, Any]:
+        return self.admin.create_index(name, body, wait_for_active_shards)
 
     def delete_index(self, expr: str, **options: bool) -> dict[str, Any]:
         """Delete the indices (``options``: the resolver's) and the cursors that read them."""
@@ -125,8 +128,13 @@ class Coordinator:
     def resolve(self, expr: str | tuple[str, ...] | list[str] | None, **options: Any) -> list[str]:
         return self.admin.resolve(expr, **options)
 
-    def get_index(self, expr: str, **options: bool) -> dict[str, Any]:
-        return self.admin.get_index(expr, **options)
+    def write_targets(self, names: list[tuple[str, bool]]) -> list[str]:
+        """The indices writes to ``names`` land in (``indices/admin.py``)."""
+        return self.admin.write_targets(names)
+
+    def get_index(self, expr: str, include_defaults: bool = False,
+                  **options: bool) -> dict[str, Any]:
+        return self._with_defaults(self.admin.get_index(expr, **options), include_defaults)
 
     def index_exists(self, expr: str) -> bool:
         return self.admin.index_exists(expr)
@@ -143,8 +151,15 @@ class Coordinator:
     async def put_mapping(self, expr: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.admin.put_mapping(expr, body)
 
-    def get_settings(self, expr: str | None) -> dict[str, Any]:
-        return self.admin.get_settings(expr)
+    def get_settings(self, expr: str | None, include_defaults: bool = False) -> dict[str, Any]:
+        return self._with_defaults(self.admin.get_settings(expr), include_defaults)
+
+    def _with_defaults(self, out: dict[str, Any], include_defaults: bool) -> dict[str, Any]:
+        """``include_defaults=true``: each index's ``defaults`` (``setting_defaults.py``)."""
+        if include_defaults:
+            for name, body in out.items():
+                body["defaults"] = index_defaults(self.indices[name])
+        return out
 
     def put_settings(self, expr: str | None, body: dict[str, Any]) -> dict[str, Any]:
         return self.admin.put_settings(expr, body)
@@ -367,8 +382,8 @@ class Coordinator:
     async def clear_scroll(self, ids: list[str]) -> dict[str, Any]:
         return await self.cursor_ops.clear_scroll(ids)
 
-    def get_cluster_settings(self) -> dict[str, Any]:
-        return self.search_settings.get()
+    def get_cluster_settings(self, include_defaults: bool = False) -> dict[str, Any]:
+        return self.search_settings.get(include_defaults)
 
     def put_cluster_settings(self, body: dict[str, Any]) -> dict[str, Any]:
         return self.search_settings.put(body)

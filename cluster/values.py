@@ -72,3 +72,22 @@ def nest(flat: dict[str, Any]) -> dict[str, Any]:
             node = node.setdefault(p, {})
         node[leaf] = value
     return out
+
+
+# The formats Elasticsearch writes besides JSON (``XContentType.fromFormat``); we write none.
+OTHER_FORMATS = frozenset({"yaml", "cbor", "smile"})
+
+
+def format_refusal(value: str) -> str | None:
+    """Why ``format=value`` is refused: Elasticsearch's ``fromFormat`` compares names without
+    case and answers JSON for a name it does not know, so only its other formats are refused."""
+    if value.lower() in OTHER_FORMATS:
+        return f"[format={value}] is not supported by this server (JSON only)"
+    return None
+
+
+def check_format(params: dict[str, str]) -> None:
+    """Refuse a ``format`` URL parameter naming an output we do not write."""
+    refusal = format_refusal(params.get("format", "json"))
+    if refusal is not None:
+        raise IllegalArgument(refusal)

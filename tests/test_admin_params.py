@@ -43,8 +43,7 @@ def test_an_admin_route_refuses_a_parameter_it_does_not_read_naming_it(adm, meth
 
 @pytest.mark.parametrize("method,path,param", [
     ("PUT", "/adm/_settings", "preserve_existing"), ("PUT", "/adm/_settings", "reopen"),
-    ("GET", "/adm/_segments", "verbose"), ("GET", "/adm/_mapping", "ignore_unavailable"),
-    ("POST", "/adm/_refresh", "expand_wildcards")])
+    ("GET", "/adm/_segments", "verbose")])
 def test_an_elasticsearch_option_we_do_not_build_is_refused_naming_it(adm, method, path,
                                                                       param) -> None:
     body = {"index": {"max_result_window": 50}} if path.endswith("_settings") else None
@@ -79,9 +78,53 @@ def test_flat_settings_gives_dotted_setting_names(adm, path) -> None:
     assert nested["index"]["number_of_shards"] == "1"
 
 
-def test_include_defaults_on_get_index_is_refused_naming_it(adm) -> None:
-    r = adm.get("/adm", params={"include_defaults": "true"})
-    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+@pytest.mark.parametrize("path", ["/adm", "/adm/_settings"])
+def test_include_defaults_adds_the_defaults_the_index_runs_with(adm, path) -> None:
+    adm.put("/adm/_settings", json={"index": {"max_result_window": 50}})
+    body = adm.get(path, params={"include_defaults": "true"}).json()["adm"]
+    defaults = body["defaults"]["index"]
+    assert defaults["refresh_interval"] == "1s"
+    assert defaults["max_rescore_window"] == "50"      # follows the index's result window
+    assert "max_result_window" not in defaults          # set on the index: not a default
+    assert body["settings"]["index"]["max_result_window"] == "50"
+    assert "defaults" not in adm.get(path).json()["adm"]
+    flat = adm.get(path, params={"include_defaults": "true", "flat_settings": "true"}).json()
+    assert flat["adm"]["defaults"]["index.translog.durability"] == "request"
+
+
+def test_index_options_on_mapping_settings_exists_and_refresh_are_built(adm) -> None:
+    assert adm.get("/adm,missing/_mapping").status_code == 404
+    r = adm.get("/adm,missing/_mapping", params={"ignore_unavailable": "true"})
+    assert r.status_code == 200 and set(r.json()) == {"adm"}
+    r = adm.get("/ad*/_mapping", params={"expand_wildcards": "none", "allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json() == {}
+    assert set(adm.get("/ad*/_mapping", params={"expand_wildcards": "all"}).json()) == {"adm"}
+    assert set(adm.get("/ad*/_settings", params={"expand_wildcards": "open"}).json()) == {"adm"}
+    assert adm.head("/adm,missing").status_code == 404
+    assert adm.head("/adm,missing", params={"ignore_unavailable": "true"}).status_code == 200
+    assert adm.head("/missing", params={"ignore_unavailable": "true"}).status_code == 404
+    assert adm.post("/nothing*/_refresh", params={"allow_no_indices": "false"}).status_code == 404
+    r = adm.post("/nothing*/_refresh", params={"allow_no_indices": "true"})
+    assert r.status_code == 200 and r.json()["_shards"]["total"] == 0
+
+
+def test_put_mapping_write_index_only_changes_only_the_aliass_write_index(adm) -> None:
+    adm.put("/adm-b", json={"settings": {"number_of_replicas": 0},
+                            "aliases": {"adm-alias": {"is_write_index": True}}})
+    field = {"properties": {"w": {"type": "keyword"}}}
+    r = adm.put("/adm-alias/_mapping", params={"write_index_only": "true"}, json=field)
+    assert r.status_code == 200, r.text
+    mappings = adm.get("/adm,adm-b/_mapping").json()
+    assert "w" in mappings["adm-b"]["mappings"]["properties"]
+    assert "w" not in mappings["adm"]["mappings"]["properties"]
+    r = adm.put("/adm/_mapping", params={"write_index_only": "true"}, json=field)
+    assert r.status_code == 200 and "w" in adm.get("/adm/_mapping").json()["adm"][
+        "mappings"]["properties"]
+
+
+def test_legacy_templates_accept_flat_settings(adm) -> None:
+    assert adm.get("/_template", params={"flat_settings": "true"}).json() == {}
+    assert adm.get("/_template", params={"flat_settings": "maybe"}).status_code == 400
 
 
 def test_get_index_with_ignore_unavailable_skips_a_missing_name(adm) -> None:
@@ -105,6 +148,15 @@ def test_delete_index_with_ignore_unavailable_deletes_the_indices_that_exist(adm
     r = adm.delete("/adm,missing", params={"ignore_unavailable": "true"})
     assert r.status_code == 200 and r.json() == {"acknowledged": True}
     assert adm.head("/adm").status_code == 404
+
+
+@pytest.mark.parametrize("expr", ["ad*", "nomatch*", "_all", "*", "adm,a*"])
+def test_delete_index_refuses_patterns_as_elasticsearch_8_does(adm, expr) -> None:
+    """Elasticsearch 8's default ``action.destructive_requires_name: true``."""
+    r = adm.delete(f"/{expr}", params={"allow_no_indices": "true"})
+    assert r.status_code == 400
+    assert r.json()["error"]["reason"] == "Wildcard expressions or all indices are not allowed"
+    assert adm.head("/adm").status_code == 200
 
 
 def test_delete_index_with_ignore_unavailable_acknowledges_a_missing_name(adm) -> None:
@@ -167,25 +219,89 @@ def test_alias_exists_with_ignore_unavailable_skips_a_missing_index(adm) -> None
     assert r.status_code == 200
 
 
-@pytest.mark.parametrize("method,path,body", [
-    ("PUT", "/adm/_doc/2", {"n": 2}), ("POST", "/adm/_update/1", {"doc": {"n": 3}}),
-    ("DELETE", "/adm/_doc/1", None), ("PUT", "/adm2", None)])
-def test_waiting_for_more_active_copies_than_the_primary_is_refused_naming_it(
-        adm, method, path, body) -> None:
-    r = adm.request(method, path, params={"wait_for_active_shards": "all"}, json=body)
-    assert r.status_code == 400 and "[wait_for_active_shards=all]" in r.text, r.text
+_NDJSON = {"content-type": "application/x-ndjson"}
+
+
+def test_wait_for_active_shards_all_holds_when_every_copy_is_started(es) -> None:
+    r = es.put("/wfas", params={"wait_for_active_shards": "all", "timeout": "30s"},
+               json={"settings": {"number_of_shards": 2, "number_of_replicas": 0}})
+    assert r.json() == {"acknowledged": True, "shards_acknowledged": True, "index": "wfas"}
+    wait = {"wait_for_active_shards": "all"}
+    assert es.put("/wfas/_doc/1", params=wait, json={"n": 1}).status_code == 201
+    assert es.post("/wfas/_update/1", params=wait, json={"doc": {"n": 2}}).status_code == 200
+    bulk = '{"index": {"_index": "wfas", "_id": "2"}}\n{"n": 3}\n'
+    r = es.post("/_bulk", params=wait, content=bulk, headers=_NDJSON)
+    assert r.status_code == 200 and not r.json()["errors"], r.text
+    assert es.delete("/wfas/_doc/1", params=wait).status_code == 200
+    assert es.get("/wfas/_doc/2").json()["_source"] == {"n": 3}
+
+
+def test_a_replica_without_a_node_to_start_on_is_waited_for_then_reported(es) -> None:
+    """One node (the test service): a replica stays unassigned, as in Elasticsearch, so
+    ``all`` on an index with a replica runs out of time: the created index answers
+    ``shards_acknowledged: false`` and a write a 503."""
+    assert es.get("/_cluster/health").json()["number_of_nodes"] == 1
+    r = es.put("/wfas1", params={"wait_for_active_shards": "all", "timeout": "300ms"},
+               json={"settings": {"number_of_shards": 1, "number_of_replicas": 1}})
+    assert r.json() == {"acknowledged": True, "shards_acknowledged": False, "index": "wfas1"}
+    r = es.put("/wfas1/_doc/1", params={"wait_for_active_shards": "all", "timeout": "200ms"},
+               json={"n": 1})
+    assert r.status_code == 503
+    assert r.json()["error"]["reason"] == ("[wfas1][0] Not enough active copies to meet shard "
+                                           "count of [ALL] (have 1, needed 2). Timeout: [200ms]")
+    assert es.get("/wfas1/_doc/1").status_code == 404
+    r = es.put("/wfas1/_doc/1", params={"wait_for_active_shards": "1"}, json={"n": 1})
+    assert r.status_code == 201
+
+
+def test_creating_an_index_waiting_for_more_copies_than_it_has_is_a_400(es) -> None:
+    r = es.put("/wfas-many", params={"wait_for_active_shards": "3"},
+               json={"settings": {"number_of_replicas": 1}})
+    assert r.status_code == 400
+    assert r.json()["error"]["reason"] == ("invalid wait_for_active_shards[3]: cannot be "
+                                           "greater than number of shard copies [2]")
+    assert es.head("/wfas-many").status_code == 404
+
+
+@pytest.mark.parametrize("value,reason", [
+    ("abc", "cannot parse ActiveShardCount[abc]"),
+    ("-1", "shard count cannot be a negative value")])
+def test_a_bad_wait_for_active_shards_is_refused_before_any_write(adm, value,
+                                                                  reason) -> None:
+    params = {"wait_for_active_shards": value}
+    for method, path, body in [("PUT", "/adm/_doc/2", {"n": 2}), ("PUT", "/adm2", None),
+                               ("POST", "/adm/_update/1", {"doc": {"n": 3}}),
+                               ("DELETE", "/adm/_doc/1", None)]:
+        r = adm.request(method, path, params=params, json=body)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["type"] == "illegal_argument_exception"
+        assert r.json()["error"]["reason"] == reason
     assert adm.get("/adm/_doc/1").json()["_source"] == {"n": 1}
-    assert adm.head("/adm2").status_code == 404
-    r = adm.request(method, path, params={"wait_for_active_shards": "1"}, json=body)
-    assert r.status_code in (200, 201), r.text
+    assert adm.get("/adm/_doc/2").status_code == 404 and adm.head("/adm2").status_code == 404
 
 
-def test_a_bulk_waiting_for_more_active_copies_is_refused_before_any_write(adm) -> None:
-    body = '{"index": {"_index": "adm", "_id": "9"}}\n{"n": 9}\n'
-    r = adm.post("/_bulk", params={"wait_for_active_shards": "2"}, content=body,
-                 headers={"content-type": "application/x-ndjson"})
-    assert r.status_code == 400 and "[wait_for_active_shards=2]" in r.text
+def test_a_write_waiting_for_copies_that_never_start_is_a_503_after_its_timeout(adm) -> None:
+    params = {"wait_for_active_shards": "2", "timeout": "300ms"}
+    r = adm.put("/adm/_doc/2", params=params, json={"n": 2})
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["type"] == "unavailable_shards_exception"
+    assert r.json()["error"]["reason"] == ("[adm][0] Not enough active copies to meet shard "
+                                           "count of [2] (have 1, needed 2). Timeout: [300ms]")
+    assert adm.get("/adm/_doc/2").status_code == 404
+
+
+def test_a_bulk_waiting_for_copies_that_never_start_fails_whole_before_any_write(adm) -> None:
+    """Elasticsearch fails only the items on the short shards; here the whole bulk is a 503
+    (README, "What we refuse")."""
+    body = ('{"index": {"_index": "adm-alias", "_id": "9"}}\n{"n": 9}\n'
+            '{"delete": {"_index": "adm", "_id": "1"}}\n')
+    r = adm.post("/_bulk", params={"wait_for_active_shards": "2", "timeout": "200ms"},
+                 content=body, headers=_NDJSON)
+    assert r.status_code == 503, r.text
+    assert r.json()["error"]["reason"] == ("[adm][0] Not enough active copies to meet shard "
+                                           "count of [2] (have 1, needed 2). Timeout: [200ms]")
     assert adm.get("/adm/_doc/9").status_code == 404
+    assert adm.get("/adm/_doc/1").status_code == 200
 
 
 def test_cluster_settings_flat_settings_gives_dotted_names(adm) -> None:
@@ -200,6 +316,18 @@ def test_cluster_settings_flat_settings_gives_dotted_names(adm) -> None:
         adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})
 
 
-def test_cluster_settings_include_defaults_is_refused_naming_it(adm) -> None:
-    r = adm.get("/_cluster/settings", params={"include_defaults": "true"})
-    assert r.status_code == 400 and "[include_defaults=true]" in r.text
+def test_cluster_settings_include_defaults_lists_the_cluster_settings_the_server_reads(
+        adm) -> None:
+    body = {"persistent": {"search.max_keep_alive": "2h"}}
+    adm.put("/_cluster/settings", json=body)
+    try:
+        out = adm.get("/_cluster/settings", params={"include_defaults": "true"}).json()
+        assert out["defaults"]["search"]["max_buckets"] == "65536"
+        assert out["defaults"]["search"]["allow_expensive_queries"] == "true"
+        assert "max_keep_alive" not in out["defaults"]["search"]   # set: not a default
+        assert "defaults" not in adm.get("/_cluster/settings").json()
+        flat = adm.get("/_cluster/settings", params={"include_defaults": "true",
+                                                     "flat_settings": "true"}).json()
+        assert flat["defaults"]["search.aggs.max_shard_terms"] == "1000000"
+    finally:
+        adm.put("/_cluster/settings", json={"persistent": {"search.max_keep_alive": None}})

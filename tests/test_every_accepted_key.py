@@ -324,10 +324,11 @@ UPDATE_PARAM_CHANGES: dict[str, dict[str, str]] = {
 }
 UPDATE_PARAMS_ELSEWHERE = {
     "retry_on_conflict": "tests/test_versions_and_updates.py (concurrent updates all land)",
-    # as on every write route (documents.py _WRITE_PARAMS): acknowledged writes are on every
-    # in-sync copy, so waiting longer changes nothing here
-    "timeout": "no effect",
-    "wait_for_active_shards": "tests/test_admin_params.py (0 and 1 hold; others refused)",
+    # as on every write route (documents.py _WRITE_PARAMS): bounds the wait for
+    # wait_for_active_shards copies (api/active_shards.py)
+    "timeout": "tests/test_admin_params.py (the 503 after it runs out)",
+    "wait_for_active_shards": "tests/test_admin_params.py (waits for the copies, 503 when "
+                              "short), tests/test_active_shards.py",
     "require_alias": "tests/test_write_options.py", "human": "reporting aid",
     "error_trace": "reporting aid", "filter_path": "tests/test_filter_path.py",
 }

@@ -65,8 +65,13 @@ def test_numeric_type_double_prints_an_integer_fields_sort_values_as_doubles() -
 @pytest.mark.parametrize("path,query,refused", [
     ("/i/_doc/1", b"format=yaml", True), ("/i/_search", b"format=cbor", True),
     ("/_cluster/health", b"format=smile", True), ("/i/_doc/1", b"format=json", False),
-    ("/_cat/indices", b"format=yaml", False), ("/i/_doc/1", b"pretty", False)])
-def test_a_format_other_than_json_is_refused_outside_cat(path, query, refused) -> None:
+    ("/_cat/indices", b"format=yaml", False), ("/i/_doc/1", b"pretty", False),
+    ("/i/_doc/1", b"format=YAML", True), ("/i/_doc/1", b"format=JSON", False),
+    ("/i/_search", b"format=txt", False)])
+def test_only_yaml_cbor_and_smile_are_refused_outside_cat_without_case(path, query,
+                                                                       refused) -> None:
+    """Elasticsearch's ``XContentType.fromFormat`` ignores case and answers JSON for a name it
+    does not know; only its other output formats are refused here."""
     reason = format_refusal(path, query)
     assert (reason is not None) == refused
     if refused:
@@ -124,6 +129,14 @@ def test_format_yaml_on_a_document_get_is_refused_naming_it(opt) -> None:
     assert r.status_code == 400 and "[format=yaml]" in r.json()["error"]["reason"]
 
 
+@pytest.mark.parametrize("fmt", ["JSON", "txt", "Json"])
+def test_format_json_in_any_case_or_an_unknown_name_answers_json(opt, fmt) -> None:
+    for path in ("/opt/_doc/1", "/opt/_search", "/_cluster/health"):
+        r = opt.get(path, params={"format": fmt})
+        assert r.status_code == 200 and r.headers["content-type"].startswith(
+            "application/json"), (path, r.text)
+
+
 @pytest.mark.parametrize("path", ["/opt/_doc/1", "/opt/_mapping", "/_cluster/health",
                                   "/opt/_count", "/nothing/_doc/1"])
 def test_pretty_indents_the_answer_of_every_route(opt, path) -> None:
@@ -131,6 +144,39 @@ def test_pretty_indents_the_answer_of_every_route(opt, path) -> None:
     assert "\n" not in plain.text and "\n  " in pretty.text
     assert pretty.status_code == plain.status_code
     assert opt.get(path, params={"pretty": "false"}).text.count("\n") == 0
+
+
+_NDJSON = {"content-type": "application/x-ndjson"}
+
+
+def _cursor_and_multi_requests(es: httpx.Client) -> list[tuple[str, str, dict]]:
+    """One request per route that used to indent on its own (search, scroll, PIT, mget,
+    msearch, msearch template, cluster settings): each must follow ``pretty`` as the edge
+    reads it."""
+    scroll = es.post("/opt/_search", params={"scroll": "1m"}, json={"size": 1}).json()
+    pit = es.post("/opt/_pit", params={"keep_alive": "1m"}).json()["id"]
+    return [("POST", "/opt/_search", {"json": {"size": 1}}),
+            ("POST", "/_search/scroll", {"json": {"scroll_id": scroll["_scroll_id"]}}),
+            ("GET", "/_search/point_in_time/_all", {}),
+            ("DELETE", "/_pit", {"json": {"id": pit}}),
+            ("DELETE", "/_search/scroll", {"json": {"scroll_id": scroll["_scroll_id"]}}),
+            ("POST", "/_mget", {"json": {"docs": [{"_index": "opt", "_id": "1"}]}}),
+            ("POST", "/_msearch", {"content": '{"index": "opt"}\n{"size": 1}\n',
+                                   "headers": _NDJSON}),
+            ("POST", "/_msearch/template", {
+                "content": '{"index": "opt"}\n{"source": {"size": 1}}\n',
+                "headers": _NDJSON}),
+            ("GET", "/_cluster/settings", {}),
+            ("PUT", "/_cluster/settings", {"json": {"persistent": {}}})]
+
+
+def test_pretty_false_never_indents_search_cursor_and_multi_routes(opt) -> None:
+    for method, path, kw in _cursor_and_multi_requests(opt):
+        r = opt.request(method, path, params={"pretty": "false"}, **kw)
+        assert r.status_code < 400 and "\n" not in r.text, (method, path, r.text)
+    for method, path, kw in _cursor_and_multi_requests(opt):
+        r = opt.request(method, path, params={"pretty": "true"}, **kw)
+        assert r.status_code < 400 and "\n  " in r.text, (method, path, r.text)
 
 
 def test_a_pure_negative_bool_without_adjust_pure_negative_matches_nothing() -> None:

@@ -204,7 +204,8 @@ _LEGACY_GET = COMMON | {"master_timeout", "local"}
 
 @router.get("/_template")
 async def legacy_templates(request: Request) -> JSONResponse:
-    _params(request, _LEGACY_GET)
+    """No legacy template exists here: ``{}`` (``flat_settings`` has nothing to flatten)."""
+    bool_param(_params(request, _LEGACY_GET | {"flat_settings"}), "flat_settings")
     return JSONResponse({})
 
 

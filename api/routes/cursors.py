@@ -65,7 +65,7 @@ async def _open_pit(request: Request, coord: Coord, index: str | None,
                             ignore_unavailable=bool_param(params, "ignore_unavailable"),
                             allow_no_indices=bool_param(params, "allow_no_indices", True),
                             flavor=flavor)
-    return JSONResponse(resp, pretty="pretty" in params)
+    return JSONResponse(resp)
 
 
 def _check_pit_options(params: dict[str, str], body: dict[str, Any]) -> None:
@@ -111,8 +111,7 @@ async def close_pit(request: Request, coord: Coord) -> JSONResponse:
     if not isinstance(pit_id, str) or not pit_id:
         raise ActionRequestValidation("Validation Failed: 1: id is empty;")
     results = await coord.call("close_pits", [pit_id])
-    return JSONResponse({"succeeded": True, "num_freed": sum(n for _, _, n in results)},
-                        pretty="pretty" in params)
+    return JSONResponse({"succeeded": True, "num_freed": sum(n for _, _, n in results)})
 
 
 # --- OpenSearch: point in time ----------------------------------------------------------------
@@ -126,7 +125,7 @@ async def create_pit(index: str, request: Request, coord: Coord) -> JSONResponse
 async def get_all_pits(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON, request.url.path)
-    return JSONResponse({"pits": await coord.call("list_pits")}, pretty="pretty" in params)
+    return JSONResponse({"pits": await coord.call("list_pits")})
 
 
 def _pits_out(results: list[tuple[str, bool, int]]) -> dict[str, Any]:
@@ -137,8 +136,7 @@ def _pits_out(results: list[tuple[str, bool, int]]) -> dict[str, Any]:
 async def delete_all_pits(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON, request.url.path)
-    return JSONResponse(_pits_out(await coord.call("close_pits", None)),
-                        pretty="pretty" in params)
+    return JSONResponse(_pits_out(await coord.call("close_pits", None)))
 
 
 @router.delete("/_search/point_in_time")
@@ -151,8 +149,7 @@ async def delete_pits(request: Request, coord: Coord) -> JSONResponse:
     ids = _id_list(body["pit_id"], "pit_id")
     if not ids:
         raise ActionRequestValidation("Validation Failed: 1: no pit ids specified;")
-    return JSONResponse(_pits_out(await coord.call("close_pits", ids)),
-                        pretty="pretty" in params)
+    return JSONResponse(_pits_out(await coord.call("close_pits", ids)))
 
 
 # --- scroll -----------------------------------------------------------------------------------------
@@ -196,8 +193,7 @@ async def _clear_scroll(request: Request, coord: Coord, path_ids: str | None) ->
     if "scroll_id" in body:
         ids = _id_list(body["scroll_id"], "scroll_id")
     resp = await coord.call("clear_scroll", ids)
-    return JSONResponse(resp, status_code=200 if resp["num_freed"] else 404,
-                        pretty="pretty" in params)
+    return JSONResponse(resp, status_code=200 if resp["num_freed"] else 404)
 
 
 @router.delete("/_search/scroll")
@@ -218,8 +214,7 @@ async def put_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout"},
                  request.url.path)
     body = _object_body(await json_body(request))
-    return JSONResponse(_flat_settings(await coord.call("put_cluster_settings", body), params),
-                        pretty="pretty" in params)
+    return JSONResponse(_flat_settings(await coord.call("put_cluster_settings", body), params))
 
 
 @router.get("/_cluster/settings")
@@ -227,17 +222,14 @@ async def get_cluster_settings(request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, COMMON | {"flat_settings", "master_timeout", "timeout",
                                    "include_defaults", "local"}, request.url.path)
-    if bool_param(params, "include_defaults"):
-        raise IllegalArgument("[include_defaults=true] is not supported by this server's "
-                              "cluster settings: only the settings that were set are kept")
-    return JSONResponse(_flat_settings(await coord.call("get_cluster_settings"), params),
-                        pretty="pretty" in params)
+    out = await coord.call("get_cluster_settings", bool_param(params, "include_defaults"))
+    return JSONResponse(_flat_settings(out, params))
 
 
 def _flat_settings(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any]:
     """``flat_settings=true``: ``persistent`` and ``transient`` as dotted names."""
     if bool_param(params, "flat_settings"):
-        for scope in ("persistent", "transient"):
+        for scope in ("persistent", "transient", "defaults"):
             if isinstance(out.get(scope), dict):
                 out[scope] = flatten(out[scope])
     return out

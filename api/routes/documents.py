@@ -16,10 +16,12 @@ from ...cluster.documents.get import get_options
 from ...cluster.documents.update import parse_update
 from ...cluster.documents.versioning import INTERNAL_VERSION, write_conditions
 from ...cluster.engine.source_filter import SourceFilter
+from ...cluster.values import check_format
 from ..body import parse_json, read_body
+from ..active_shards import before_write, requested_count
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import (COMMON, bool_param, check_active_shards, int_param, query_params,
+from ..params import (COMMON, bool_param, int_param, query_params,
                       refresh_param)
 from ..stored_scripts import body_with_stored_scripts, resolve_bulk_scripts
 
@@ -48,8 +50,7 @@ _META_KEYS = {"_index", "_id", "routing", "_routing", "if_seq_no", "if_primary_t
               "require_data_stream"}
 
 
-def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -> JSONResponse:
-    pretty = params is not None and "pretty" in params
+def _single_result(item: dict[str, Any]) -> JSONResponse:
     if "error" in item:
         err = item["error"]
         raise SearchError(err.get("reason", ""), es_type=err.get("type", "exception"),
@@ -57,21 +58,15 @@ def _single_result(item: dict[str, Any], params: dict[str, str] | None = None) -
                                                     if k not in ("type", "reason")})
     status = item.pop("status")
     if item.get("result") == "not_found":
-        return JSONResponse(item, status_code=404, pretty=pretty)
-    return JSONResponse(item, status_code=status, pretty=pretty)
-
-
-def _json_only(params: dict[str, str]) -> None:
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
+        return JSONResponse(item, status_code=404)
+    return JSONResponse(item, status_code=status)
 
 
 async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
                  action: str) -> JSONResponse:
     params = query_params(request)
     check_params(params, _WRITE_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     if params.get("op_type") == "create":
         action = "create"
     elif params.get("op_type") not in (None, "index"):
@@ -87,6 +82,7 @@ async def _write(coord: Coord, request: Request, index: str, doc_id: str | None,
             "routing": params.get("routing"), "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
             "version": params.get("version"), "version_type": params.get("version_type")}
+    await before_write(coord, params, [(index, not item["require_alias"])])
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0][action])
 
@@ -112,8 +108,8 @@ async def create_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _UPDATE_PARAMS, request.url.path)
-    check_active_shards(params)
-    _json_only(params)
+    requested_count(params)   # a bad value fails before anything
+    check_format(params)
     if "version" in params or "version_type" in params:
         raise SearchError(f"Validation Failed: 1: {INTERNAL_VERSION};",
                           es_type="action_request_validation_exception", status=400)
@@ -133,11 +129,11 @@ async def update_doc(index: str, doc_id: str, request: Request, coord: Coord) ->
                "source": source_from_params(params, SourceFilter()) if wants_source else None,
                "refresh": refresh_param(params),
                "require_alias": bool_param(params, "require_alias")}
+    await before_write(coord, params, [(index, not options["require_alias"])])
     if scripted:   # compiled and run where the document is read: the coordinator
-        return _single_result(await coord.call("update_script", index, doc_id, body, options),
-                              params)
+        return _single_result(await coord.call("update_script", index, doc_id, body, options))
     req = parse_update(index, doc_id, body, **options)
-    return _single_result(await coord.call("update", req), params)
+    return _single_result(await coord.call("update", req))
 
 
 async def _get(coord: Coord, request: Request, index: str, doc_id: str) -> dict[str, Any]:
@@ -181,11 +177,12 @@ async def get_source(index: str, doc_id: str, request: Request, coord: Coord) ->
 async def delete_doc(index: str, doc_id: str, request: Request, coord: Coord) -> JSONResponse:
     params = query_params(request)
     check_params(params, _DELETE_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     item = {"action": "delete", "index": index, "id": doc_id, "routing": params.get("routing"),
             "if_seq_no": int_param(params, "if_seq_no"),
             "if_primary_term": int_param(params, "if_primary_term"),
             "version": params.get("version"), "version_type": params.get("version_type")}
+    await before_write(coord, params, [(index, False)])
     resp = await coord.call("bulk", [item], refresh_param(params))
     return _single_result(resp["items"][0]["delete"])
 
@@ -339,7 +336,7 @@ def _add_document(item: dict[str, Any], doc_line: bytes, shapes: dict[Any, Any])
 async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONResponse:
     params = query_params(request)
     check_params(params, _BULK_PARAMS, request.url.path)
-    check_active_shards(params)
+    requested_count(params)   # a bad value fails before anything
     _refuse_ingest(params)
     raw = await read_body(request)
     if not raw.strip():
@@ -357,6 +354,9 @@ async def _bulk(request: Request, coord: Coord, index: str | None) -> JSONRespon
         for item in items:
             item.setdefault("require_alias", True)
     good = [it for it in items if "error" not in it]
+    await before_write(coord, params, sorted({
+        (it["index"], it["action"] != "delete" and not it.get("require_alias"))
+        for it in good if it.get("index")}))
     # one pickled blob: the coordinator reads it with its collector paused (thousands of dicts)
     resp = await coord.call("bulk", pickle.dumps(good, protocol=5), refresh_param(params),
                             True) if good else \

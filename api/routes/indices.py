@@ -7,12 +7,13 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from ...cluster.engine.gcpause import release_free_memory
-from ...cluster.errors import IllegalArgument
+from ...cluster.errors import IllegalArgument, SearchError
 from ...cluster.values import flatten
 from ..body import json_body
+from ..active_shards import needs_waiting, requested_count, wait_for_copies
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import (COMMON, admin_params, bool_param, check_active_shards, index_options,
+from ..params import (COMMON, admin_params, bool_param, index_options,
                       query_params)
 from ...cluster.indices.field_caps import parse_fields, parse_filters
 from ...cluster.search.request import check_params
@@ -27,7 +28,17 @@ _GET_INDEX_PARAMS = COMMON | _RESOLVE | {"master_timeout", "local", "include_def
 _DELETE_INDEX_PARAMS = COMMON | _RESOLVE | {"timeout", "master_timeout"}
 _GET_PARAMS = COMMON | {"master_timeout", "local"}     # _mapping, _settings
 _ACK_PARAMS = COMMON | {"timeout", "master_timeout"}   # PUT _mapping, PUT _settings
+_GET_MAPPING_PARAMS = _GET_PARAMS | _RESOLVE
+_GET_ALL_SETTINGS_PARAMS = _GET_PARAMS | {"flat_settings", "include_defaults"}
+_GET_SETTINGS_PARAMS = _GET_ALL_SETTINGS_PARAMS | _RESOLVE
 _FEATURES = ("aliases", "mappings", "settings")
+
+
+async def _targets(coord: Coord, index: str, params: dict[str, str]) -> str | None:
+    """The concrete indices ``index`` names under the request's index options, comma-joined,
+    or None when the options let it match none (the answer is then empty)."""
+    names = await coord.call("resolve", index, **index_options(params, allow_no_indices=False))
+    return ",".join(names) if names else None
 
 
 @router.post("/_refresh")
@@ -42,10 +53,11 @@ async def refresh_all(request: Request, coord: Coord) -> JSONResponse:
 @router.post("/{index}/_refresh")
 @router.get("/{index}/_refresh")
 async def refresh(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, COMMON | {"ignore_unavailable"})
-    if not bool_param(params, "ignore_unavailable"):
-        await coord.call("resolve", index)
-    out = await coord.call("refresh", index)
+    params = admin_params(request, COMMON | _RESOLVE)
+    names = await coord.call("resolve", index, **index_options(params))
+    if not names:
+        return JSONResponse({"_shards": {"total": 0, "successful": 0, "failed": 0}})
+    out = await coord.call("refresh", ",".join(names))
     release_free_memory()   # a refresh usually ends a bulk load: its bodies' freed heap
     return JSONResponse(out)
 
@@ -58,9 +70,8 @@ async def get_all_mappings(request: Request, coord: Coord) -> JSONResponse:
 
 @router.get("/{index}/_mapping")
 async def get_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
-    admin_params(request, _GET_PARAMS)
-    await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(await coord.call("get_mapping", index))
+    targets = await _targets(coord, index, admin_params(request, _GET_MAPPING_PARAMS))
+    return JSONResponse({} if targets is None else await coord.call("get_mapping", targets))
 
 
 @router.get("/_mapping/field/{fields}")
@@ -82,24 +93,40 @@ async def get_field_mappings(index: str, fields: str, request: Request,
 @router.put("/{index}/_mapping")
 @router.post("/{index}/_mapping")
 async def put_mapping(index: str, request: Request, coord: Coord) -> JSONResponse:
-    admin_params(request, _ACK_PARAMS)
+    """``write_index_only=true``: an alias named in ``index`` stands for its write index only
+    (Elasticsearch's option for rolled-over indices); a concrete index stays itself."""
+    params = admin_params(request, _ACK_PARAMS | {"write_index_only"})
     body = await json_body(request)
     if not isinstance(body, dict):
         raise IllegalArgument("request body is required", es_type="action_request_validation_exception")
+    if bool_param(params, "write_index_only"):
+        index = ",".join([await _write_index_of(coord, part) for part in index.split(",")])
     return JSONResponse(await coord.call("put_mapping", index, body))
+
+
+async def _write_index_of(coord: Coord, part: str) -> str:
+    """The write index of an alias ``part`` (a pattern or an index stays as it is)."""
+    if "*" in part:
+        return part
+    targets = await coord.call("write_targets", [(part, False)])
+    return targets[0] if targets else part
 
 
 @router.get("/_settings")
 async def get_all_settings(request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
-    return JSONResponse(_flat_if_asked(await coord.call("get_settings", None), params))
+    params = admin_params(request, _GET_ALL_SETTINGS_PARAMS)
+    out = await coord.call("get_settings", None, bool_param(params, "include_defaults"))
+    return JSONResponse(_flat_if_asked(out, params))
 
 
 @router.get("/{index}/_settings")
 async def get_settings(index: str, request: Request, coord: Coord) -> JSONResponse:
-    params = admin_params(request, _GET_PARAMS | {"flat_settings"})
-    await coord.call("resolve", index, allow_no_indices=False)
-    return JSONResponse(_flat_if_asked(await coord.call("get_settings", index), params))
+    params = admin_params(request, _GET_SETTINGS_PARAMS)
+    targets = await _targets(coord, index, params)
+    if targets is None:
+        return JSONResponse({})
+    out = await coord.call("get_settings", targets, bool_param(params, "include_defaults"))
+    return JSONResponse(_flat_if_asked(out, params))
 
 
 @router.put("/_settings")
@@ -189,27 +216,36 @@ async def segments_all(request: Request, coord: Coord) -> JSONResponse:
 
 @router.put("/{index}")
 async def create_index(index: str, request: Request, coord: Coord) -> JSONResponse:
+    """Create the index, then wait (bounded by ``timeout``) for ``wait_for_active_shards``
+    copies of each shard: when they do not start in time the index stays and the answer says
+    ``shards_acknowledged: false``, as Elasticsearch's."""
     params = admin_params(request, _CREATE_PARAMS)
-    check_active_shards(params)
+    count = requested_count(params)
     body = await json_body(request)
-    return JSONResponse(await coord.call("create_index", index, body))
+    out = await coord.call("create_index", index, body, count)
+    if needs_waiting(count):
+        assert count is not None
+        short = await wait_for_copies(coord, [out["index"]], count,
+                                      params.get("timeout", "30s"))
+        out["shards_acknowledged"] = short is None
+    return JSONResponse(out)
 
 
 @router.get("/{index}")
 async def get_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     """The named indices; ``features`` keeps some of their parts, ``flat_settings`` flattens
-    their settings; ``include_defaults=true`` is refused (only given settings are kept)."""
+    their settings; ``include_defaults=true`` adds the defaults each index runs with."""
     params = admin_params(request, _GET_INDEX_PARAMS)
     features = _features(params.get("features"))
-    if bool_param(params, "include_defaults"):
-        raise IllegalArgument("[include_defaults=true] is not supported by this server: "
-                              "only the settings an index was given are kept")
     out = await coord.call("get_index", index,
-                           **index_options(params, allow_no_indices=False))
+                           **index_options(params, allow_no_indices=False),
+                           include_defaults=bool_param(params, "include_defaults"))
     for body in out.values():
         for feature in _FEATURES:
             if feature not in features:
                 body.pop(feature, None)
+        if "settings" not in features:
+            body.pop("defaults", None)
     return JSONResponse(_flat_if_asked(out, params))
 
 
@@ -228,28 +264,39 @@ def _flat_if_asked(out: dict[str, Any], params: dict[str, str]) -> dict[str, Any
     """``flat_settings=true``: each index's settings as dotted keys (``index.number_of_shards``)."""
     if bool_param(params, "flat_settings"):
         for body in out.values():
-            if "settings" in body:
-                body["settings"] = flatten(body["settings"])
+            for key in ("settings", "defaults"):
+                if key in body:
+                    body[key] = flatten(body[key])
     return out
 
 
 @router.head("/{index}")
 async def index_exists(index: str, request: Request, coord: Coord) -> Response:
-    admin_params(request, COMMON | {"local"})
-    exists = await coord.call("index_exists", index)
+    """200 when ``index`` names at least one index under the request's index options."""
+    params = admin_params(request, COMMON | _RESOLVE | {"local", "include_defaults",
+                                                         "flat_settings"})
+    bool_param(params, "include_defaults")   # what a GET would show: no effect on existence
+    bool_param(params, "flat_settings")
+    options = index_options(params, allow_no_indices=False)
+    try:
+        exists = bool(await coord.call("resolve", index, **options))
+    except SearchError as e:
+        if e.status != 404:
+            raise
+        exists = False
     return Response(status_code=200 if exists else 404)
 
 
 @router.delete("/{index}")
 async def delete_index(index: str, request: Request, coord: Coord) -> JSONResponse:
     params = admin_params(request, _DELETE_INDEX_PARAMS)
-    if index in ("_all", "*"):
+    # Elasticsearch 8 (action.destructive_requires_name defaults to true there): a delete
+    # names its indices, so any pattern or _all is refused with its text; the index options
+    # then keep DeleteIndexRequest's defaults (allow_no_indices=true: names all skipped by
+    # ignore_unavailable are acknowledged; a missing name without it is a 404)
+    if any(part == "_all" or "*" in part for part in index.split(",")):
         raise IllegalArgument("Wildcard expressions or all indices are not allowed")
-    # nothing left to delete is acknowledged once missing names may be skipped (Elasticsearch's
-    # default, allow_no_indices=true); else a name or pattern that matches nothing is a 404
-    lenient = bool_param(params, "ignore_unavailable")
-    return JSONResponse(await coord.call("delete_index", index,
-                                         **index_options(params, allow_no_indices=lenient)))
+    return JSONResponse(await coord.call("delete_index", index, **index_options(params)))
 
 
 # --- merges ------------------------------------------------------------------------------------

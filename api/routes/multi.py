@@ -32,7 +32,7 @@ async def _mget(request: Request, coord: Coord, index: str | None) -> JSONRespon
     items = parse_mget(await json_body(request), index, params)
     if bool_param(params, "refresh"):
         await coord.call("refresh", ",".join(sorted({i for i, _, _ in items})))
-    return JSONResponse(await coord.call("mget", items), pretty="pretty" in params)
+    return JSONResponse(await coord.call("mget", items))
 
 
 @router.get("/_mget")
@@ -73,8 +73,7 @@ async def _msearch(request: Request, coord: Coord, index: str | None) -> JSONRes
         return await coord.call("search", req)
     results = await unless_disconnected(request, run_msearch(requests, search, limit))
     return JSONResponse({"took": int((time.perf_counter() - t0) * 1000),
-                         "responses": [msearch_item(r) for r in results]},
-                        pretty="pretty" in params)
+                         "responses": [msearch_item(r) for r in results]})
 
 
 @router.get("/_msearch")

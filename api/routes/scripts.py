@@ -196,8 +196,7 @@ async def _msearch_template(request: Request, coord: Coord, index: str | None
     results = await unless_disconnected(
         request, run_msearch(requests, one, max_concurrent(params)))
     return JSONResponse({"took": int((time.perf_counter() - t0) * 1000),
-                         "responses": [msearch_item(r) for r in results]},
-                        pretty="pretty" in params)
+                         "responses": [msearch_item(r) for r in results]})
 
 
 @router.get("/_msearch/template")

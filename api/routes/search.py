@@ -61,7 +61,7 @@ def search_response(resp: dict[str, Any], params: dict[str, str]) -> JSONRespons
     resp.pop("_after", None)
     token = resp.pop("_page_token", None)
     headers = {PAGE_TOKEN_HEADER: token} if token else None
-    return JSONResponse(resp, pretty="pretty" in params, headers=headers)
+    return JSONResponse(resp, headers=headers)
 
 
 async def _search(request: Request, coord: Coord, index: str | None) -> JSONResponse:

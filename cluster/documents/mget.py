@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..engine.query.parse_helpers import token_name
-from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, SearchError
+from ..errors import ActionRequestValidation, ParsingError, SearchError
+from ..values import check_format
 from ..indices.catalog import IndexMeta
 from .get import get_doc, get_options
 
@@ -71,9 +72,7 @@ def _source_params(value: Any) -> dict[str, str]:
 def parse_mget(body: Any, index: str | None, params: dict[str, str]
                ) -> list[tuple[str, str, dict[str, Any]]]:
     """``(index, id, get parameters)`` per document, in the body's order."""
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
+    check_format(params)
     if body is None:
         body = {}
     if not isinstance(body, dict):

@@ -24,6 +24,7 @@ from ..values import parse_bool
 from ..errors import (IllegalArgument, IndexClosed, IndexNotFound, MapperParsing,
                       ResourceAlreadyExists, SearchError)
 from . import aliases as alias_rules
+from .active_shards import ActiveShardCount, check_creatable
 from . import component_templates as components
 from . import template_simulation as simulation
 from . import templates
@@ -62,7 +63,10 @@ class IndexAdmin:
                        for m in self.indices.values())
         check_shards_per_node(shards * (1 + min(replicas, nodes - 1)), open_now, nodes)
 
-    def create_index(self, name: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def create_index(self, name: str, body: dict[str, Any] | None = None,
+                     wait_for_active_shards: ActiveShardCount | None = None) -> dict[str, Any]:
+        """Create ``name``; ``wait_for_active_shards`` is only checked against its copies
+        here (the caller waits for them to start)."""
         name = resolve_date_math(name)
         validate_index_name(name)
         if name in self.indices:
@@ -83,6 +87,7 @@ class IndexAdmin:
             raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
                                   "[index.number_of_shards] must be <= 1024")
         replicas = int_setting(settings, "number_of_replicas", 1, minimum=0)
+        check_creatable(wait_for_active_shards, replicas)
         self._check_shard_room(shards, replicas)
         if "max_result_window" in settings:
             int_setting(settings, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
@@ -111,6 +116,23 @@ class IndexAdmin:
             self.create_index(name, {})
             meta = self.indices[name]
         return meta
+
+    def write_targets(self, names: list[tuple[str, bool]]) -> list[str]:
+        """The indices writes to ``names`` go to (``(name, may_create)``: aliases and date
+        math resolved, missing ones auto-created when the write may create them), so their
+        copies can be counted before the write; a name that cannot be written to is left
+        out here: its items fail on their own in the bulk."""
+        out = []
+        for given, may_create in names:
+            try:
+                name, _ = self.write_index(given)
+                validate_index_name(name)
+                meta = self.auto_create(name) if may_create else self.indices.get(name)
+            except SearchError:
+                continue
+            if meta is not None:
+                out.append(name)
+        return sorted(set(out))
 
     def write_index(self, name: str, routing: Any = None) -> tuple[str, Any]:
         """The index a write to ``name`` goes to and its routing: ``name`` itself (open, or

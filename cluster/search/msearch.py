@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from ..errors import ActionRequestValidation, IllegalArgument, SearchError, domain_error
+from ..values import check_format
 from .request import SearchRequest, check_params, parse_search
 
 #: URL parameters of ``_msearch``; those in ``ITEM_PARAMS`` apply to every search of it.
@@ -107,9 +108,7 @@ def parse_msearch(raw: bytes, default_indices: tuple[str, ...], params: dict[str
     fails its item only, and so does a search that does not parse with ``item_errors``
     (``_msearch/template``, as Elasticsearch answers it)."""
     check_params(params, MSEARCH_PARAMS, path)
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
+    check_format(params)
     shared = {k: v for k, v in params.items() if k in ITEM_PARAMS}
     out: list[SearchRequest | SearchError] = []
     for header, body, line_no in ndjson_pairs(raw):

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ActionRequestValidation, IllegalArgument, ParsingError, XContentParseError
-from ..values import parse_bool, parse_time_ms
+from ..values import check_format, parse_bool, parse_time_ms
 from ..engine.source_filter import SourceFilter, bounded_source, parse_source
 from ..engine.inner_hits import check_inner_hits
 from ..engine.query.dsl import parse_named_query
@@ -384,9 +384,7 @@ def _parse_cursor_and_targets(req: SearchRequest, params: dict[str, str],
                                         "ignore_unavailable")
     req.allow_no_indices = parse_bool(params.get("allow_no_indices", "true"), "allow_no_indices")
     req.expand_wildcards = expands_open_indices(params.get("expand_wildcards", "open"))
-    if params.get("format", "json") != "json":
-        raise IllegalArgument(f"[format={params['format']}] is not supported by this server "
-                              "(JSON only)")
+    check_format(params)
 
 
 def _parse_fields(req: SearchRequest, params: dict[str, str], body: dict[str, Any]) -> None:

@@ -11,7 +11,10 @@ from typing import Any
 
 from ..errors import IllegalArgument
 from ..values import flatten, nest, parse_bool
+from ..engine.aggs.tput import DEFAULT_MAX_SHARD_TERMS
+from ..engine.limits import default_max_shards_per_node
 from .aggs.phase import check_max_buckets, check_max_shard_terms
+from .aggs.render import DEFAULT_MAX_BUCKETS
 from .cursors import MAX_KEEP_ALIVE_MS, parse_keep_alive
 
 SEARCH_SETTINGS = {"search.max_keep_alive", "search.default_keep_alive",
@@ -58,6 +61,22 @@ class SearchSettings:
         st.update(staged)
         return {"acknowledged": True, **self.get()}
 
-    def get(self) -> dict[str, Any]:
+    def get(self, include_defaults: bool = False) -> dict[str, Any]:
+        """``persistent`` and ``transient``; ``include_defaults``: and ``defaults``, the
+        values the server uses for the cluster settings it reads that neither sets."""
         st = self.store
-        return {scope: nest(st[scope]) for scope in ("persistent", "transient")}
+        out = {scope: nest(st[scope]) for scope in ("persistent", "transient")}
+        if include_defaults:
+            out["defaults"] = nest({k: v for k, v in cluster_defaults().items()
+                                    if k not in st["persistent"] and k not in st["transient"]})
+        return out
+
+
+def cluster_defaults() -> dict[str, str]:
+    """The cluster settings the server reads, with the value each falls back to (its
+    ``cluster.max_shards_per_node`` comes from this machine's memory: ``engine/limits.py``)."""
+    return {"search.max_keep_alive": f"{MAX_KEEP_ALIVE_MS // 3_600_000}h",
+            "search.allow_expensive_queries": "true",
+            "search.max_buckets": str(DEFAULT_MAX_BUCKETS),
+            "search.aggs.max_shard_terms": str(DEFAULT_MAX_SHARD_TERMS),
+            "cluster.max_shards_per_node": str(default_max_shards_per_node())}
