@@ -9,12 +9,10 @@ from starlette.responses import Response
 
 from ...cluster.errors import IllegalArgument, SearchError
 from ...cluster.indices.stats import parse_metrics
-from ...cluster.search.request import check_params
-from ...cluster.values import parse_time_ms
 from ..body import json_body
 from ..deps import Coord
 from ..json import JSONResponse
-from ..params import COMMON, bool_param, query_params
+from ..params import COMMON, admin_params, bool_param
 
 router = APIRouter()
 
@@ -24,22 +22,11 @@ _ACK = COMMON | {"timeout", "master_timeout"}
 _GET = COMMON | {"ignore_unavailable", "local"}   # one coordinator: every answer is local
 
 
-def _params(request: Request, allowed: set[str]) -> dict[str, str]:
-    params = query_params(request)
-    check_params(params, allowed, request.url.path)
-    for key in ("timeout", "master_timeout"):
-        if key in params:
-            parse_time_ms(params[key], key)
-    if "local" in params:
-        bool_param(params, "local")
-    return params
-
-
 # --- aliases ---------------------------------------------------------------------------------
 
 @router.post("/_aliases")
 async def update_aliases(request: Request, coord: Coord) -> JSONResponse:
-    _params(request, _ACK)
+    admin_params(request, _ACK)
     body = await json_body(request)
     if not isinstance(body, dict) or "actions" not in body:
         raise IllegalArgument("[actions] is required", es_type="action_request_validation_exception")
@@ -52,7 +39,7 @@ async def update_aliases(request: Request, coord: Coord) -> JSONResponse:
 
 async def _put_alias(index: str | None, name: str | None, request: Request,
                      coord: Coord) -> JSONResponse:
-    _params(request, _ACK)
+    admin_params(request, _ACK)
     body = await json_body(request)
     if body is not None and not isinstance(body, dict):
         raise IllegalArgument("request body must be an object", es_type="parse_exception")
@@ -88,13 +75,13 @@ async def put_alias_body(request: Request, coord: Coord) -> JSONResponse:
 @router.delete("/{index}/_alias/{name}")
 @router.delete("/{index}/_aliases/{name}")
 async def delete_alias(index: str, name: str, request: Request, coord: Coord) -> JSONResponse:
-    _params(request, _ACK)
+    admin_params(request, _ACK)
     return JSONResponse(await coord.call("delete_alias", index, name))
 
 
 async def _get_alias(index: str | None, name: str | None, request: Request,
                      coord: Coord) -> JSONResponse:
-    params = _params(request, _GET)
+    params = admin_params(request, _GET)
     try:
         return JSONResponse(await coord.call(
             "get_alias", index, name, ignore_unavailable=bool_param(params, "ignore_unavailable")))
@@ -138,7 +125,7 @@ async def get_alias(index: str, name: str, request: Request, coord: Coord) -> JS
 @router.head("/{index}/_alias/{name}")
 async def alias_exists(name: str, request: Request, coord: Coord,
                        index: str | None = None) -> Response:
-    params = _params(request, _GET)
+    params = admin_params(request, _GET)
     found = await coord.call("alias_exists", index, name,
                              ignore_unavailable=bool_param(params, "ignore_unavailable"))
     return Response(status_code=200 if found else 404)
@@ -151,13 +138,13 @@ _STATE = _ACK
 
 @router.post("/{index}/_close")
 async def close_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    _params(request, _STATE)
+    admin_params(request, _STATE)
     return JSONResponse(await coord.call("close_index", index))
 
 
 @router.post("/{index}/_open")
 async def open_index(index: str, request: Request, coord: Coord) -> JSONResponse:
-    _params(request, _STATE)
+    admin_params(request, _STATE)
     return JSONResponse(await coord.call("open_index", index))
 
 
@@ -168,7 +155,7 @@ _STATS = COMMON | {"level"}
 
 async def _stats(index: str | None, metric: str | None, request: Request,
                  coord: Coord) -> JSONResponse:
-    params = _params(request, _STATS)
+    params = admin_params(request, _STATS)
     metrics = parse_metrics(metric, request.url.path)
     if index is not None:
         await coord.call("resolve", index, refuse_closed=True)
@@ -205,7 +192,7 @@ _LEGACY_GET = COMMON | {"master_timeout", "local"}
 @router.get("/_template")
 async def legacy_templates(request: Request) -> JSONResponse:
     """No legacy template exists here: ``{}`` (``flat_settings`` has nothing to flatten)."""
-    bool_param(_params(request, _LEGACY_GET | {"flat_settings"}), "flat_settings")
+    bool_param(admin_params(request, _LEGACY_GET | {"flat_settings"}), "flat_settings")
     return JSONResponse({})
 
 
@@ -213,13 +200,13 @@ async def legacy_templates(request: Request) -> JSONResponse:
 async def legacy_template(name: str, request: Request) -> JSONResponse:
     """No legacy template exists here; Elasticsearch answers a missing one with a bare 404
     (clients' ``helpers.reindex`` and es-pandas rely on it)."""
-    _params(request, _LEGACY_GET)
+    admin_params(request, _LEGACY_GET)
     return JSONResponse({}, status_code=404)
 
 
 @router.head("/_template/{name}")
 async def legacy_template_exists(name: str, request: Request) -> Response:
-    _params(request, _LEGACY_GET)
+    admin_params(request, _LEGACY_GET)
     return Response(status_code=404)
 
 
@@ -228,7 +215,7 @@ async def legacy_template_exists(name: str, request: Request) -> Response:
 @router.put("/_index_template/{name}")
 @router.post("/_index_template/{name}")
 async def put_index_template(name: str, request: Request, coord: Coord) -> JSONResponse:
-    params = _params(request, _ACK | {"create"})
+    params = admin_params(request, _ACK | {"create"})
     body = await json_body(request)
     return JSONResponse(await coord.call("put_index_template", name, body,
                                          bool_param(params, "create")))
@@ -238,13 +225,13 @@ async def put_index_template(name: str, request: Request, coord: Coord) -> JSONR
 @router.get("/_index_template/{name}")
 async def get_index_template(request: Request, coord: Coord,
                              name: str | None = None) -> JSONResponse:
-    _params(request, COMMON | {"local", "master_timeout"})
+    admin_params(request, COMMON | {"local", "master_timeout"})
     return JSONResponse(await coord.call("get_index_template", name))
 
 
 @router.head("/_index_template/{name}")
 async def index_template_exists(name: str, request: Request, coord: Coord) -> Response:
-    _params(request, COMMON | {"local", "master_timeout"})
+    admin_params(request, COMMON | {"local", "master_timeout"})
     try:
         await coord.call("get_index_template", name)
     except SearchError as e:
@@ -256,5 +243,5 @@ async def index_template_exists(name: str, request: Request, coord: Coord) -> Re
 
 @router.delete("/_index_template/{name}")
 async def delete_index_template(name: str, request: Request, coord: Coord) -> JSONResponse:
-    _params(request, _ACK)
+    admin_params(request, _ACK)
     return JSONResponse(await coord.call("delete_index_template", name))
