@@ -357,3 +357,22 @@ def test_an_object_mapped_enabled_false_stays_in_source_only(es) -> None:
     got = _fields(es, "off", {"query": {"ids": {"values": ["1"]}},
                               "fields": [{"field": "raw.*", "include_unmapped": True}]})
     assert got == {"raw.x": [1], "raw.y.z": ["a"]}
+
+
+def test_a_dotted_name_under_an_object_mapped_enabled_false_stays_in_source_only(es) -> None:
+    """``{"d.q": 1}`` is ``d``'s, as Elasticsearch expands dotted names before mapping them."""
+    es.put("/offdot", json={"settings": {"number_of_shards": 1, "number_of_replicas": 0},
+                            "mappings": {"properties": {"d": {"type": "object", "enabled": False},
+                                                        "s": {"properties": {"t": {
+                                                            "type": "object",
+                                                            "enabled": False}}}}}})
+    r = es.post("/offdot/_bulk", params={"refresh": "true"},
+                content='{"index":{"_id":"1"}}\n{"d.q":1,"s.t.u":"x","s":{"t.v":"y"}}\n',
+                headers={"content-type": "application/x-ndjson"})
+    assert r.status_code == 200 and not r.json()["errors"], r.text
+    mapping = es.get("/offdot/_mapping").json()["offdot"]["mappings"]["properties"]
+    assert mapping["d"] == {"type": "object", "enabled": False}
+    assert mapping["s"]["properties"]["t"] == {"type": "object", "enabled": False}
+    for field, value in (("d.q", 1), ("s.t.u", "x"), ("s.t.v", "y")):
+        count = es.post("/offdot/_count", json={"query": {"term": {field: value}}})
+        assert count.json()["count"] == 0, field

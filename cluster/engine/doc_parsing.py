@@ -263,7 +263,7 @@ class _DocumentParser:
                 if item is not None:
                     self.parsed.setdefault(path, []).extend(range_pair(item, ft, self.doc_id))
             return
-        if self.disabled and path in self.disabled:
+        if self.disabled and _under_disabled(path, self.disabled):
             return                  # enabled: false: kept in _source only, whatever it holds
         if self.nested and path in self.nested:
             self._nested(path, val, level)
@@ -468,3 +468,10 @@ def stored_fields(source: bytes, mapping: Mapping, doc_id: str) -> dict[str, lis
         return dict(parse_document(orjson.loads(source), mapping, doc_id, dynamic=False)[0])
     except Exception:  # noqa: BLE001 - a stored document always parsed once; keep its source
         return {}
+
+
+def _under_disabled(path: str, disabled: frozenset[str]) -> bool:
+    """Whether ``path`` is an object mapped ``enabled: false`` or lies under one, whether the
+    document nests it or spells it with dots (``{"d.q": 1}`` is ``d``'s, as Elasticsearch
+    expands dotted names first)."""
+    return path in disabled or any(path.startswith(d + ".") for d in disabled)
