@@ -376,3 +376,20 @@ def test_a_dotted_name_under_an_object_mapped_enabled_false_stays_in_source_only
     for field, value in (("d.q", 1), ("s.t.u", "x"), ("s.t.v", "y")):
         count = es.post("/offdot/_count", json={"query": {"term": {field: value}}})
         assert count.json()["count"] == 0, field
+
+
+def test_enabled_of_an_existing_object_cannot_be_changed_by_a_mapping_update(es) -> None:
+    es.put("/offchg", json={"mappings": {"properties": {
+        "o": {"properties": {"a": {"type": "keyword"}}}, "d": {"type": "object", "enabled": False}}}})
+    for field, enabled in (("o", False), ("d", True)):
+        r = es.put("/offchg/_mapping",
+                   json={"properties": {field: {"type": "object", "enabled": enabled}}})
+        assert r.status_code == 400, r.text
+        assert r.json()["error"]["type"] == "illegal_argument_exception"
+        assert r.json()["error"]["reason"] == (f"the [enabled] parameter can't be updated for "
+                                               f"the object mapping [{field}]")
+    same = es.put("/offchg/_mapping", json={"properties": {"d": {"type": "object",
+                                                                 "enabled": False}}})
+    assert same.status_code == 200, same.text
+    assert es.get("/offchg/_mapping").json()["offchg"]["mappings"]["properties"]["d"] == {
+        "type": "object", "enabled": False}

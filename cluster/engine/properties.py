@@ -95,6 +95,10 @@ def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> 
         if old_type != new_type:
             raise MapperParsing(f"mapper [{path}] cannot be changed from type [{old_type}] to "
                                 f"[{new_type}]", es_type="illegal_argument_exception")
+        if new_type in ("object", "nested") and "enabled" in spec and \
+                _enabled(spec) != _enabled(old):
+            raise MapperParsing(f"the [enabled] parameter can't be updated for the object "
+                                f"mapping [{path}]", es_type="illegal_argument_exception")
         if new_type == "alias":     # an alias may point elsewhere (checked once merged)
             old["path"] = spec.get("path")
         if "properties" in spec:
@@ -104,6 +108,11 @@ def merge_properties(into: dict[str, Any], new: dict[str, Any], prefix: str) -> 
             old.setdefault("fields", {})
             if sub not in old["fields"]:
                 old["fields"][sub] = copy.deepcopy(sub_spec)
+
+
+def _enabled(spec: dict[str, Any]) -> bool:
+    """An object's ``enabled`` (true unless it says false; ``"false"`` as JSON text too)."""
+    return spec.get("enabled", True) not in (False, "false")
 
 
 def flatten_properties(props: dict[str, Any], prefix: str, flat: dict[str, FieldType],
