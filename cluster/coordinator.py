@@ -71,8 +71,8 @@ class Coordinator:
     # the remote interface: the only methods the actor (and its fast lane) runs by name
     VERBS = frozenset({
         # indices
-        "create_index", "delete_index", "resolve", "write_targets", "get_index", "index_exists",
-        "get_mapping",
+        "create_index", "delete_index", "resolve", "write_targets", "write_index_name",
+        "get_index", "index_exists", "get_mapping",
         "put_mapping", "get_field_mapping", "field_caps", "get_settings", "put_settings", "refresh",
         "force_merge", "segments", "cat_segments",
         "update_aliases", "put_alias", "delete_alias", "get_alias", "alias_exists",
@@ -131,6 +131,11 @@ class Coordinator:
     def write_targets(self, names: list[tuple[str, bool]]) -> list[str]:
         """The indices writes to ``names`` land in (``indices/admin.py``)."""
         return self.admin.write_targets(names)
+
+    def write_index_name(self, name: str) -> str:
+        """The index a write to ``name`` goes to; an alias without a write index is
+        Elasticsearch's 400 (``indices/admin.py``)."""
+        return self.admin.write_index(name)[0]
 
     def get_index(self, expr: str, include_defaults: bool = False,
                   **options: bool) -> dict[str, Any]:

@@ -122,6 +122,18 @@ def test_put_mapping_write_index_only_changes_only_the_aliass_write_index(adm) -
         "mappings"]["properties"]
 
 
+def test_put_mapping_write_index_only_refuses_an_alias_without_a_write_index(adm) -> None:
+    adm.put("/adm-c", json={"settings": {"number_of_replicas": 0}})
+    adm.post("/_aliases", json={"actions": [{"add": {"index": "adm", "alias": "adm-two"}},
+                                            {"add": {"index": "adm-c", "alias": "adm-two"}}]})
+    r = adm.put("/adm-two/_mapping", params={"write_index_only": "true"},
+                json={"properties": {"z": {"type": "keyword"}}})
+    assert r.status_code == 400, r.text
+    assert "no write index is defined for alias [adm-two]" in r.json()["error"]["reason"]
+    mappings = adm.get("/adm,adm-c/_mapping").json()
+    assert all("z" not in m["mappings"].get("properties", {}) for m in mappings.values())
+
+
 def test_legacy_templates_accept_flat_settings(adm) -> None:
     assert adm.get("/_template", params={"flat_settings": "true"}).json() == {}
     assert adm.get("/_template", params={"flat_settings": "maybe"}).status_code == 400

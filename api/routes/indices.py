@@ -105,11 +105,11 @@ async def put_mapping(index: str, request: Request, coord: Coord) -> JSONRespons
 
 
 async def _write_index_of(coord: Coord, part: str) -> str:
-    """The write index of an alias ``part`` (a pattern or an index stays as it is)."""
+    """The write index of an alias ``part`` (a pattern or an index stays as it is); an alias
+    without one is refused, as Elasticsearch's ``concreteWriteIndex`` refuses it."""
     if "*" in part:
         return part
-    targets = await coord.call("write_targets", [(part, False)])
-    return targets[0] if targets else part
+    return str(await coord.call("write_index_name", part))
 
 
 @router.get("/_settings")
