@@ -38,25 +38,46 @@ def spec_format(spec: Any) -> str | None:
 
 def check_formats(specs: list[tuple[Any, str]], mapping: Any) -> None:
     """Refuse every entry whose format a mapped field it names cannot take, as Elasticsearch
-    does when it builds the fetch phase (before reading a value)."""
-    for spec, api in specs:
-        fmt = spec_format(spec)
-        if fmt is None:
+    does when it builds the fetch phase (before reading a value). Called for each hit, so a
+    check that passed is remembered per mapping version (Kibana sends a format for each date
+    field of a data view, hundreds of hits at a time)."""
+    wanted = tuple((spec.get("field"), fmt, api) for spec, api in specs
+                   if (fmt := spec_format(spec)) is not None)
+    if not wanted:
+        return
+    cacheable = all(isinstance(pattern, str) for pattern, _, _ in wanted)
+    checked = getattr(mapping, "__dict__", {}).setdefault("_formats_checked", set())
+    key = (getattr(mapping, "version", None), wanted)
+    if cacheable and key in checked:
+        return
+    for pattern, fmt, api in wanted:
+        _check_one(pattern, fmt, api, mapping)
+    if cacheable:
+        if len(checked) >= _CHECKED_MAX:
+            checked.clear()
+        checked.add(key)
+
+
+_CHECKED_MAX = 256   # passed checks remembered per mapping
+
+
+def _check_one(pattern: Any, fmt: str, api: str, mapping: Any) -> None:
+    """One entry's check: a plain name looks its field up, a pattern walks the mapping."""
+    wildcard = isinstance(pattern, str) and "*" in pattern
+    if not wildcard:
+        paths = [pattern] if isinstance(pattern, str) and pattern in mapping.fields else []
+    else:
+        paths = [p for p in mapping.fields if fnmatch.fnmatchcase(p, pattern)]
+    for path in paths:
+        ft = mapping.get(path)
+        if ft is None or (wildcard and path in METADATA_FIELDS):
             continue
-        pattern = spec.get("field")
-        wildcard = isinstance(pattern, str) and "*" in pattern
-        for path in mapping.fields:
-            if path != pattern and not (wildcard and fnmatch.fnmatchcase(path, pattern)):
-                continue
-            ft = mapping.get(path)
-            if ft is None or (wildcard and path in METADATA_FIELDS):
-                continue
-            reason = _refusal(api, fmt, ft)
-            if reason is not None and api == FIELDS:
-                which = f" which matched [{pattern}]" if wildcard else ""
-                reason = f"error fetching [{path}]{which}: {reason}"
-            if reason is not None:
-                raise IllegalArgument(reason)
+        reason = _refusal(api, fmt, ft)
+        if reason is not None and api == FIELDS:
+            which = f" which matched [{pattern}]" if wildcard else ""
+            reason = f"error fetching [{path}]{which}: {reason}"
+        if reason is not None:
+            raise IllegalArgument(reason)
 
 
 def _refusal(api: str, fmt: str, ft: Any) -> str | None:
