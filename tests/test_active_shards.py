@@ -54,3 +54,16 @@ def test_the_503_names_the_shard_the_count_and_the_timeout_as_elasticsearch() ->
     assert (e.status, e.es_type) == (503, "unavailable_shards_exception")
     assert e.reason == ("[a][1] Not enough active copies to meet shard count of [ALL] "
                         "(have 1, needed 2). Timeout: [1m]")
+
+
+def test_auto_expand_replicas_follows_the_data_nodes_within_its_bounds() -> None:
+    from shardsearch.cluster.indices.auto_expand import expanded_replicas, parse_auto_expand
+    assert expanded_replicas("0-1", 1, 1) == 0
+    assert expanded_replicas("0-1", 3, 0) == 1
+    assert expanded_replicas("0-all", 4, 0) == 3 and expanded_replicas("0-all", 1, 2) == 0
+    assert expanded_replicas("2-5", 1, 0) == 2
+    assert expanded_replicas("false", 3, 1) == 1 and expanded_replicas(None, 3, 2) == 2
+    assert parse_auto_expand("1-all") == (1, None)
+    for bad in ("x", "3", "-1", "a-b", "3-1"):
+        with pytest.raises(IllegalArgument, match="auto_expand_replicas"):
+            parse_auto_expand(bad)

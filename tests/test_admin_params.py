@@ -266,6 +266,30 @@ def test_a_replica_without_a_node_to_start_on_is_waited_for_then_reported(es) ->
     assert r.status_code == 201
 
 
+def test_kibanas_index_with_auto_expand_replicas_is_all_active_on_one_node(es) -> None:
+    """Kibana's migrations: ``auto_expand_replicas: 0-1`` and ``wait_for_active_shards=all``
+    on index creation and bulk; one node means no replica, so both hold at once."""
+    r = es.put("/kib", params={"wait_for_active_shards": "all", "timeout": "60s"},
+               json={"settings": {"number_of_shards": 1, "auto_expand_replicas": "0-1"}})
+    assert r.json() == {"acknowledged": True, "shards_acknowledged": True, "index": "kib"}
+    settings = es.get("/kib/_settings").json()["kib"]["settings"]["index"]
+    assert settings["number_of_replicas"] == "0" and settings["auto_expand_replicas"] == "0-1"
+    bulk = '{"index": {"_index": "kib", "_id": "1"}}\n{"n": 1}\n'
+    r = es.post("/_bulk", params={"wait_for_active_shards": "all", "refresh": "wait_for"},
+                content=bulk, headers=_NDJSON)
+    assert r.status_code == 200 and not r.json()["errors"], r.text
+    assert es.get("/_cluster/health/kib").json()["status"] == "green"
+    es.put("/kib/_settings", json={"index": {"auto_expand_replicas": "1-2"}})
+    assert es.get("/kib/_settings").json()["kib"]["settings"]["index"][
+        "number_of_replicas"] == "1"
+    r = es.put("/kib/_settings", json={"index": {"auto_expand_replicas": "2-1",
+                                                 "refresh_interval": "5s"}})
+    assert r.status_code == 400 and "auto_expand_replicas" in r.text
+    assert "refresh_interval" not in es.get("/kib/_settings").json()["kib"]["settings"]["index"]
+    bad = es.put("/kib-bad", json={"settings": {"auto_expand_replicas": "x"}})
+    assert bad.status_code == 400 and "auto_expand_replicas" in bad.text
+
+
 def test_creating_an_index_waiting_for_more_copies_than_it_has_is_a_400(es) -> None:
     r = es.put("/wfas-many", params={"wait_for_active_shards": "3"},
                json={"settings": {"number_of_replicas": 1}})

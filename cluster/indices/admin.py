@@ -25,6 +25,7 @@ from ..errors import (IllegalArgument, IndexClosed, IndexNotFound, MapperParsing
                       ResourceAlreadyExists, SearchError)
 from . import aliases as alias_rules
 from .active_shards import ActiveShardCount, check_creatable
+from .auto_expand import expanded_replicas, parse_auto_expand
 from . import component_templates as components
 from . import template_simulation as simulation
 from . import templates
@@ -54,6 +55,11 @@ class IndexAdmin:
         self.auto_refresh = False
         self._dirty: dict[str, dict[int, float]] = {}
         self._refresher: asyncio.Task | None = None
+
+    def _data_nodes(self) -> int:
+        """Nodes that can hold shard copies (``auto_expand_replicas`` counts them)."""
+        nodes = self.backend.nodes()
+        return max(1, len([n for n in nodes if n.get("resource")] or nodes))
 
     def _check_shard_room(self, shards: int, replicas: int) -> None:
         """``cluster.max_shards_per_node``: shard copies are processes; a replica takes one only
@@ -86,7 +92,8 @@ class IndexAdmin:
         if shards > 1024:
             raise IllegalArgument("Failed to parse value [" + str(shards) + "] for setting "
                                   "[index.number_of_shards] must be <= 1024")
-        replicas = int_setting(settings, "number_of_replicas", 1, minimum=0)
+        replicas = expanded_replicas(settings.get("auto_expand_replicas"), self._data_nodes(),
+                                     int_setting(settings, "number_of_replicas", 1, minimum=0))
         check_creatable(wait_for_active_shards, replicas)
         self._check_shard_room(shards, replicas)
         if "max_result_window" in settings:
@@ -272,6 +279,7 @@ class IndexAdmin:
             int_setting(flat, "max_result_window", DEFAULT_MAX_RESULT_WINDOW, minimum=1)
         for n in names:
             _check_merge_settings({**self.indices[n].settings, **flat})
+        parse_auto_expand(flat.get("auto_expand_replicas"))   # refused before any index changes
         for n in names:
             meta = self.indices[n]
             for k, v in flat.items():
@@ -281,6 +289,10 @@ class IndexAdmin:
                     meta.settings[k] = v
             if "number_of_replicas" in flat and flat["number_of_replicas"] is not None:
                 meta.number_of_replicas = int_setting(flat, "number_of_replicas", 1)
+            if "auto_expand_replicas" in flat or "number_of_replicas" in flat:
+                meta.number_of_replicas = expanded_replicas(
+                    meta.settings.get("auto_expand_replicas"), self._data_nodes(),
+                    meta.number_of_replicas)
                 meta.settings["number_of_replicas"] = meta.number_of_replicas
             # replicas added or removed, translog durability... reach the shard copies
             self.backend.reconfigure(meta.shards, flat, meta.number_of_replicas)
